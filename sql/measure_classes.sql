@@ -1,0 +1,10 @@
+-- Independent re-measure of a table: class sizes over the given columns and,
+-- when given, distinct sensitive values per class.
+SELECT size, ldiv, count(*)::BIGINT AS classes
+FROM (
+    SELECT count(*)::BIGINT AS size, {{ldiv}}::BIGINT AS ldiv
+    FROM {{table}}
+    GROUP BY {{columns}}
+)
+GROUP BY size, ldiv
+ORDER BY size, ldiv

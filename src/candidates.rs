@@ -1,0 +1,89 @@
+//! Incognito's candidate graphs, generated in SQL (LeFevre et al. §3.1.1):
+//! iteration i's candidate nodes and edges come from iteration i−1's survivors
+//! by the join, prune and edge-generation queries. Tables: `kanon_cand_i`
+//! (id, d1, i1, …, di, ii, parent1, parent2), `kanon_edge_i` (start, end),
+//! `kanon_surv_i` (the candidates that passed).
+
+use crate::lattice::Node;
+use crate::sql::{self, list, render};
+use anyhow::Result;
+use duckdb::Connection;
+
+/// One iteration's candidate graph, as the search sees it.
+#[derive(Debug, Clone)]
+pub struct Graph {
+    pub nodes: Vec<(i32, Node)>,
+    /// Direct generalizations: (start, end) by id.
+    pub edges: Vec<(i32, i32)>,
+}
+
+/// Iteration 1: every (QI, level), with edges level → level + 1.
+pub fn first(conn: &Connection, heights: &[u8]) -> Result<Graph> {
+    conn.execute_batch("CREATE OR REPLACE TEMP TABLE kanon_heights (attr INTEGER, height INTEGER)")?;
+    for (a, h) in heights.iter().enumerate() {
+        conn.execute("INSERT INTO kanon_heights VALUES (?, ?)", duckdb::params![a as i32, *h as i32])?;
+    }
+    conn.execute_batch(sql::CANDIDATES_FIRST)?;
+    conn.execute_batch(sql::EDGES_FIRST)?;
+    read(conn, 1)
+}
+
+/// Record which candidates of iteration `i` failed; the rest survive.
+pub fn survive(conn: &Connection, i: usize, failed: &[i32]) -> Result<()> {
+    conn.execute_batch("CREATE OR REPLACE TEMP TABLE kanon_failed (id INTEGER)")?;
+    for chunk in failed.chunks(500) {
+        let q = format!("INSERT INTO kanon_failed VALUES {}", vec!["(?)"; chunk.len()].join(", "));
+        conn.execute(&q, duckdb::params_from_iter(chunk))?;
+    }
+    conn.execute_batch(&format!(
+        "CREATE OR REPLACE TEMP TABLE kanon_surv_{i} AS SELECT * FROM kanon_cand_{i} WHERE id NOT IN (SELECT id FROM kanon_failed)"
+    ))?;
+    Ok(())
+}
+
+/// Iteration `i` (≥ 2) from iteration i−1's survivors and edges.
+pub fn next(conn: &Connection, i: usize) -> Result<Graph> {
+    let prev = i - 1;
+    let i_s = i.to_string();
+    let prev_s = prev.to_string();
+    let mut pairs: Vec<String> = (1..=prev).map(|j| format!("p.d{j}, p.i{j}")).collect();
+    pairs.push(format!("q.d{prev} AS d{i}, q.i{prev} AS i{i}"));
+    let same_prefix = list(1..prev, "", |j| format!("p.d{j} = q.d{j} AND p.i{j} = q.i{j} AND "));
+    let order = list(1..=i, ", ", |j| format!("d{j}, i{j}"));
+    conn.execute_batch(&render(
+        sql::CANDIDATES_JOIN,
+        &[("i", &i_s), ("prev", &prev_s), ("pairs", &pairs.join(", ")), ("same_prefix", &same_prefix), ("order", &order)],
+    ))?;
+    // Subsets leaving out position i or i−1 are the two parents; check the others.
+    if i > 2 {
+        let missing = list(1..=i - 2, " OR ", |skip| {
+            let kept: Vec<usize> = (1..=i).filter(|&j| j != skip).collect();
+            let cond = list(kept.iter().enumerate(), " AND ", |(s, &c)| {
+                format!("s.d{0} = kanon_cand_{i}.d{c} AND s.i{0} = kanon_cand_{i}.i{c}", s + 1)
+            });
+            format!("NOT EXISTS (SELECT 1 FROM kanon_surv_{prev} s WHERE {cond})")
+        });
+        conn.execute_batch(&render(sql::CANDIDATES_PRUNE, &[("i", &i_s), ("missing_subsets", &missing)]))?;
+    }
+    conn.execute_batch(&render(sql::EDGES_GENERATE, &[("i", &i_s), ("prev", &prev_s)]))?;
+    read(conn, i)
+}
+
+fn read(conn: &Connection, i: usize) -> Result<Graph> {
+    let cols = list(1..=i, ", ", |j| format!("d{j}, i{j}"));
+    let mut stmt = conn.prepare(&format!("SELECT id, {cols} FROM kanon_cand_{i} ORDER BY id"))?;
+    let nodes = stmt
+        .query_map([], |r| {
+            let mut attrs = Vec::with_capacity(i);
+            let mut levels = Vec::with_capacity(i);
+            for j in 0..i {
+                attrs.push(r.get::<_, i32>(1 + 2 * j)? as usize);
+                levels.push(r.get::<_, i32>(2 + 2 * j)? as u8);
+            }
+            Ok((r.get::<_, i32>(0)?, Node { attrs, levels }))
+        })?
+        .collect::<duckdb::Result<Vec<_>>>()?;
+    let mut stmt = conn.prepare(&format!("SELECT \"start\", \"end\" FROM kanon_edge_{i} ORDER BY 1, 2"))?;
+    let edges = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<duckdb::Result<Vec<_>>>()?;
+    Ok(Graph { nodes, edges })
+}

@@ -1,0 +1,61 @@
+//! Command-line parsing and dispatch. Flags are parsed once into each
+//! subcommand's `Args`; the work lives in `cmd::*`.
+
+use crate::cmd;
+use crate::error::exit_code;
+use clap::{Parser, Subcommand};
+use std::io::IsTerminal;
+
+#[derive(Parser)]
+#[command(name = "kanon", version, about = "k-anonymize a table by full-domain generalization, pushed down into DuckDB")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Find the optimal feasible generalization and write the release.
+    Run(cmd::run::Args),
+    /// Measure k, ℓ and the class-size histogram of the source or a release.
+    Check(cmd::check::Args),
+    /// Print the materialized hierarchies for review.
+    Hierarchy(cmd::hierarchy::Args),
+}
+
+/// Parse, run, report errors; returns the process exit code.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { 2 } else { 0 };
+        }
+    };
+    let result = match cli.command {
+        Command::Run(a) => cmd::run::run(a),
+        Command::Check(a) => cmd::check::run(a),
+        Command::Hierarchy(a) => cmd::hierarchy::run(a),
+    };
+    match result {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("kanon: {e:#}");
+            exit_code(&e)
+        }
+    }
+}
+
+/// A progress bar on stderr, hidden when quiet or when stderr is not a terminal.
+pub fn progress(quiet: bool) -> indicatif::ProgressBar {
+    if quiet || !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(0);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {pos}/{len} {elapsed}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    bar
+}

@@ -1,0 +1,4 @@
+//! One module per subcommand, each opening with its usage.
+pub mod check;
+pub mod hierarchy;
+pub mod run;

@@ -1,0 +1,184 @@
+//! `kanon run JOB.toml [--k N] [--max-suppression F] [--metric M]
+//!  [--algorithm A] [--node QI=LEVEL,…] [--report FILE] [--quiet]`
+//!
+//! Loads the source, searches the lattice for the feasible generalization with
+//! the least loss (or takes `--node`), writes the release atomically and the
+//! JSON report. Exit 3 when no generalization is feasible.
+
+use crate::cli::progress;
+use crate::error::{bad, Infeasible};
+use crate::evaluator::Evaluator;
+use crate::job::{parse_levels, Algorithm, Budget, Job, Metric};
+use crate::lattice::{Lattice, Node};
+use crate::load::load;
+use crate::metrics::Requirement;
+use crate::report::{self, Report, Seconds};
+use crate::search::{self, Found, SearchResult};
+use crate::{database, incognito, release};
+use anyhow::Result;
+use std::path::PathBuf;
+use std::time::Instant;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The job file (TOML).
+    pub job: PathBuf,
+    /// Override [privacy] k.
+    #[arg(long)]
+    pub k: Option<u64>,
+    /// Override [privacy] max_suppression: a fraction (0.01) or a row count (300).
+    #[arg(long, value_name = "F")]
+    pub max_suppression: Option<String>,
+    /// Override [search] metric.
+    #[arg(long, value_enum)]
+    pub metric: Option<Metric>,
+    /// Override [search] algorithm.
+    #[arg(long, value_enum)]
+    pub algorithm: Option<Algorithm>,
+    /// Release this node instead of searching, e.g. age=3,education=1,…
+    #[arg(long)]
+    pub node: Option<String>,
+    /// Write the report here instead of [output] report.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// The job file with the command line's overrides applied.
+pub fn job_with_overrides(args: &Args) -> Result<Job> {
+    let mut job = Job::load(&args.job)?;
+    if let Some(k) = args.k {
+        if k == 0 {
+            return Err(bad("--k must be at least 1"));
+        }
+        job.privacy.k = k;
+    }
+    if let Some(s) = &args.max_suppression {
+        job.privacy.budget = match (s.parse::<u64>(), s.parse::<f64>()) {
+            (Ok(n), _) => Budget::Rows(n),
+            (_, Ok(f)) if (0.0..=1.0).contains(&f) => Budget::Fraction(f),
+            _ => return Err(bad(format!("--max-suppression: expected a fraction in [0, 1] or a row count, got \"{s}\""))),
+        };
+    }
+    if let Some(m) = args.metric {
+        job.metric = m;
+    }
+    if let Some(a) = args.algorithm {
+        job.algorithm = a;
+    }
+    if let Some(r) = &args.report {
+        job.output.report = Some(r.clone());
+    }
+    Ok(job)
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let start = Instant::now();
+    let job = job_with_overrides(&args)?;
+    let forced = args.node.as_deref().map(|s| parse_levels(&job, s)).transpose()?;
+    let loaded = load(&job)?;
+    let rows = loaded.data.rows;
+    if job.privacy.k > rows {
+        return Err(bad(format!("{}: k = {} is above the number of rows ({rows})", job.path.display(), job.privacy.k)));
+    }
+    let req = Requirement {
+        k: job.privacy.k,
+        l: job.privacy.diversity.as_ref().map(|d| d.l),
+        budget: job.privacy.budget.rows(rows),
+    };
+    let lattice = Lattice::new(loaded.data.heights.clone());
+    if let Some(levels) = &forced {
+        if let Some((h, l)) = lattice.heights.iter().zip(levels).find(|(h, l)| l > h) {
+            return Err(bad(format!("--node: level {l} is above the hierarchy's height {h}")));
+        }
+    }
+    let t_load = start.elapsed().as_secs_f64();
+
+    let bar = progress(args.quiet);
+    let mut ev = Evaluator::new(&loaded.conn, loaded.data.clone(), loaded.sensitive);
+    let result: SearchResult = match &forced {
+        Some(levels) => {
+            let outcome = ev.histogram(&Node::full(levels.clone()))?.outcome(levels, &req, &ev.data);
+            let feasible = if outcome.feasible { vec![levels.clone()] } else { vec![] };
+            SearchResult {
+                minimal: feasible.len(),
+                feasible,
+                best: outcome.feasible.then(|| Found { levels: levels.clone(), outcome }),
+                checked: 1,
+            }
+        }
+        None => match job.algorithm {
+            Algorithm::Incognito => incognito::search(&loaded.conn, &mut ev, &lattice, &req, job.metric, &bar)?,
+            Algorithm::Exhaustive => search::exhaustive(&mut ev, &lattice, &req, job.metric, &bar)?,
+        },
+    };
+    bar.finish_and_clear();
+    let t_search = start.elapsed().as_secs_f64() - t_load;
+    let Some(best) = result.best.clone() else {
+        let what = match &job.privacy.diversity {
+            Some(d) => format!("k = {} and l = {} on \"{}\"", req.k, d.l, d.column.name),
+            None => format!("k = {}", req.k),
+        };
+        let node = if forced.is_some() { "the given node is not feasible" } else { "no generalization is feasible" };
+        return Err(anyhow::Error::new(Infeasible(format!(
+            "{node} for {what} with at most {} suppressed rows",
+            req.budget
+        ))));
+    };
+
+    release::full_domain_map(&loaded.conn, &best.levels, &req, loaded.sensitive)?;
+    let written = release::write(&loaded.conn, &job, &loaded.columns)?;
+    let t_release = start.elapsed().as_secs_f64() - t_load - t_search;
+    debug_assert_eq!(written.rows + best.outcome.suppressed, rows);
+
+    let qis = job.qi_names();
+    let out = &job.output;
+    let report = Report {
+        kanon_version: env!("CARGO_PKG_VERSION"),
+        job_sha256: job.sha256.clone(),
+        rows_in: rows,
+        rows_out: written.rows,
+        suppressed: rows - written.rows,
+        budget: req.budget,
+        quasi_identifiers: qis.clone(),
+        node: report::by_qi(&qis, &best.levels),
+        k: best.outcome.k,
+        k_requested: req.k,
+        l: best.outcome.l,
+        l_requested: req.l,
+        classes: best.outcome.classes,
+        algorithm: if forced.is_some() { "node" } else { job.algorithm.name() },
+        metric: job.metric.name(),
+        metrics: best.outcome.metrics,
+        feasible_nodes: result.feasible.len(),
+        minimal_nodes: result.minimal,
+        nodes_checked: result.checked,
+        nodes_evaluated: ev.evaluations(),
+        lattice_size: lattice.size(),
+        heights: report::by_qi(&qis, &lattice.heights),
+        output: report::Output {
+            database: out.database.display().to_string(),
+            table: out.table.clone(),
+            csv: out.csv.as_ref().map(|p| p.display().to_string()),
+            parquet: out.parquet.as_ref().map(|p| p.display().to_string()),
+        },
+        seconds: Seconds { load: t_load, search: t_search, release: t_release, total: start.elapsed().as_secs_f64() },
+    };
+    if let Some(path) = &out.report {
+        database::write_atomically(path, serde_json::to_string_pretty(&report)?.as_bytes())?;
+    }
+    let node = qis.iter().zip(&best.levels).map(|(q, l)| format!("{q}={l}")).collect::<Vec<_>>().join(",");
+    println!(
+        "released {} of {} rows ({} suppressed) as {} at node {node}: k = {}, {} = {}",
+        written.rows,
+        rows,
+        report.suppressed,
+        out.table,
+        best.outcome.k.map_or("-".into(), |k| k.to_string()),
+        job.metric.name(),
+        best.outcome.metrics.get(job.metric)
+    );
+    Ok(())
+}

@@ -1,0 +1,132 @@
+//! Opening DuckDB for a job: the output database as the main catalog, the
+//! source (a table in the same or another database file, or a CSV / Parquet
+//! file) behind the temp view `kanon_source`.
+
+use crate::error::{bad, OrBadInput};
+use crate::job::{same_file, Engine, Job, SourceSpec};
+use crate::sql;
+use anyhow::{Context, Result};
+use duckdb::Connection;
+use std::path::Path;
+
+/// A source column and its DuckDB type.
+#[derive(Debug, Clone)]
+pub struct SourceColumn {
+    pub name: String,
+    pub type_name: String,
+}
+
+/// The catalog name the output database is attached under.
+pub const OUT: &str = "kanon_out";
+
+/// Open an in-memory DuckDB and expose the job's source as `kanon_source`. The
+/// source is only ever read. When the source lives in the output database,
+/// that database is attached read-write as [`OUT`] right away (it exists);
+/// otherwise the output database is attached only when the release is written,
+/// so a run that fails early leaves no file behind.
+pub fn open(job: &Job) -> Result<(Connection, Vec<SourceColumn>)> {
+    let src_path = match &job.source {
+        SourceSpec::Database { path, .. } | SourceSpec::Csv { path, .. } | SourceSpec::Parquet { path } => path,
+    };
+    if !src_path.is_file() {
+        return Err(bad(format!("{}: source file {} not found", job.path.display(), src_path.display())));
+    }
+    let conn = Connection::open_in_memory().context("starting DuckDB")?;
+    configure(&conn, &job.engine)?;
+    let relation = match &job.source {
+        SourceSpec::Database { path, table } => {
+            let (catalog, mode) =
+                if same_file(path, &job.output.database) { (OUT, "") } else { ("kanon_src", " (READ_ONLY)") };
+            conn.execute_batch(&format!(
+                "ATTACH {} AS {}{mode}",
+                sql::literal(&path.to_string_lossy()),
+                sql::ident(catalog)
+            ))
+            .or_bad_input(|| format!("opening source database {}", path.display()))?;
+            if !table_exists(&conn, catalog, table)? {
+                return Err(bad(format!(
+                    "{}: table \"{table}\" not found in {}",
+                    job.path.display(),
+                    path.display()
+                )));
+            }
+            format!("{}.main.{}", sql::ident(catalog), sql::ident(table))
+        }
+        SourceSpec::Csv { path, delimiter } => {
+            let mut args = sql::literal(&path.to_string_lossy());
+            if let Some(d) = delimiter {
+                args.push_str(&format!(", delim = {}", sql::literal(d)));
+            }
+            format!("read_csv({args}, header = true)")
+        }
+        SourceSpec::Parquet { path } => format!("read_parquet({})", sql::literal(&path.to_string_lossy())),
+    };
+    conn.execute_batch(&sql::render(sql::SOURCE_VIEW, &[("relation", &relation)]))
+        .or_bad_input(|| format!("reading source {}", src_path.display()))?;
+    let columns = columns(&conn).or_bad_input(|| format!("reading source {}", src_path.display()))?;
+    Ok((conn, columns))
+}
+
+/// Attach the output database as [`OUT`] unless it already is (the source lives
+/// there). Returns whether the file was created by this call.
+pub fn attach_output(conn: &Connection, job: &Job, read_only: bool) -> Result<bool> {
+    let attached: i64 =
+        conn.query_row("SELECT count(*) FROM duckdb_databases() WHERE database_name = ?", [OUT], |r| r.get(0))?;
+    if attached > 0 {
+        return Ok(false);
+    }
+    let path = &job.output.database;
+    let created = !path.exists();
+    if read_only && created {
+        return Err(bad(format!("output database {} does not exist", path.display())));
+    }
+    if let Some(dir) = path.parent() {
+        if !dir.as_os_str().is_empty() && !dir.is_dir() {
+            return Err(bad(format!("{}: output folder {} does not exist", job.path.display(), dir.display())));
+        }
+    }
+    let mode = if read_only { " (READ_ONLY)" } else { "" };
+    conn.execute_batch(&format!("ATTACH {} AS {}{mode}", sql::literal(&path.to_string_lossy()), sql::ident(OUT)))
+        .with_context(|| format!("opening output database {}", path.display()))?;
+    Ok(created)
+}
+
+fn configure(conn: &Connection, engine: &Engine) -> Result<()> {
+    if let Some(t) = engine.threads {
+        conn.execute_batch(&format!("SET threads = {t}"))?;
+    }
+    if let Some(m) = &engine.memory_limit {
+        conn.execute_batch(&format!("SET memory_limit = {}", sql::literal(m)))
+            .or_bad_input(|| format!("[engine] memory_limit \"{m}\""))?;
+    }
+    if let Some(d) = &engine.temp_directory {
+        conn.execute_batch(&format!("SET temp_directory = {}", sql::literal(&d.to_string_lossy())))
+            .or_bad_input(|| format!("[engine] temp_directory {}", d.display()))?;
+    }
+    Ok(())
+}
+
+fn columns(conn: &Connection) -> duckdb::Result<Vec<SourceColumn>> {
+    let mut stmt = conn.prepare(sql::TABLE_COLUMNS)?;
+    let rows = stmt.query_map([], |r| Ok(SourceColumn { name: r.get(0)?, type_name: r.get(1)? }))?;
+    rows.collect()
+}
+
+/// Does `table` exist in the main schema of `catalog` (case-insensitively, as DuckDB resolves names)?
+pub fn table_exists(conn: &Connection, catalog: &str, table: &str) -> Result<bool> {
+    let n: i64 = conn.query_row(
+        "SELECT count(*) FROM duckdb_tables() WHERE database_name = ? AND schema_name = 'main' AND lower(table_name) = lower(?)",
+        [catalog, table],
+        |r| r.get(0),
+    )?;
+    Ok(n > 0)
+}
+
+/// Write `bytes` to `path` through a temporary file in the same folder and a rename.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).with_context(|| format!("writing {}", path.display()))?;
+    std::io::Write::write_all(&mut tmp, bytes).with_context(|| format!("writing {}", path.display()))?;
+    tmp.persist(path).with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
+}

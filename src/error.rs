@@ -1,0 +1,54 @@
+//! Failure kinds that map to exit codes. Everything else is exit 1.
+//!
+//! The marker travels at the root of an `anyhow` chain, so context added on the
+//! way up (file, column, line) keeps the kind.
+
+use std::fmt;
+
+/// Bad job or input: exit 2.
+#[derive(Debug)]
+pub struct BadInput(pub String);
+
+/// No generalization satisfies the privacy requirement within the budget: exit 3.
+#[derive(Debug)]
+pub struct Infeasible(pub String);
+
+impl fmt::Display for BadInput {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+impl fmt::Display for Infeasible {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+impl std::error::Error for BadInput {}
+impl std::error::Error for Infeasible {}
+
+/// A bad-input error with this message.
+pub fn bad(msg: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(BadInput(msg.into()))
+}
+
+/// The process exit code for an error chain.
+pub fn exit_code(err: &anyhow::Error) -> i32 {
+    if err.chain().any(|e| e.downcast_ref::<BadInput>().is_some()) {
+        2
+    } else if err.chain().any(|e| e.downcast_ref::<Infeasible>().is_some()) {
+        3
+    } else {
+        1
+    }
+}
+
+/// Mark any error as bad input, keeping its message (e.g. a CSV that does not parse).
+pub trait OrBadInput<T> {
+    fn or_bad_input(self, what: impl FnOnce() -> String) -> anyhow::Result<T>;
+}
+
+impl<T, E: fmt::Display> OrBadInput<T> for Result<T, E> {
+    fn or_bad_input(self, what: impl FnOnce() -> String) -> anyhow::Result<T> {
+        self.map_err(|e| bad(format!("{}: {e}", what())))
+    }
+}

@@ -1,0 +1,570 @@
+//! The job file: TOML in, a validated [`Job`] out.
+//!
+//! Relative paths are resolved against the job file's folder. Errors name the job
+//! file and, for anything tied to a column, the line where it is written.
+
+use crate::error::bad;
+use anyhow::{Context, Result};
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+
+/// Where the rows come from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SourceSpec {
+    Database { path: PathBuf, table: String },
+    Csv { path: PathBuf, delimiter: Option<String> },
+    Parquet { path: PathBuf },
+}
+
+#[derive(Debug, Clone)]
+pub struct OutputSpec {
+    pub database: PathBuf,
+    pub table: String,
+    pub csv: Option<PathBuf>,
+    pub parquet: Option<PathBuf>,
+    pub report: Option<PathBuf>,
+    pub drop: Vec<Column>,
+}
+
+/// The suppression budget as written: a fraction of rows or a row count.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Budget {
+    Fraction(f64),
+    Rows(u64),
+}
+
+impl Budget {
+    /// Rows that may be suppressed out of `rows`.
+    pub fn rows(self, rows: u64) -> u64 {
+        match self {
+            Budget::Fraction(f) => (f * rows as f64).floor() as u64,
+            Budget::Rows(n) => n.min(rows),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Diversity {
+    pub column: Column,
+    pub l: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct Privacy {
+    pub k: u64,
+    pub budget: Budget,
+    pub diversity: Option<Diversity>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Metric {
+    Glm,
+    Dm,
+    Precision,
+    Height,
+}
+
+impl Metric {
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::Glm => "glm",
+            Metric::Dm => "dm",
+            Metric::Precision => "precision",
+            Metric::Height => "height",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Algorithm {
+    Incognito,
+    Exhaustive,
+}
+
+impl Algorithm {
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::Incognito => "incognito",
+            Algorithm::Exhaustive => "exhaustive",
+        }
+    }
+}
+
+/// A column named in the job file, with the line it is named on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Column {
+    pub name: String,
+    pub line: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DateUnit {
+    Month,
+    Quarter,
+    Year,
+    Decade,
+    Century,
+}
+
+/// How a QI's hierarchy is obtained.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HierarchySpec {
+    /// Mask the last 1..=n characters with `*`.
+    Mask(usize),
+    /// Numeric bands of these widths, each dividing the next, then `*`.
+    Intervals(Vec<f64>),
+    /// Date truncations, coarser left to right, then `*`.
+    Date(Vec<DateUnit>),
+    /// value → `*`.
+    Suppress,
+    /// ARX format file.
+    File(PathBuf),
+}
+
+#[derive(Debug, Clone)]
+pub struct QuasiIdentifier {
+    pub column: Column,
+    pub hierarchy: HierarchySpec,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Engine {
+    pub threads: Option<u64>,
+    pub memory_limit: Option<String>,
+    pub temp_directory: Option<PathBuf>,
+}
+
+/// A validated job.
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub path: PathBuf,
+    pub sha256: String,
+    pub source: SourceSpec,
+    pub output: OutputSpec,
+    pub privacy: Privacy,
+    pub algorithm: Algorithm,
+    pub metric: Metric,
+    pub quasi_identifiers: Vec<QuasiIdentifier>,
+    pub engine: Engine,
+}
+
+// ---- the file as written -------------------------------------------------
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawJob {
+    source: RawSource,
+    output: RawOutput,
+    privacy: RawPrivacy,
+    #[serde(default)]
+    search: RawSearch,
+    #[serde(default)]
+    quasi_identifiers: Vec<RawQi>,
+    #[serde(default)]
+    engine: RawEngine,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSource {
+    database: Option<String>,
+    table: Option<String>,
+    csv: Option<String>,
+    parquet: Option<String>,
+    delimiter: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawOutput {
+    database: Option<String>,
+    table: String,
+    csv: Option<String>,
+    parquet: Option<String>,
+    report: Option<String>,
+    #[serde(default)]
+    drop: Vec<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RawBudget {
+    Rows(i64),
+    Fraction(f64),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPrivacy {
+    k: i64,
+    #[serde(default)]
+    max_suppression: Option<RawBudget>,
+    l_diversity: Option<RawDiversity>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDiversity {
+    column: Spanned<String>,
+    l: i64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSearch {
+    #[serde(default = "default_algorithm")]
+    algorithm: Algorithm,
+    #[serde(default = "default_metric")]
+    metric: Metric,
+}
+
+impl Default for RawSearch {
+    fn default() -> Self {
+        RawSearch { algorithm: default_algorithm(), metric: default_metric() }
+    }
+}
+
+fn default_algorithm() -> Algorithm {
+    Algorithm::Incognito
+}
+fn default_metric() -> Metric {
+    Metric::Glm
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawEngine {
+    threads: Option<u64>,
+    memory_limit: Option<String>,
+    temp_directory: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawQi {
+    column: Spanned<String>,
+    hierarchy: Spanned<RawHierarchy>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RawHierarchy {
+    Named(String),
+    Table(RawHierarchyTable),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHierarchyTable {
+    mask: Option<i64>,
+    intervals: Option<Vec<f64>>,
+    date: Option<Vec<DateUnit>>,
+    file: Option<String>,
+}
+
+/// 1-based line of a byte offset.
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+impl Job {
+    /// Read and validate a job file.
+    pub fn load(path: &Path) -> Result<Job> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| bad(format!("cannot read job file {}: {e}", path.display())))?;
+        Job::parse(path, &text)
+    }
+
+    /// Validate job text read from `path` (used for relative paths and messages).
+    pub fn parse(path: &Path, text: &str) -> Result<Job> {
+        let file = path.display().to_string();
+        let raw: RawJob =
+            toml::from_str(text).map_err(|e| bad(format!("{file}: invalid job file: {e}")))?;
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let resolve = |p: &str| -> PathBuf {
+            let p = Path::new(p);
+            if p.is_absolute() { p.to_path_buf() } else { dir.join(p) }
+        };
+        let column = |s: &Spanned<String>| Column { name: s.get_ref().clone(), line: line_of(text, s.span().start) };
+
+        let src = &raw.source;
+        let source = match (&src.database, &src.csv, &src.parquet) {
+            (Some(db), None, None) => {
+                let table = src
+                    .table
+                    .clone()
+                    .ok_or_else(|| bad(format!("{file}: [source] database needs a table")))?;
+                SourceSpec::Database { path: resolve(db), table }
+            }
+            (None, Some(csv), None) => SourceSpec::Csv { path: resolve(csv), delimiter: src.delimiter.clone() },
+            (None, None, Some(pq)) => SourceSpec::Parquet { path: resolve(pq) },
+            _ => {
+                return Err(bad(format!(
+                    "{file}: [source] needs exactly one of database (with table), csv or parquet"
+                )))
+            }
+        };
+        if src.delimiter.is_some() && !matches!(source, SourceSpec::Csv { .. }) {
+            return Err(bad(format!("{file}: [source] delimiter applies to csv only")));
+        }
+        if src.table.is_some() && !matches!(source, SourceSpec::Database { .. }) {
+            return Err(bad(format!("{file}: [source] table applies to a database source only")));
+        }
+
+        let out = &raw.output;
+        let database = match (&out.database, &source) {
+            (Some(db), _) => resolve(db),
+            (None, SourceSpec::Database { path, .. }) => path.clone(),
+            (None, _) => {
+                return Err(bad(format!(
+                    "{file}: [output] database is required when the source is a csv or parquet file"
+                )))
+            }
+        };
+        if out.table.trim().is_empty() {
+            return Err(bad(format!("{file}: [output] table is empty")));
+        }
+        if let SourceSpec::Database { path, table } = &source {
+            if same_file(path, &database) && table.eq_ignore_ascii_case(&out.table) {
+                return Err(bad(format!(
+                    "{file}: [output] table \"{}\" is the source table; kanon never overwrites its source",
+                    out.table
+                )));
+            }
+        }
+        let output = OutputSpec {
+            database,
+            table: out.table.clone(),
+            csv: out.csv.as_deref().map(resolve),
+            parquet: out.parquet.as_deref().map(resolve),
+            report: out.report.as_deref().map(resolve),
+            drop: out.drop.iter().map(column).collect(),
+        };
+
+        let p = &raw.privacy;
+        if p.k < 1 {
+            return Err(bad(format!("{file}: [privacy] k must be at least 1, got {}", p.k)));
+        }
+        let budget = match p.max_suppression {
+            None => Budget::Rows(0),
+            Some(RawBudget::Rows(n)) if n >= 0 => Budget::Rows(n as u64),
+            Some(RawBudget::Fraction(f)) if (0.0..=1.0).contains(&f) => Budget::Fraction(f),
+            Some(_) => {
+                return Err(bad(format!(
+                    "{file}: [privacy] max_suppression must be a fraction in [0, 1] or a non-negative row count"
+                )))
+            }
+        };
+        let diversity = match &p.l_diversity {
+            None => None,
+            Some(d) if d.l >= 1 => Some(Diversity { column: column(&d.column), l: d.l as u64 }),
+            Some(d) => {
+                return Err(bad(format!(
+                    "{file}:{}: [privacy] l_diversity l must be at least 1",
+                    line_of(text, d.column.span().start)
+                )))
+            }
+        };
+
+        if raw.quasi_identifiers.is_empty() {
+            return Err(bad(format!("{file}: no [[quasi_identifiers]] given")));
+        }
+        let mut quasi_identifiers = Vec::new();
+        for q in &raw.quasi_identifiers {
+            let col = column(&q.column);
+            let at = format!("{file}:{}: quasi-identifier \"{}\"", col.line, col.name);
+            if quasi_identifiers.iter().any(|x: &QuasiIdentifier| x.column.name == col.name) {
+                return Err(bad(format!("{at} is listed twice")));
+            }
+            let hierarchy = hierarchy_spec(q.hierarchy.get_ref(), &resolve).map_err(|m| bad(format!("{at}: {m}")))?;
+            quasi_identifiers.push(QuasiIdentifier { column: col, hierarchy });
+        }
+        for d in &output.drop {
+            if quasi_identifiers.iter().any(|q| q.column.name == d.name) {
+                return Err(bad(format!(
+                    "{file}:{}: column \"{}\" is both dropped and a quasi-identifier",
+                    d.line, d.name
+                )));
+            }
+        }
+        if let Some(d) = &diversity {
+            if quasi_identifiers.iter().any(|q| q.column.name == d.column.name) {
+                return Err(bad(format!(
+                    "{file}:{}: sensitive column \"{}\" cannot also be a quasi-identifier",
+                    d.column.line, d.column.name
+                )));
+            }
+        }
+
+        let engine = Engine {
+            threads: raw.engine.threads,
+            memory_limit: raw.engine.memory_limit.clone(),
+            temp_directory: raw.engine.temp_directory.as_deref().map(resolve),
+        };
+
+        Ok(Job {
+            path: path.to_path_buf(),
+            sha256: format!("{:x}", Sha256::digest(text.as_bytes())),
+            source,
+            output,
+            privacy: Privacy { k: p.k as u64, budget, diversity },
+            algorithm: raw.search.algorithm,
+            metric: raw.search.metric,
+            quasi_identifiers,
+            engine,
+        })
+    }
+
+    /// QI column names in job order.
+    pub fn qi_names(&self) -> Vec<String> {
+        self.quasi_identifiers.iter().map(|q| q.column.name.clone()).collect()
+    }
+
+    /// `file:line` for messages about a column named in the job.
+    pub fn at(&self, col: &Column) -> String {
+        format!("{}:{}", self.path.display(), col.line)
+    }
+}
+
+fn hierarchy_spec(raw: &RawHierarchy, resolve: &dyn Fn(&str) -> PathBuf) -> Result<HierarchySpec, String> {
+    match raw {
+        RawHierarchy::Named(s) if s == "suppress" => Ok(HierarchySpec::Suppress),
+        RawHierarchy::Named(s) => Err(format!("unknown hierarchy \"{s}\" (expected \"suppress\" or a table)")),
+        RawHierarchy::Table(t) => {
+            let set = [t.mask.is_some(), t.intervals.is_some(), t.date.is_some(), t.file.is_some()];
+            if set.iter().filter(|x| **x).count() != 1 {
+                return Err("hierarchy needs exactly one of mask, intervals, date, file".into());
+            }
+            if let Some(m) = t.mask {
+                if !(1..=64).contains(&m) {
+                    return Err(format!("mask must be between 1 and 64, got {m}"));
+                }
+                return Ok(HierarchySpec::Mask(m as usize));
+            }
+            if let Some(w) = &t.intervals {
+                if w.is_empty() || w.iter().any(|x| !(*x > 0.0) || !x.is_finite()) {
+                    return Err("intervals must be positive widths".into());
+                }
+                for pair in w.windows(2) {
+                    let ratio = pair[1] / pair[0];
+                    if pair[1] <= pair[0] || (ratio - ratio.round()).abs() > 1e-9 {
+                        return Err(format!(
+                            "interval width {} does not divide {}: bands must nest",
+                            pair[0], pair[1]
+                        ));
+                    }
+                }
+                return Ok(HierarchySpec::Intervals(w.clone()));
+            }
+            if let Some(d) = &t.date {
+                if d.is_empty() || d.windows(2).any(|p| p[0] >= p[1]) {
+                    return Err("date units must go from finer to coarser (month, quarter, year, decade, century)".into());
+                }
+                return Ok(HierarchySpec::Date(d.clone()));
+            }
+            Ok(HierarchySpec::File(resolve(t.file.as_deref().unwrap_or_default())))
+        }
+    }
+}
+
+/// Two paths name the same file (the second may not exist yet).
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
+    }
+}
+
+/// Parse a `--node age=3,education=1` argument against the job's QIs.
+pub fn parse_levels(job: &Job, spec: &str) -> Result<Vec<u8>> {
+    let names = job.qi_names();
+    let mut levels = vec![None; names.len()];
+    for part in spec.split(',').filter(|p| !p.trim().is_empty()) {
+        let (name, level) = part
+            .split_once('=')
+            .ok_or_else(|| bad(format!("--node: expected column=level, got \"{part}\"")))?;
+        let i = names
+            .iter()
+            .position(|n| n == name.trim())
+            .ok_or_else(|| bad(format!("--node: \"{}\" is not a quasi-identifier", name.trim())))?;
+        let l: u8 = level
+            .trim()
+            .parse()
+            .with_context(|| format!("--node: level for \"{name}\""))
+            .map_err(|e| bad(format!("{e:#}")))?;
+        levels[i] = Some(l);
+    }
+    levels
+        .into_iter()
+        .zip(&names)
+        .map(|(l, n)| l.ok_or_else(|| bad(format!("--node: no level given for \"{n}\""))))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MINIMAL: &str = r#"
+[source]
+csv = "data.csv"
+[output]
+database = "out.duckdb"
+table = "rel"
+[privacy]
+k = 3
+max_suppression = 0.01
+[[quasi_identifiers]]
+column = "zip"
+hierarchy = { mask = 3 }
+[[quasi_identifiers]]
+column = "sex"
+hierarchy = "suppress"
+"#;
+
+    #[test]
+    fn parses_and_resolves_relative_paths() {
+        let job = Job::parse(Path::new("/jobs/j.toml"), MINIMAL).unwrap();
+        assert_eq!(job.source, SourceSpec::Csv { path: "/jobs/data.csv".into(), delimiter: None });
+        assert_eq!(job.output.database, PathBuf::from("/jobs/out.duckdb"));
+        assert_eq!(job.privacy.budget, Budget::Fraction(0.01));
+        assert_eq!(job.quasi_identifiers[0].hierarchy, HierarchySpec::Mask(3));
+        assert_eq!(job.quasi_identifiers[1].column.line, 16);
+        assert_eq!(job.metric, Metric::Glm);
+    }
+
+    #[test]
+    fn budget_rounds_down_or_counts() {
+        assert_eq!(Budget::Fraction(0.01).rows(30162), 301);
+        assert_eq!(Budget::Rows(7).rows(100), 7);
+        assert_eq!(Budget::Rows(700).rows(100), 100);
+    }
+
+    #[test]
+    fn integer_budget_is_a_row_count() {
+        let job = Job::parse(Path::new("j.toml"), &MINIMAL.replace("0.01", "12")).unwrap();
+        assert_eq!(job.privacy.budget, Budget::Rows(12));
+    }
+
+    #[test]
+    fn rejects_non_nesting_intervals_and_malformed_toml() {
+        let t = MINIMAL.replace("{ mask = 3 }", "{ intervals = [5, 12] }");
+        let e = Job::parse(Path::new("j.toml"), &t).unwrap_err();
+        assert!(format!("{e:#}").contains("does not divide"), "{e:#}");
+        assert_eq!(crate::error::exit_code(&e), 2);
+        let e = Job::parse(Path::new("j.toml"), "[source\ncsv=1").unwrap_err();
+        assert!(format!("{e:#}").contains("line 1"), "{e:#}");
+    }
+
+    #[test]
+    fn output_named_like_source_is_refused() {
+        let t = MINIMAL.replace("csv = \"data.csv\"", "database = \"w.duckdb\"\ntable = \"REL\"").replace("database = \"out.duckdb\"\n", "");
+        let e = Job::parse(Path::new("j.toml"), &t).unwrap_err();
+        assert!(format!("{e:#}").contains("source table"), "{e:#}");
+    }
+}

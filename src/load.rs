@@ -1,0 +1,62 @@
+//! Everything a search needs before it starts: the source opened and its
+//! columns checked, the hierarchies validated and materialized, and the base
+//! frequency set built by the one scan of the source.
+
+use crate::database::{self, SourceColumn};
+use crate::error::bad;
+use crate::frequency;
+use crate::hierarchy::{self, Hierarchy};
+use crate::job::{Column, Job};
+use crate::metrics::Dataset;
+use anyhow::Result;
+use duckdb::Connection;
+
+pub struct Loaded {
+    pub conn: Connection,
+    pub columns: Vec<SourceColumn>,
+    pub hierarchies: Vec<Hierarchy>,
+    pub data: Dataset,
+    pub sensitive: bool,
+}
+
+/// Check that every column the job names exists in the source.
+pub fn check_columns(job: &Job, columns: &[SourceColumn]) -> Result<()> {
+    let mut named: Vec<(&Column, &str)> = job.quasi_identifiers.iter().map(|q| (&q.column, "quasi-identifier")).collect();
+    named.extend(job.output.drop.iter().map(|c| (c, "dropped column")));
+    if let Some(d) = &job.privacy.diversity {
+        named.push((&d.column, "sensitive column"));
+    }
+    for (col, role) in named {
+        if !columns.iter().any(|c| c.name == col.name) {
+            let similar: Vec<&str> = columns
+                .iter()
+                .filter(|c| c.name.eq_ignore_ascii_case(&col.name))
+                .map(|c| c.name.as_str())
+                .collect();
+            let hint = if similar.is_empty() {
+                format!("the source has {}", columns.iter().map(|c| format!("\"{}\"", c.name)).collect::<Vec<_>>().join(", "))
+            } else {
+                format!("did you mean \"{}\"?", similar[0])
+            };
+            return Err(bad(format!("{}: {role} \"{}\" is not a column of the source; {hint}", job.at(col), col.name)));
+        }
+    }
+    Ok(())
+}
+
+/// Open the source, validate, scan once, materialize hierarchies and `kanon_f0`.
+pub fn load(job: &Job) -> Result<Loaded> {
+    let (conn, columns) = database::open(job)?;
+    check_columns(job, &columns)?;
+    hierarchy::load_files(&conn, job)?;
+    let sensitive = job.privacy.diversity.as_ref().map(|d| d.column.name.as_str());
+    let rows = frequency::scan_source(&conn, &job.qi_names(), sensitive)?;
+    let hierarchies = hierarchy::finish(&conn, job)?;
+    frequency::encode(&conn, hierarchies.len(), sensitive.is_some())?;
+    let data = Dataset {
+        rows,
+        heights: hierarchies.iter().map(|h| h.height).collect(),
+        leaves: hierarchies.iter().map(|h| h.leaves).collect(),
+    };
+    Ok(Loaded { conn, columns, hierarchies, data, sensitive: sensitive.is_some() })
+}

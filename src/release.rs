@@ -1,0 +1,125 @@
+//! Writing the release: a recoding table (raw QI combination → released labels,
+//! kept combinations only) applied to the source in one plain-SQL scan, into a
+//! temporary table renamed over the output in the same transaction.
+//!
+//! Full-domain nodes build the recoding with [`full_domain_map`]; recodings that
+//! treat classes individually can fill `kanon_release_map` in the same shape
+//! (`v0..`, `lab0..`) and call [`write`].
+
+use crate::database::{self, SourceColumn, OUT};
+use crate::frequency::ancestor_joins;
+use crate::hierarchy::node_table;
+use crate::job::Job;
+use crate::metrics::Requirement;
+use crate::sql::{self, ident, list, literal, render};
+use anyhow::{Context, Result};
+use duckdb::Connection;
+use std::path::{Path, PathBuf};
+
+/// Build `kanon_release_map` for a full-domain node: every class kept under `req`.
+pub fn full_domain_map(conn: &Connection, levels: &[u8], req: &Requirement, sensitive: bool) -> Result<()> {
+    let n = levels.len();
+    let attrs: Vec<usize> = (0..n).collect();
+    let class_cols = list(0..n, ", ", |a| format!("c{a}"));
+    let q = render(
+        sql::RELEASE_MAP,
+        &[
+            ("raw", &list(0..n, ", ", |a| format!("p.v{a}"))),
+            ("classes", &list(0..n, ", ", |a| format!("x{a}.anc AS c{a}"))),
+            ("sensitive", if sensitive { ", p.s" } else { "" }),
+            ("joins", &ancestor_joins(&attrs)),
+            ("class_cols", &class_cols),
+            ("ldiv", if sensitive { "count(DISTINCT s)" } else { "0" }),
+            ("raw_m", &list(0..n, ", ", |a| format!("m.v{a}"))),
+            ("labels", &list(0..n, ", ", |a| format!("n{a}.label AS lab{a}"))),
+            ("label_joins", &list(0..n, " ", |a| format!("JOIN {} n{a} ON n{a}.code = m.c{a}", node_table(a)))),
+        ],
+    );
+    let mut params: Vec<i64> = levels.iter().map(|&l| l as i64).collect();
+    params.push(req.k as i64);
+    params.push(req.l.unwrap_or(0) as i64);
+    conn.execute(&q, duckdb::params_from_iter(params))?;
+    Ok(())
+}
+
+/// What was written.
+#[derive(Debug, Clone)]
+pub struct Written {
+    pub rows: u64,
+}
+
+/// Apply `kanon_release_map` to the source and publish the result atomically:
+/// the table, then its file copies. Nothing is left behind on failure.
+pub fn write(conn: &Connection, job: &Job, columns: &[SourceColumn]) -> Result<Written> {
+    let qis = job.qi_names();
+    let created = database::attach_output(conn, job, false)?;
+    let result = write_attached(conn, job, columns, &qis);
+    if result.is_err() && created {
+        let _ = conn.execute_batch(&format!("DETACH {}", ident(OUT)));
+        let db = &job.output.database;
+        let _ = std::fs::remove_file(db);
+        let _ = std::fs::remove_file(PathBuf::from(format!("{}.wal", db.display())));
+    }
+    result
+}
+
+fn tmp_path(p: &Path) -> PathBuf {
+    let mut s = p.as_os_str().to_owned();
+    s.push(".kanon-tmp");
+    PathBuf::from(s)
+}
+
+fn write_attached(conn: &Connection, job: &Job, columns: &[SourceColumn], qis: &[String]) -> Result<Written> {
+    let out = &job.output;
+    let select = list(
+        columns.iter().filter(|c| !out.drop.iter().any(|d| d.name == c.name)),
+        ", ",
+        |c| match qis.iter().position(|q| *q == c.name) {
+            Some(a) => format!("r.lab{a} AS {}", ident(&c.name)),
+            None => format!("s.{}", ident(&c.name)),
+        },
+    );
+    let join = list(qis.iter().enumerate(), " AND ", |(a, q)| {
+        format!("CAST(s.{} AS VARCHAR) IS NOT DISTINCT FROM r.v{a}", ident(q))
+    });
+    let final_name = format!("{}.main.{}", ident(OUT), ident(&out.table));
+    let tmp_table = format!("{}__kanon_tmp", out.table);
+    let tmp_name = format!("{}.main.{}", ident(OUT), ident(&tmp_table));
+    let copies: Vec<(&PathBuf, &str)> = [(out.csv.as_ref(), "FORMAT CSV, HEADER"), (out.parquet.as_ref(), "FORMAT PARQUET")]
+        .into_iter()
+        .filter_map(|(p, f)| p.map(|p| (p, f)))
+        .collect();
+    let run = || -> Result<u64> {
+        conn.execute_batch("BEGIN TRANSACTION")?;
+        conn.execute_batch(&format!("DROP TABLE IF EXISTS {tmp_name}"))?;
+        conn.execute_batch(&render(sql::RELEASE_WRITE, &[("target", &tmp_name), ("columns", &select), ("join", &join)]))
+            .context("writing the release")?;
+        let rows: i64 = conn.query_row(&format!("SELECT count(*) FROM {tmp_name}"), [], |r| r.get(0))?;
+        for (path, format) in &copies {
+            conn.execute_batch(&format!(
+                "COPY {tmp_name} TO {} ({format})",
+                literal(&tmp_path(path).to_string_lossy())
+            ))
+            .with_context(|| format!("writing {}", path.display()))?;
+        }
+        conn.execute_batch(&format!("DROP TABLE IF EXISTS {final_name}"))?;
+        conn.execute_batch(&format!("ALTER TABLE {tmp_name} RENAME TO {}", ident(&out.table)))?;
+        conn.execute_batch("COMMIT")?;
+        Ok(rows as u64)
+    };
+    match run() {
+        Ok(rows) => {
+            for (path, _) in &copies {
+                std::fs::rename(tmp_path(path), path).with_context(|| format!("writing {}", path.display()))?;
+            }
+            Ok(Written { rows })
+        }
+        Err(e) => {
+            let _ = conn.execute_batch("ROLLBACK");
+            for (path, _) in &copies {
+                let _ = std::fs::remove_file(tmp_path(path));
+            }
+            Err(e)
+        }
+    }
+}

@@ -1,0 +1,59 @@
+//! The JSON report of a run.
+
+use crate::metrics::Metrics;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Seconds {
+    pub load: f64,
+    pub search: f64,
+    pub release: f64,
+    pub total: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Output {
+    pub database: String,
+    pub table: String,
+    pub csv: Option<String>,
+    pub parquet: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub kanon_version: &'static str,
+    pub job_sha256: String,
+    pub rows_in: u64,
+    pub rows_out: u64,
+    pub suppressed: u64,
+    pub budget: u64,
+    pub quasi_identifiers: Vec<String>,
+    /// Level per QI, in job order.
+    pub node: Map<String, Value>,
+    /// Smallest class in the release.
+    pub k: Option<u64>,
+    pub k_requested: u64,
+    /// Fewest distinct sensitive values in a released class (null when not asked).
+    pub l: Option<u64>,
+    pub l_requested: Option<u64>,
+    pub classes: u64,
+    pub algorithm: &'static str,
+    pub metric: &'static str,
+    pub metrics: Metrics,
+    pub feasible_nodes: usize,
+    pub minimal_nodes: usize,
+    /// Nodes whose feasibility the search checked.
+    pub nodes_checked: u64,
+    /// Histogram computations in DuckDB (search and scoring).
+    pub nodes_evaluated: u64,
+    pub lattice_size: u64,
+    pub heights: Map<String, Value>,
+    pub output: Output,
+    pub seconds: Seconds,
+}
+
+/// `{qi: value}` in job order.
+pub fn by_qi<T: Into<Value> + Copy>(qis: &[String], values: &[T]) -> Map<String, Value> {
+    qis.iter().cloned().zip(values.iter().map(|&v| v.into())).collect()
+}

@@ -1,0 +1,87 @@
+//! Named SQL statements from `sql/`, and the two helpers every statement built from
+//! a job file goes through: identifier quoting and string-literal quoting.
+//!
+//! Statements are templates: `{{name}}` slots are filled with fragments that this
+//! crate builds from internal names (`g0`, `anc_3`, …) and integers only. Anything
+//! that comes from a job file is either bound as a parameter or passed through
+//! [`ident`] (identifiers) or [`literal`] (file paths, where DuckDB accepts no
+//! parameter: view bodies, `COPY … TO`, `ATTACH`).
+
+/// Quote an identifier: wrap in double quotes, double any inner double quote.
+pub fn ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// Quote a string literal: wrap in single quotes, double any inner single quote.
+pub fn literal(value: &str) -> String {
+    format!("'{}'", value.replace('\'', "''"))
+}
+
+/// Fill `{{name}}` slots. Panics on a slot left unfilled: that is a bug, not input.
+pub fn render(template: &str, slots: &[(&str, &str)]) -> String {
+    let mut out = template.to_string();
+    for (name, value) in slots {
+        out = out.replace(&format!("{{{{{name}}}}}"), value);
+    }
+    assert!(!out.contains("{{"), "unfilled slot in SQL template: {out}");
+    out
+}
+
+/// Join `f(i)` for each item with `sep`.
+pub fn list<T>(items: impl IntoIterator<Item = T>, sep: &str, f: impl Fn(T) -> String) -> String {
+    items.into_iter().map(f).collect::<Vec<_>>().join(sep)
+}
+
+macro_rules! statements {
+    ($($name:ident => $file:literal),* $(,)?) => {
+        $(pub const $name: &str = include_str!(concat!("../sql/", $file));)*
+    };
+}
+
+statements! {
+    SOURCE_VIEW => "source_view.sql",
+    TABLE_COLUMNS => "table_columns.sql",
+    BASE_FREQUENCY_SET => "base_frequency_set.sql",
+    ENCODE_FREQUENCY_SET => "encode_frequency_set.sql",
+    HIERARCHY_COVERAGE => "hierarchy_coverage.sql",
+    HIERARCHY_PARENTS => "hierarchy_parents.sql",
+    HIERARCHY_TOPS => "hierarchy_tops.sql",
+    HIERARCHY_NODES => "hierarchy_nodes.sql",
+    HIERARCHY_ANCESTORS => "hierarchy_ancestors.sql",
+    ROLLUP => "rollup.sql",
+    CLASS_HISTOGRAM => "class_histogram.sql",
+    CANDIDATES_FIRST => "candidates_first.sql",
+    EDGES_FIRST => "edges_first.sql",
+    CANDIDATES_JOIN => "candidates_join.sql",
+    CANDIDATES_PRUNE => "candidates_prune.sql",
+    EDGES_GENERATE => "edges_generate.sql",
+    RELEASE_MAP => "release_map.sql",
+    RELEASE_WRITE => "release_write.sql",
+    MEASURE_CLASSES => "measure_classes.sql",
+    HIERARCHY_LEVELS => "hierarchy_levels.sql",
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hostile_identifier_stays_one_identifier() {
+        assert_eq!(ident(r#"a"; DROP TABLE x; --"#), r#""a""; DROP TABLE x; --""#);
+        assert_eq!(literal("it's"), "'it''s'");
+    }
+
+    #[test]
+    fn render_fills_slots() {
+        assert_eq!(render("SELECT {{a}} FROM {{b}}", &[("a", "1"), ("b", "t")]), "SELECT 1 FROM t");
+    }
+}
+
+/// The `-- name: NAME` section of a file that holds several fragments.
+pub fn fragment(file: &'static str, name: &str) -> &'static str {
+    let marker = format!("-- name: {name}\n");
+    let start = file.find(&marker).map(|i| i + marker.len()).unwrap_or_else(|| panic!("no SQL fragment {name}"));
+    let rest = &file[start..];
+    let end = rest.find("-- name: ").unwrap_or(rest.len());
+    rest[..end].trim()
+}

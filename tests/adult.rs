@@ -1,0 +1,121 @@
+//! Incognito against exhaustive evaluation on UCI Adult (../shared/data/adult):
+//! the feasible sets and the optima must be equal, and releases must re-measure
+//! as k-anonymous. Skipped, with a notice, when the data is absent.
+
+use kanon::evaluator::Evaluator;
+use kanon::job::{Budget, Job, Metric};
+use kanon::lattice::{Lattice, Node};
+use kanon::load::{load, Loaded};
+use kanon::metrics::Requirement;
+use kanon::{incognito, release, search};
+use std::path::{Path, PathBuf};
+
+const QIS: [&str; 8] =
+    ["age", "education", "marital-status", "native-country", "race", "sex", "workclass", "salary-class"];
+
+fn adult_dir() -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/adult");
+    if dir.join("adult.csv").is_file() {
+        Some(dir.canonicalize().unwrap())
+    } else {
+        println!("skipping: ../shared/data/adult not found");
+        None
+    }
+}
+
+/// A job over Adult's 8 usual QIs, writing into `out`.
+fn adult_job(adult: &Path, out: &Path, diversity: bool) -> Job {
+    let mut text = format!(
+        "[source]\ncsv = \"{}\"\ndelimiter = \";\"\n[output]\ndatabase = \"{}\"\ntable = \"adult_release\"\n\
+         [privacy]\nk = 2\nmax_suppression = 0.0\n",
+        adult.join("adult.csv").display(),
+        out.join("release.duckdb").display()
+    );
+    if diversity {
+        text.push_str("l_diversity = { column = \"occupation\", l = 3 }\n");
+    }
+    for q in QIS {
+        text.push_str(&format!(
+            "[[quasi_identifiers]]\ncolumn = \"{q}\"\nhierarchy = {{ file = \"{}\" }}\n",
+            adult.join(format!("hierarchy_{q}.csv")).display()
+        ));
+    }
+    Job::parse(&out.join("adult.toml"), &text).unwrap()
+}
+
+/// Every node's histogram, once, for all cases.
+fn all_feasible(ev: &mut Evaluator, lattice: &Lattice, req: &Requirement) -> Vec<Vec<u8>> {
+    lattice
+        .nodes()
+        .into_iter()
+        .filter(|l| ev.histogram(&Node::full(l.clone())).unwrap().feasible(req))
+        .collect()
+}
+
+fn remeasure_k(db: &Path, table: &str) -> i64 {
+    let conn = duckdb::Connection::open(db).unwrap();
+    let cols = QIS.iter().map(|q| format!("\"{q}\"")).collect::<Vec<_>>().join(", ");
+    conn.query_row(&format!("SELECT min(c) FROM (SELECT count(*) c FROM \"{table}\" GROUP BY {cols})"), [], |r| r.get(0))
+        .unwrap()
+}
+
+fn compare_cases(loaded: &Loaded, job: &Job, ks: &[u64], budgets: &[f64], l: Option<u64>) {
+    let lattice = Lattice::new(loaded.data.heights.clone());
+    assert_eq!(lattice.size(), 4320);
+    let mut reference = Evaluator::new(&loaded.conn, loaded.data.clone(), loaded.sensitive);
+    let bar = indicatif::ProgressBar::hidden();
+    for &k in ks {
+        for &fraction in budgets {
+            let req = Requirement { k, l, budget: Budget::Fraction(fraction).rows(loaded.data.rows) };
+            let truth = all_feasible(&mut reference, &lattice, &req);
+            for metric in [Metric::Glm, Metric::Dm] {
+                let exact = search::score(&mut reference, &lattice, truth.clone(), &req, metric, 0, &bar).unwrap();
+                let mut ev = Evaluator::new(&loaded.conn, loaded.data.clone(), loaded.sensitive);
+                let found = incognito::search(&loaded.conn, &mut ev, &lattice, &req, metric, &bar).unwrap();
+                let case = format!("k={k} suppression={fraction} l={l:?} metric={}", metric.name());
+                assert_eq!(found.feasible, exact.feasible, "{case}: feasible sets differ");
+                let (a, b) = (found.best.clone().unwrap(), exact.best.clone().unwrap());
+                assert_eq!(a.levels, b.levels, "{case}: optima differ");
+                assert_eq!(a.outcome, b.outcome, "{case}");
+                assert!(a.outcome.suppressed <= req.budget, "{case}");
+                assert!(a.outcome.k.unwrap() >= k, "{case}");
+                let m = a.outcome.metrics;
+                println!(
+                    "{case}: node {:?} glm {:.2} ({:.4}) dm {} suppressed {} feasible {} minimal {} checked {} evaluated {} / {}",
+                    a.levels, m.glm, m.glm_normalized, m.dm, a.outcome.suppressed, found.feasible.len(),
+                    found.minimal, found.checked, ev.evaluations(), lattice.size()
+                );
+                if metric == Metric::Glm {
+                    // Write the release and re-measure it independently.
+                    let mut job = job.clone();
+                    job.output.table = format!("r_k{k}_{}", (fraction * 100.0) as u32);
+                    release::full_domain_map(&loaded.conn, &a.levels, &req, loaded.sensitive).unwrap();
+                    let w = release::write(&loaded.conn, &job, &loaded.columns).unwrap();
+                    assert_eq!(w.rows + a.outcome.suppressed, loaded.data.rows, "{case}");
+                    loaded.conn.execute_batch("DETACH kanon_out").unwrap();
+                    let measured = remeasure_k(&job.output.database, &job.output.table);
+                    assert!(measured >= k as i64, "{case}: release re-measures k = {measured}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn incognito_equals_exhaustive_on_adult() {
+    let Some(adult) = adult_dir() else { return };
+    let out = tempfile::tempdir().unwrap();
+    let job = adult_job(&adult, out.path(), false);
+    let loaded = load(&job).unwrap();
+    assert_eq!(loaded.data.rows, 30162);
+    compare_cases(&loaded, &job, &[2, 5, 10, 100], &[0.0, 0.01], None);
+}
+
+#[test]
+fn incognito_equals_exhaustive_on_adult_with_l_diversity() {
+    let Some(adult) = adult_dir() else { return };
+    let out = tempfile::tempdir().unwrap();
+    let job = adult_job(&adult, out.path(), true);
+    let loaded = load(&job).unwrap();
+    compare_cases(&loaded, &job, &[5], &[0.01], Some(3));
+}

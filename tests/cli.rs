@@ -1,0 +1,1072 @@
+//! End-to-end tests of the `kanon` binary.
+//!
+//! Every test works in its own temporary directory (tests run in parallel and must not share
+//! outputs), runs the real binary, and checks its results independently: release tables are
+//! re-measured with plain SQL through the `duckdb` crate, reports are read with `serde_json`.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use duckdb::{AccessMode, Config, Connection};
+use serde_json::Value as Json;
+use tempfile::TempDir;
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------------------------
+
+/// Rows in `fixtures/demo/patients.csv`.
+const DEMO_ROWS: i64 = 74;
+/// The demo job's quasi-identifiers, in job order.
+const DEMO_QIS: [&str; 5] = ["zip", "age", "birth_date", "sex", "education"];
+/// A column name that breaks any SQL built by pasting identifiers without quoting them.
+const HOSTILE: &str = r#"a"; DROP TABLE x; --"#;
+
+/// What one run of the binary produced.
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Out {
+    fn show(&self) -> String {
+        format!(
+            "exit {}\n--- stdout\n{}\n--- stderr\n{}",
+            self.code, self.stdout, self.stderr
+        )
+    }
+}
+
+/// Runs `kanon ARGS` with `cwd` as working directory.
+fn kanon(cwd: &Path, args: &[&str]) -> Out {
+    let out = Command::new(env!("CARGO_BIN_EXE_kanon"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("cannot start kanon");
+    Out {
+        code: out.status.code().unwrap_or(-1), // -1: killed by a signal
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn assert_ok(out: &Out) {
+    assert_eq!(out.code, 0, "kanon failed:\n{}", out.show());
+}
+
+/// Asserts the exit code and that stderr mentions every needle.
+fn assert_fails(out: &Out, code: i32, needles: &[&str]) {
+    assert_eq!(out.code, code, "expected exit {code}:\n{}", out.show());
+    assert!(
+        !out.stderr.trim().is_empty(),
+        "a failure must explain itself on stderr:\n{}",
+        out.show()
+    );
+    for needle in needles {
+        assert!(
+            out.stderr.contains(needle),
+            "stderr should mention {needle:?}:\n{}",
+            out.show()
+        );
+    }
+}
+
+fn write(path: &Path, contents: impl AsRef<[u8]>) {
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(path, contents).unwrap();
+}
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
+}
+
+/// Copies `fixtures/<from>` to `<dir>/<to>`.
+fn copy_fixture(from: &str, dir: &Path, to: &str) {
+    write(&dir.join(to), fs::read(fixtures().join(from)).unwrap());
+}
+
+fn read_json(path: &Path) -> Json {
+    let bytes = fs::read(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()))
+}
+
+fn int(v: &Json, key: &str) -> i64 {
+    v[key]
+        .as_i64()
+        .unwrap_or_else(|| panic!("`{key}` should be an integer in {v}"))
+}
+
+/// A double-quoted SQL identifier.
+fn ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// A single-quoted SQL string literal.
+fn lit(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+/// A TOML string (quoted and escaped by the toml crate).
+fn toml_str(s: impl AsRef<str>) -> String {
+    toml::Value::String(s.as_ref().to_owned()).to_string()
+}
+
+/// A TOML snippet as a table value, e.g. `tbl("file = \"h.csv\"")`.
+fn tbl(snippet: &str) -> toml::Value {
+    toml::Value::Table(snippet.parse().expect("bad TOML snippet in test"))
+}
+
+/// Sets `[section] key = value` in a parsed job.
+fn set(job: &mut toml::Table, section: &str, key: &str, value: impl Into<toml::Value>) {
+    job.get_mut(section)
+        .and_then(|s| s.as_table_mut())
+        .unwrap_or_else(|| panic!("job has no [{section}]"))
+        .insert(key.to_owned(), value.into());
+}
+
+/// The `[[quasi_identifiers]]` entry of `column` in a parsed job.
+fn qi<'a>(job: &'a mut toml::Table, column: &str) -> &'a mut toml::Table {
+    job["quasi_identifiers"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .filter_map(|q| q.as_table_mut())
+        .find(|q| q.get("column").and_then(|c| c.as_str()) == Some(column))
+        .unwrap_or_else(|| panic!("job has no quasi-identifier {column}"))
+}
+
+/// Opens a database read-only, so that measuring cannot change what is measured.
+fn open_ro(db: &Path) -> Connection {
+    assert!(db.exists(), "{} does not exist", db.display());
+    let config = Config::default().access_mode(AccessMode::ReadOnly).unwrap();
+    Connection::open_with_flags(db, config)
+        .unwrap_or_else(|e| panic!("cannot open {}: {e}", db.display()))
+}
+
+fn table_exists(db: &Path, table: &str) -> bool {
+    db.exists()
+        && open_ro(db)
+            .query_row(
+                &format!(
+                    "SELECT count(*) FROM information_schema.tables WHERE table_name = {}",
+                    lit(table)
+                ),
+                [],
+                |r| r.get::<_, i64>(0),
+            )
+            .unwrap()
+            > 0
+}
+
+/// Column names and types of a table, in table order.
+fn columns(db: &Path, table: &str) -> Vec<(String, String)> {
+    let conn = open_ro(db);
+    let mut stmt = conn
+        .prepare(&format!(
+            "SELECT column_name, data_type FROM information_schema.columns \
+             WHERE table_name = {} ORDER BY ordinal_position",
+            lit(table)
+        ))
+        .unwrap();
+    let rows = stmt
+        .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+        .unwrap();
+    rows.collect::<Result<_, _>>().unwrap()
+}
+
+/// Strings returned by a one-column query.
+fn strings(conn: &Connection, sql: &str) -> Vec<String> {
+    let mut stmt = conn.prepare(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    let rows = stmt.query_map([], |r| r.get::<_, String>(0)).unwrap();
+    rows.collect::<Result<_, _>>().unwrap()
+}
+
+fn scalar(conn: &Connection, sql: &str) -> i64 {
+    conn.query_row(sql, [], |r| r.get::<_, i64>(0))
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+}
+
+/// Every row of a table, rendered as text and sorted: a fingerprint of its contents.
+fn table_rows(db: &Path, table: &str) -> Vec<String> {
+    strings(
+        &open_ro(db),
+        &format!(
+            "SELECT s FROM (SELECT CAST(t AS VARCHAR) AS s FROM {} AS t) ORDER BY s",
+            ident(table)
+        ),
+    )
+}
+
+/// Equivalence classes of a relation, measured with plain SQL.
+#[derive(Debug, PartialEq)]
+struct Classes {
+    rows: i64,
+    classes: i64,
+    /// smallest class
+    k: i64,
+    /// fewest distinct sensitive values in a class
+    l: Option<i64>,
+    /// (class size, number of classes of that size), by size
+    histogram: Vec<(i64, i64)>,
+}
+
+fn measure(conn: &Connection, relation: &str, qis: &[&str], sensitive: Option<&str>) -> Classes {
+    let by = qis.iter().map(|c| ident(c)).collect::<Vec<_>>().join(", ");
+    let l = sensitive.map_or("NULL".to_owned(), |s| {
+        format!("count(DISTINCT {})", ident(s))
+    });
+    let classes = format!("SELECT count(*) AS c, {l} AS l FROM {relation} GROUP BY {by}");
+    let (rows, n, k, l) = conn
+        .query_row(
+            &format!("SELECT CAST(sum(c) AS BIGINT), count(*), min(c), min(l) FROM ({classes})"),
+            [],
+            |r| {
+                Ok((
+                    r.get::<_, Option<i64>>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, Option<i64>>(2)?,
+                    r.get::<_, Option<i64>>(3)?,
+                ))
+            },
+        )
+        .unwrap_or_else(|e| panic!("measuring {relation}: {e}"));
+    let mut stmt = conn
+        .prepare(&format!(
+            "SELECT c, count(*) FROM ({classes}) GROUP BY c ORDER BY c"
+        ))
+        .unwrap();
+    let histogram = stmt
+        .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))
+        .unwrap();
+    Classes {
+        rows: rows.unwrap_or(0),
+        classes: n,
+        k: k.expect("relation is empty"),
+        l,
+        histogram: histogram.collect::<Result<_, _>>().unwrap(),
+    }
+}
+
+/// Smallest equivalence class of `table` over `qis`: what k the table really has.
+fn remeasure(db: &Path, table: &str, qis: &[&str]) -> i64 {
+    let conn = open_ro(db);
+    let by = qis.iter().map(|c| ident(c)).collect::<Vec<_>>().join(", ");
+    let sql = format!(
+        "SELECT min(c) FROM (SELECT count(*) AS c FROM {} GROUP BY {by})",
+        ident(table)
+    );
+    conn.query_row(&sql, [], |r| r.get::<_, Option<i64>>(0))
+        .unwrap()
+        .expect("release table is empty")
+}
+
+/// The histogram of a `kanon check --json` answer as (size, classes) pairs.
+fn json_histogram(check: &Json) -> Vec<(i64, i64)> {
+    let mut h: Vec<(i64, i64)> = check["histogram"]
+        .as_array()
+        .unwrap_or_else(|| panic!("`histogram` should be a list in {check}"))
+        .iter()
+        .map(|p| (p[0].as_i64().unwrap(), p[1].as_i64().unwrap()))
+        .collect();
+    h.sort();
+    h
+}
+
+/// A private copy of `fixtures/demo`, laid out as in the repository (`<tmp>/demo/...`).
+struct Demo {
+    tmp: TempDir,
+    dir: PathBuf,
+}
+
+impl Demo {
+    fn new() -> Demo {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("demo");
+        for f in [
+            "job.toml",
+            "patients.csv",
+            "hierarchies/education.csv",
+            "out/.gitkeep",
+        ] {
+            copy_fixture(&format!("demo/{f}"), &dir, f);
+        }
+        Demo { tmp, dir }
+    }
+
+    fn path(&self, rel: &str) -> PathBuf {
+        self.dir.join(rel)
+    }
+
+    /// Adds one of the bad-input fixtures: `bad/<name>` → `<demo>/<name>`.
+    fn add_bad(&self, name: &str) {
+        copy_fixture(&format!("bad/{name}"), &self.dir, name);
+    }
+
+    /// Rewrites job.toml as the demo job changed by `edit`.
+    fn job(&self, edit: impl FnOnce(&mut toml::Table)) {
+        let text = fs::read_to_string(fixtures().join("demo/job.toml")).unwrap();
+        let mut job: toml::Table = text.parse().unwrap();
+        edit(&mut job);
+        write(&self.path("job.toml"), toml::to_string(&job).unwrap());
+    }
+
+    /// Runs kanon from the demo directory.
+    fn run(&self, args: &[&str]) -> Out {
+        kanon(&self.dir, args)
+    }
+
+    fn db(&self) -> PathBuf {
+        self.path("out/demo.duckdb")
+    }
+
+    fn report(&self) -> Json {
+        read_json(&self.path("out/report.json"))
+    }
+
+    /// A failed run must leave no release behind: no table, no csv copy, no report, no stray
+    /// temporary files in out/.
+    fn assert_nothing_written(&self) {
+        assert!(
+            !table_exists(&self.db(), "patients_k3"),
+            "release table written by a failed run"
+        );
+        assert!(
+            !self.path("out/report.json").exists(),
+            "report written by a failed run"
+        );
+        assert!(
+            !self.path("out/patients_k3.csv").exists(),
+            "csv copy written by a failed run"
+        );
+        for entry in fs::read_dir(self.path("out")).unwrap() {
+            let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+            assert!(
+                name == ".gitkeep" || name.starts_with("demo.duckdb"),
+                "a failed run left out/{name} behind"
+            );
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The demo job
+// ---------------------------------------------------------------------------------------------
+
+/// The demo runs from another working directory (paths resolve against the job file), its report
+/// is complete and consistent, and the release really is 3-anonymous and 2-diverse.
+#[test]
+fn demo_release_is_k_anonymous_and_l_diverse() {
+    let d = Demo::new();
+    assert_ok(&kanon(d.tmp.path(), &["run", "demo/job.toml"]));
+
+    let r = d.report();
+    for key in [
+        "kanon_version",
+        "job_sha256",
+        "rows_in",
+        "rows_out",
+        "suppressed",
+        "budget",
+        "quasi_identifiers",
+        "node",
+        "k",
+        "k_requested",
+        "l",
+        "metric",
+        "metrics",
+        "feasible_nodes",
+        "nodes_evaluated",
+        "lattice_size",
+        "algorithm",
+        "seconds",
+    ] {
+        assert!(r.get(key).is_some(), "report lacks `{key}`: {r}");
+    }
+    assert_eq!(r["kanon_version"], env!("CARGO_PKG_VERSION"));
+    let sha = r["job_sha256"].as_str().unwrap();
+    assert!(
+        sha.len() == 64 && sha.chars().all(|c| c.is_ascii_hexdigit()),
+        "job_sha256 = {sha}"
+    );
+    assert_eq!(r["metric"], "glm");
+    assert_eq!(r["algorithm"], "incognito");
+    assert_eq!(
+        r["quasi_identifiers"].as_array().map(Vec::len),
+        Some(DEMO_QIS.len())
+    );
+    for m in ["glm", "glm_normalized", "dm", "precision", "height"] {
+        assert!(r["metrics"][m].is_number(), "metrics.{m} missing: {r}");
+    }
+    for s in ["load", "search", "release", "total"] {
+        assert!(
+            r["seconds"][s].as_f64().is_some_and(|t| t >= 0.0),
+            "seconds.{s} missing: {r}"
+        );
+    }
+
+    // Row accounting: budget = floor(0.05 * rows), suppression within it.
+    let (rows_in, rows_out, suppressed) = (
+        int(&r, "rows_in"),
+        int(&r, "rows_out"),
+        int(&r, "suppressed"),
+    );
+    assert_eq!(rows_in, DEMO_ROWS);
+    assert_eq!(int(&r, "budget"), DEMO_ROWS * 5 / 100);
+    assert_eq!(rows_in, rows_out + suppressed);
+    assert!(suppressed <= int(&r, "budget"));
+    assert_eq!(int(&r, "k_requested"), 3);
+    assert!(int(&r, "k") >= 3);
+    assert!(int(&r, "l") >= 2);
+    let (lattice, evaluated, feasible) = (
+        int(&r, "lattice_size"),
+        int(&r, "nodes_evaluated"),
+        int(&r, "feasible_nodes"),
+    );
+    assert!(
+        1 <= evaluated && evaluated <= lattice,
+        "{evaluated} of {lattice} nodes evaluated"
+    );
+    assert!(
+        1 <= feasible && feasible <= lattice,
+        "{feasible} of {lattice} nodes feasible"
+    );
+
+    // The node names every QI with a level.
+    let node = r["node"].as_object().expect("node should be an object");
+    let mut names: Vec<&str> = node.keys().map(String::as_str).collect();
+    names.sort();
+    let mut expected = DEMO_QIS.to_vec();
+    expected.sort();
+    assert_eq!(names, expected);
+    let level = |q: &str| {
+        node[q]
+            .as_i64()
+            .unwrap_or_else(|| panic!("node.{q} is not a level"))
+    };
+
+    // Release table: source columns in source order minus the dropped ones, QIs as VARCHAR.
+    let db = d.db();
+    let cols = columns(&db, "patients_k3");
+    let names: Vec<&str> = cols.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "id",
+            "zip",
+            "age",
+            "birth_date",
+            "sex",
+            "education",
+            "diagnosis"
+        ]
+    );
+    for (name, ty) in &cols {
+        if DEMO_QIS.contains(&name.as_str()) {
+            assert_eq!(
+                ty, "VARCHAR",
+                "QI column {name} should hold generalized labels"
+            );
+        }
+    }
+
+    // Re-measured independently: suppression is applied, every class has ≥ 3 rows and ≥ 2 diagnoses.
+    let k = remeasure(&db, "patients_k3", &DEMO_QIS);
+    assert!(k >= 3, "release is only {k}-anonymous");
+    let conn = open_ro(&db); // one connection at a time
+    let m = measure(&conn, "patients_k3", &DEMO_QIS, Some("diagnosis"));
+    assert_eq!(m.rows, rows_out);
+    assert_eq!(m.k, k);
+    assert_eq!(m.k, int(&r, "k"), "report k differs from the release");
+    assert!(m.l.unwrap() >= 2, "release is only {:?}-diverse", m.l);
+    assert_eq!(
+        m.l.unwrap(),
+        int(&r, "l"),
+        "report l differs from the release"
+    );
+
+    // Every released row is a truthful, full-domain generalization of its source row: same id and
+    // diagnosis, zip masked with exactly node.zip stars (above `mask = 3` only '*' remains: the
+    // masked tops 53*** and 60*** differ), sex kept or '*', education at its level.
+    let src = lit(d.path("patients.csv").to_str().unwrap());
+    let hier = lit(d.path("hierarchies/education.csv").to_str().unwrap());
+    let truthful = scalar(
+        &conn,
+        &format!(
+            "SELECT count(*) FROM patients_k3 AS r
+             JOIN read_csv({src}) AS s ON CAST(r.id AS VARCHAR) = CAST(s.id AS VARCHAR)
+             JOIN read_csv({hier}, header = false, delim = ';', all_varchar = true) AS h
+               ON h.column0 = s.education
+             WHERE r.diagnosis = s.diagnosis
+               AND CASE WHEN {zip} <= 3
+                        THEN CAST(s.zip AS VARCHAR) LIKE replace(r.zip, '*', '_')
+                             AND length(r.zip) - length(replace(r.zip, '*', '')) = {zip}
+                        ELSE r.zip = '*' END
+               AND r.sex = CASE WHEN {sex} = 0 THEN s.sex ELSE '*' END
+               AND r.education = h.column{edu}",
+            zip = level("zip"),
+            sex = level("sex"),
+            edu = level("education"),
+        ),
+    );
+    assert_eq!(
+        truthful, rows_out,
+        "some released rows do not generalize their source row"
+    );
+    assert_eq!(
+        scalar(&conn, "SELECT count(DISTINCT id) FROM patients_k3"),
+        rows_out
+    );
+
+    // The csv copy: a header and one line per released row.
+    let csv = fs::read_to_string(d.path("out/patients_k3.csv")).unwrap();
+    let mut lines = csv.lines().filter(|l| !l.is_empty());
+    let header: Vec<&str> = lines
+        .next()
+        .expect("csv copy is empty")
+        .split(',')
+        .collect();
+    assert_eq!(
+        header,
+        [
+            "id",
+            "zip",
+            "age",
+            "birth_date",
+            "sex",
+            "education",
+            "diagnosis"
+        ]
+    );
+    assert_eq!(
+        lines.count() as i64,
+        rows_out,
+        "csv copy should have {rows_out} data lines"
+    );
+}
+
+/// The same job on the same data gives the same release, byte for byte.
+#[test]
+fn demo_is_deterministic() {
+    let runs: Vec<(Vec<u8>, String, Vec<String>)> = (0..2)
+        .map(|_| {
+            let d = Demo::new();
+            assert_ok(&d.run(&["run", "job.toml"]));
+            let mut report = d.report();
+            report.as_object_mut().unwrap().remove("seconds");
+            // Paths in the report may name this run's own directory; nothing else may differ.
+            let mut report = report.to_string();
+            for dir in [
+                d.tmp.path().to_path_buf(),
+                d.tmp.path().canonicalize().unwrap(),
+            ] {
+                report = report.replace(dir.to_str().unwrap(), "<dir>");
+            }
+            (
+                fs::read(d.path("out/patients_k3.csv")).unwrap(),
+                report,
+                table_rows(&d.db(), "patients_k3"),
+            )
+        })
+        .collect();
+    assert!(runs[0].0 == runs[1].0, "csv copies differ");
+    assert_eq!(runs[0].1, runs[1].1, "reports differ beyond `seconds`");
+    assert_eq!(runs[0].2, runs[1].2, "release tables differ");
+}
+
+/// Command-line overrides reach the search, and the exhaustive search (the oracle) picks the same
+/// node as Incognito for each metric.
+#[test]
+fn exhaustive_search_agrees_with_incognito() {
+    let d = Demo::new();
+    let cases: [(&str, &[&str], &str, i64); 3] = [
+        ("job", &[], "glm", 3),
+        ("k4", &["--k", "4", "--max-suppression", "0"], "glm", 4),
+        ("dm", &["--metric", "dm"], "dm", 3),
+    ];
+    for (case, extra, metric, k) in cases {
+        let mut reports = Vec::new();
+        for algorithm in ["incognito", "exhaustive"] {
+            let report = format!("out/{case}-{algorithm}.json");
+            let mut args = vec![
+                "run",
+                "job.toml",
+                "--algorithm",
+                algorithm,
+                "--report",
+                report.as_str(),
+            ];
+            args.extend_from_slice(extra);
+            assert_ok(&d.run(&args));
+            let r = read_json(&d.path(&report));
+            assert_eq!(r["algorithm"], algorithm, "{case}");
+            assert_eq!(r["metric"], metric, "{case}: --metric not applied");
+            assert_eq!(int(&r, "k_requested"), k, "{case}: --k not applied");
+            assert!(int(&r, "k") >= k, "{case}");
+            reports.push(r);
+        }
+        let (inc, exh) = (&reports[0], &reports[1]);
+        assert_eq!(
+            inc["node"], exh["node"],
+            "{case}: incognito and exhaustive chose different nodes"
+        );
+        for m in ["glm", "dm", "precision", "height"] {
+            let (a, b) = (
+                inc["metrics"][m].as_f64().unwrap(),
+                exh["metrics"][m].as_f64().unwrap(),
+            );
+            assert!(
+                (a - b).abs() <= 1e-9 * a.abs().max(1.0),
+                "{case}: metrics.{m} {a} vs {b}"
+            );
+        }
+        // Incognito finds every feasible node, not just the optimum.
+        assert_eq!(
+            inc["feasible_nodes"], exh["feasible_nodes"],
+            "{case}: feasible node counts differ"
+        );
+        if case == "k4" {
+            assert_eq!(int(inc, "budget"), 0, "--max-suppression 0 not applied");
+            assert_eq!(int(inc, "suppressed"), 0);
+        }
+    }
+}
+
+/// `check` measures the raw source and a release, agreeing with SQL, and changes nothing.
+#[test]
+fn check_measures_source_and_release() {
+    let d = Demo::new();
+
+    let out = d.run(&["check", "job.toml", "--json"]);
+    assert_ok(&out);
+    let c: Json =
+        serde_json::from_str(out.stdout.trim()).unwrap_or_else(|e| panic!("{e}:\n{}", out.show()));
+    let conn = Connection::open_in_memory().unwrap();
+    let src = format!(
+        "read_csv({})",
+        lit(d.path("patients.csv").to_str().unwrap())
+    );
+    let want = measure(&conn, &src, &DEMO_QIS, Some("diagnosis"));
+    assert_eq!(want.rows, DEMO_ROWS);
+    assert_eq!(int(&c, "rows"), want.rows);
+    assert_eq!(int(&c, "classes"), want.classes);
+    assert_eq!(int(&c, "k"), want.k);
+    assert_eq!(c["l"].as_i64(), want.l, "l should be measured on diagnosis");
+    assert_eq!(json_histogram(&c), want.histogram);
+    assert_eq!(
+        fs::read_dir(d.path("out")).unwrap().count(),
+        1,
+        "check on the source wrote into out/"
+    );
+
+    assert_ok(&d.run(&["run", "job.toml"]));
+    let report_before = fs::read(d.path("out/report.json")).unwrap();
+    let rows_before = table_rows(&d.db(), "patients_k3");
+
+    let out = d.run(&["check", "job.toml", "--table", "patients_k3", "--json"]);
+    assert_ok(&out);
+    let c: Json =
+        serde_json::from_str(out.stdout.trim()).unwrap_or_else(|e| panic!("{e}:\n{}", out.show()));
+    let want = measure(
+        &open_ro(&d.db()),
+        "patients_k3",
+        &DEMO_QIS,
+        Some("diagnosis"),
+    );
+    assert!(int(&c, "k") >= 3, "release measured {}-anonymous", c["k"]);
+    assert_eq!(int(&c, "k"), want.k);
+    assert_eq!(int(&c, "rows"), int(&d.report(), "rows_out"));
+    assert_eq!(int(&c, "classes"), want.classes);
+    assert!(c["l"].as_i64().unwrap() >= 2);
+    assert_eq!(json_histogram(&c), want.histogram);
+
+    assert!(
+        fs::read(d.path("out/report.json")).unwrap() == report_before,
+        "check changed the report"
+    );
+    assert_eq!(
+        table_rows(&d.db(), "patients_k3"),
+        rows_before,
+        "check changed the release"
+    );
+}
+
+/// `hierarchy` prints the materialized levels of every QI and writes nothing.
+#[test]
+fn hierarchy_prints_materialized_levels() {
+    let d = Demo::new();
+    let out = d.run(&["hierarchy", "job.toml"]);
+    assert_ok(&out);
+    for needle in ["537**", "53***", "Undergraduate", "Secondary education"] {
+        assert!(
+            out.stdout.contains(needle),
+            "hierarchy output lacks {needle:?}:\n{}",
+            out.show()
+        );
+    }
+    d.assert_nothing_written();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bad jobs and inputs: exit 2, a message that points at the problem, and no output at all
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn unknown_qi_column_is_rejected() {
+    let d = Demo::new();
+    d.job(|j| {
+        qi(j, "zip").insert("column".into(), "postcode".into());
+    });
+    assert_fails(&d.run(&["run", "job.toml"]), 2, &["postcode"]);
+    d.assert_nothing_written();
+}
+
+/// education.csv without its `Masters` line, while the data has Masters.
+#[test]
+fn value_missing_from_hierarchy_file_is_rejected() {
+    let d = Demo::new();
+    d.add_bad("hierarchies/education_missing_value.csv");
+    d.job(|j| {
+        qi(j, "education").insert(
+            "hierarchy".into(),
+            tbl(r#"file = "hierarchies/education_missing_value.csv""#),
+        );
+    });
+    assert_fails(&d.run(&["run", "job.toml"]), 2, &["Masters", "education"]);
+    d.assert_nothing_written();
+}
+
+/// `Undergraduate` sits under `Higher education` on one line and `Secondary education` on another.
+#[test]
+fn inconsistent_hierarchy_is_rejected() {
+    let d = Demo::new();
+    d.add_bad("hierarchies/education_inconsistent.csv");
+    d.job(|j| {
+        qi(j, "education").insert(
+            "hierarchy".into(),
+            tbl(r#"file = "hierarchies/education_inconsistent.csv""#),
+        );
+    });
+    assert_fails(
+        &d.run(&["run", "job.toml"]),
+        2,
+        &["Undergraduate", "education"],
+    );
+    d.assert_nothing_written();
+}
+
+/// The last line ends in `Any-education` instead of `*`: the top level has two values.
+#[test]
+fn hierarchy_with_two_top_values_is_rejected() {
+    let d = Demo::new();
+    d.add_bad("hierarchies/education_two_tops.csv");
+    d.job(|j| {
+        qi(j, "education").insert(
+            "hierarchy".into(),
+            tbl(r#"file = "hierarchies/education_two_tops.csv""#),
+        );
+    });
+    assert_fails(
+        &d.run(&["run", "job.toml"]),
+        2,
+        &["Any-education", "education"],
+    );
+    d.assert_nothing_written();
+}
+
+/// No generalization can make classes larger than the table: a bad job, not a failed search.
+#[test]
+fn k_above_row_count_is_rejected() {
+    let d = Demo::new();
+    d.job(|j| set(j, "privacy", "k", 1000));
+    assert_fails(
+        &d.run(&["run", "job.toml"]),
+        2,
+        &["1000", &DEMO_ROWS.to_string()],
+    );
+    d.assert_nothing_written();
+}
+
+#[test]
+fn malformed_toml_is_rejected_with_its_line() {
+    let d = Demo::new();
+    d.add_bad("malformed.toml"); // `k = = 3` on line 10
+    assert_fails(
+        &d.run(&["run", "malformed.toml"]),
+        2,
+        &["malformed.toml", "line 10"],
+    );
+    d.assert_nothing_written();
+}
+
+#[test]
+fn missing_source_file_is_rejected() {
+    let d = Demo::new();
+    d.job(|j| set(j, "source", "csv", "nope.csv"));
+    assert_fails(&d.run(&["run", "job.toml"]), 2, &["nope.csv"]);
+    d.assert_nothing_written();
+}
+
+/// Rejected both in the job file and on the command line.
+#[test]
+fn unknown_metric_is_rejected() {
+    let d = Demo::new();
+    assert_fails(
+        &d.run(&["run", "job.toml", "--metric", "entropy"]),
+        2,
+        &["entropy"],
+    );
+    d.assert_nothing_written();
+    d.job(|j| set(j, "search", "metric", "entropy"));
+    assert_fails(&d.run(&["run", "job.toml"]), 2, &["entropy"]);
+    d.assert_nothing_written();
+}
+
+/// A directory with `fixtures/bad/hostile.csv`, whose second column is named HOSTILE, and a job
+/// over it (QIs zip and sex) followed by `extra`.
+fn hostile(extra: &str) -> TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_fixture("bad/hostile.csv", tmp.path(), "hostile.csv");
+    copy_fixture(
+        "bad/hierarchies/hostile_colors.csv",
+        tmp.path(),
+        "hierarchies/hostile_colors.csv",
+    );
+    let job = format!(
+        r#"[source]
+csv = "hostile.csv"
+
+[output]
+database = "out.duckdb"
+table = "release"
+report = "report.json"
+
+[privacy]
+k = 2
+max_suppression = 0
+
+[[quasi_identifiers]]
+column = "zip"
+hierarchy = {{ mask = 5 }}
+
+[[quasi_identifiers]]
+column = "sex"
+hierarchy = "suppress"
+{extra}"#
+    );
+    write(&tmp.path().join("job.toml"), job);
+    tmp
+}
+
+/// As a QI whose hierarchy lacks the value `it's`: rejected, naming the column, with no SQL
+/// error or injection on the way.
+#[test]
+fn hostile_column_name_as_qi_is_quoted_in_errors() {
+    let tmp = hostile(&format!(
+        "\n[[quasi_identifiers]]\ncolumn = {}\nhierarchy = {{ file = \"hierarchies/hostile_colors.csv\" }}\n",
+        toml_str(HOSTILE)
+    ));
+    // The tail of the name survives any quoting style the message may use.
+    assert_fails(
+        &kanon(tmp.path(), &["run", "job.toml"]),
+        2,
+        &["DROP TABLE x; --", "it's"],
+    );
+    assert!(!table_exists(&tmp.path().join("out.duckdb"), "release"));
+    assert!(!tmp.path().join("report.json").exists());
+}
+
+/// As a pass-through column it reaches the release under its exact name with its values intact.
+#[test]
+fn hostile_column_name_passes_through() {
+    let tmp = hostile("");
+    assert_ok(&kanon(tmp.path(), &["run", "job.toml"]));
+    let db = tmp.path().join("out.duckdb");
+    let names: Vec<String> = columns(&db, "release")
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    assert_eq!(names, ["id", HOSTILE, "zip", "sex", "diagnosis"]);
+    assert!(remeasure(&db, "release", &["zip", "sex"]) >= 2);
+    let conn = open_ro(&db);
+    let values = |relation: &str| {
+        strings(
+            &conn,
+            &format!(
+                "SELECT CAST({} AS VARCHAR) AS v FROM {relation} ORDER BY v",
+                ident(HOSTILE)
+            ),
+        )
+    };
+    let source = format!(
+        "read_csv({})",
+        lit(tmp.path().join("hostile.csv").to_str().unwrap())
+    );
+    assert_eq!(
+        values("release"),
+        values(&source),
+        "max_suppression = 0, so every value must survive"
+    );
+}
+
+/// Releasing over the source table would destroy the data being anonymized.
+#[test]
+fn output_table_may_not_replace_the_source_table() {
+    let d = Demo::new();
+    let warehouse = d.path("warehouse.duckdb");
+    {
+        let conn = Connection::open(&warehouse).unwrap();
+        let csv = lit(d.path("patients.csv").to_str().unwrap());
+        conn.execute_batch(&format!(
+            "CREATE TABLE patients AS SELECT * FROM read_csv({csv})"
+        ))
+        .unwrap();
+    } // closed: kanon needs the file lock
+    let before = table_rows(&warehouse, "patients");
+    assert_eq!(before.len() as i64, DEMO_ROWS);
+
+    // Output database left to default to the source, then named explicitly.
+    for explicit in [false, true] {
+        d.job(|j| {
+            j.insert(
+                "source".into(),
+                tbl("database = \"warehouse.duckdb\"\ntable = \"patients\""),
+            );
+            set(j, "output", "table", "patients");
+            let output = j["output"].as_table_mut().unwrap();
+            if explicit {
+                output.insert("database".into(), "warehouse.duckdb".into());
+            } else {
+                output.remove("database");
+            }
+        });
+        assert_fails(&d.run(&["run", "job.toml"]), 2, &["patients"]);
+        assert_eq!(
+            table_rows(&warehouse, "patients"),
+            before,
+            "source table changed"
+        );
+        let tables = scalar(
+            &open_ro(&warehouse),
+            "SELECT count(*) FROM information_schema.tables",
+        );
+        assert_eq!(tables, 1, "a table was added next to the source");
+        d.assert_nothing_written();
+    }
+}
+
+/// A failed rerun leaves the previous release and report exactly as they were.
+#[test]
+fn failed_rerun_keeps_previous_release() {
+    let d = Demo::new();
+    assert_ok(&d.run(&["run", "job.toml"]));
+    let rows = table_rows(&d.db(), "patients_k3");
+    let report = fs::read(d.path("out/report.json")).unwrap();
+    let csv = fs::read(d.path("out/patients_k3.csv")).unwrap();
+
+    d.add_bad("hierarchies/education_missing_value.csv");
+    d.job(|j| {
+        set(j, "privacy", "k", 4); // would produce a different release if it got that far
+        qi(j, "education").insert(
+            "hierarchy".into(),
+            tbl(r#"file = "hierarchies/education_missing_value.csv""#),
+        );
+    });
+    assert_fails(&d.run(&["run", "job.toml"]), 2, &["Masters"]);
+
+    assert_eq!(
+        table_rows(&d.db(), "patients_k3"),
+        rows,
+        "previous release table changed"
+    );
+    assert!(
+        fs::read(d.path("out/report.json")).unwrap() == report,
+        "previous report changed"
+    );
+    assert!(
+        fs::read(d.path("out/patients_k3.csv")).unwrap() == csv,
+        "previous csv copy changed"
+    );
+}
+
+/// The data has 6 diagnoses, so no class can be 7-diverse, and nothing may be suppressed.
+#[test]
+fn infeasible_job_exits_3_and_writes_nothing() {
+    let d = Demo::new();
+    d.job(|j| {
+        set(j, "privacy", "max_suppression", 0);
+        set(
+            j,
+            "privacy",
+            "l_diversity",
+            tbl("column = \"diagnosis\"\nl = 7"),
+        );
+    });
+    assert_fails(&d.run(&["run", "job.toml"]), 3, &[]);
+    d.assert_nothing_written();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The Adult benchmark (needs ../shared/data/adult, which is not part of the repository)
+// ---------------------------------------------------------------------------------------------
+
+const ADULT_QIS: [&str; 8] = [
+    "age",
+    "education",
+    "marital-status",
+    "native-country",
+    "race",
+    "sex",
+    "workclass",
+    "salary-class",
+];
+
+#[test]
+fn adult_is_5_anonymous_with_1_percent_suppression() {
+    let adult = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/adult");
+    if !adult.exists() {
+        println!("skipping: ../shared/data/adult not found");
+        return;
+    }
+    let adult = adult.canonicalize().unwrap();
+    let file = |name: String| toml_str(adult.join(name).to_str().unwrap());
+
+    let tmp = tempfile::tempdir().unwrap();
+    let mut job = format!(
+        "[source]\ncsv = {}\ndelimiter = \";\"\n\n\
+         [output]\ndatabase = \"adult.duckdb\"\ntable = \"adult_k5\"\nreport = \"report.json\"\n\n\
+         [privacy]\nk = 5\nmax_suppression = 0.01\n\n\
+         [search]\nalgorithm = \"incognito\"\nmetric = \"glm\"\n",
+        file("adult.csv".into())
+    );
+    for q in ADULT_QIS {
+        job += &format!(
+            "\n[[quasi_identifiers]]\ncolumn = {}\nhierarchy = {{ file = {} }}\n",
+            toml_str(q),
+            file(format!("hierarchy_{q}.csv"))
+        );
+    }
+    write(&tmp.path().join("adult.toml"), job);
+
+    assert_ok(&kanon(tmp.path(), &["run", "adult.toml", "--quiet"]));
+    let r = read_json(&tmp.path().join("report.json"));
+    assert_eq!(int(&r, "rows_in"), 30162);
+    assert_eq!(int(&r, "lattice_size"), 4320);
+    assert_eq!(int(&r, "budget"), 301);
+    assert!(int(&r, "suppressed") <= 301);
+    assert_eq!(
+        int(&r, "rows_in"),
+        int(&r, "rows_out") + int(&r, "suppressed")
+    );
+
+    let db = tmp.path().join("adult.duckdb");
+    let k = remeasure(&db, "adult_k5", &ADULT_QIS);
+    assert!(k >= 5, "Adult release is only {k}-anonymous");
+    assert_eq!(k, int(&r, "k"));
+    assert_eq!(
+        scalar(&open_ro(&db), "SELECT count(*) FROM adult_k5"),
+        int(&r, "rows_out")
+    );
+}
