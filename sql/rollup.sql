@@ -1,6 +1,10 @@
--- Frequency set of a node, rolled up from the frequency set of a node below it
--- (or from kanon_f0) through the ancestor tables. Levels are bound parameters.
+-- Frequency sets of a batch of nodes, each rolled up from the frequency set of
+-- a node below it. kanon_kids lists (child, parent, level per QI; NULL for a QI
+-- the child leaves out); {{source}} holds the parents' frequency sets, one
+-- `node` id per parent (kanon_f0_node: the base frequency set, node 0).
 CREATE OR REPLACE TEMP TABLE {{target}} AS
-SELECT {{groups}}{{sensitive}}, sum(p.cnt)::BIGINT AS cnt
-FROM {{source}} p {{joins}}
+SELECT k.child AS node, {{groups}}{{extras}}, sum(p.cnt)::BIGINT AS cnt
+FROM {{source}} p
+JOIN kanon_kids k ON k.parent = p.node
+{{joins}}
 GROUP BY ALL

@@ -1,10 +1,14 @@
 //! The one place a search asks about a node: its class-size histogram, from
 //! which k, ℓ, suppression and loss follow (see [`crate::metrics`]).
 //!
-//! Frequency sets stay in DuckDB. A search may keep a node's frequency set
-//! materialized so nodes above it roll up from it instead of from `kanon_f0`.
+//! Frequency sets stay in DuckDB, and nodes are evaluated in batches: one
+//! rollup query and one histogram query serve many nodes. A search may keep a
+//! batch's frequency sets so the next batch rolls up from them instead of from
+//! the base frequency set. Histograms are cached: a node is evaluated at most
+//! once per evaluator.
 
-use crate::frequency::{ancestor_joins, rollup};
+use crate::frequency::{rollup, Extras, Kid};
+use crate::hierarchy::node_table;
 use crate::lattice::Node;
 use crate::metrics::{Bucket, Dataset, Histogram};
 use crate::sql::{self, list, render};
@@ -12,112 +16,206 @@ use anyhow::Result;
 use duckdb::Connection;
 use std::collections::HashMap;
 
+/// Rows one rollup query may join, roughly: batches are cut to stay under it.
+const BATCH_ROWS: u64 = 4_000_000;
+
 pub struct Evaluator<'c> {
     conn: &'c Connection,
     pub data: Dataset,
-    sensitive: bool,
+    extras: Extras,
     evaluations: u64,
     cache: HashMap<Node, Histogram>,
-    /// Materialized frequency sets: node → temp table.
-    tables: HashMap<Node, String>,
+    /// Kept frequency sets: node → (table, id in it).
+    stored: HashMap<Node, (String, i64)>,
+    next_id: i64,
     next_table: u64,
+    base_rows: u64,
 }
 
 impl<'c> Evaluator<'c> {
-    pub fn new(conn: &'c Connection, data: Dataset, sensitive: bool) -> Evaluator<'c> {
-        Evaluator { conn, data, sensitive, evaluations: 0, cache: HashMap::new(), tables: HashMap::new(), next_table: 0 }
+    pub fn new(conn: &'c Connection, data: Dataset, extras: Extras) -> Result<Evaluator<'c>> {
+        let base_rows: i64 = conn.query_row("SELECT count(*) FROM kanon_f0", [], |r| r.get(0))?;
+        Ok(Evaluator {
+            conn,
+            data,
+            extras,
+            evaluations: 0,
+            cache: HashMap::new(),
+            stored: HashMap::new(),
+            next_id: 1,
+            next_table: 0,
+            base_rows: base_rows.max(1) as u64,
+        })
     }
 
-    /// Histogram computations run so far (cache hits do not count).
+    /// Nodes evaluated so far (cache hits do not count).
     pub fn evaluations(&self) -> u64 {
         self.evaluations
     }
 
-    /// The histogram of `node`, rolled up from the smallest-level materialized
-    /// frequency set below it, or from `kanon_f0`.
+    /// The histogram of one node.
     pub fn histogram(&mut self, node: &Node) -> Result<Histogram> {
-        if let Some(h) = self.cache.get(node) {
-            return Ok(h.clone());
-        }
-        let source = self
-            .tables
-            .iter()
-            .filter(|(m, _)| node.generalizes(m))
-            .max_by_key(|(m, t)| (m.height(), std::cmp::Reverse((*t).clone())))
-            .map(|(_, t)| t.clone())
-            .unwrap_or_else(|| "kanon_f0".to_string());
-        self.histogram_of(node, &source)
+        Ok(self.histograms(std::slice::from_ref(node))?.remove(0))
     }
 
-    /// Materialize `node`'s frequency set, rolled up from `from`'s (which must
-    /// be materialized) or from `kanon_f0`, and return its histogram.
-    pub fn materialize(&mut self, node: &Node, from: Option<&Node>) -> Result<Histogram> {
-        let source = match from.and_then(|f| self.tables.get(f)) {
-            Some(t) => t.clone(),
-            None => "kanon_f0".to_string(),
+    /// The histograms of `nodes`, in order; those not cached are rolled up from
+    /// the base frequency set, in batches.
+    pub fn histograms(&mut self, nodes: &[Node]) -> Result<Vec<Histogram>> {
+        let mut missing: Vec<Node> = nodes.iter().filter(|n| !self.cache.contains_key(n)).cloned().collect();
+        missing.sort();
+        missing.dedup();
+        let per_batch = (BATCH_ROWS / self.base_rows).max(1) as usize;
+        for chunk in missing.chunks(per_batch) {
+            let items: Vec<(Node, Option<Node>)> = chunk.iter().map(|n| (n.clone(), None)).collect();
+            self.compute(&items, false)?;
+        }
+        Ok(nodes.iter().map(|n| self.cache[n].clone()).collect())
+    }
+
+    /// Evaluate `items` (node, the node below it whose kept frequency set it
+    /// rolls up from, or None for the base frequency set) and keep their
+    /// frequency sets for the nodes above them.
+    pub fn materialize(&mut self, items: &[(Node, Option<Node>)]) -> Result<Vec<Histogram>> {
+        // Group by source table so each rollup query reads one table.
+        let mut by_source: HashMap<String, Vec<(Node, Option<Node>)>> = HashMap::new();
+        for (node, parent) in items {
+            let parent = parent.as_ref().filter(|p| self.stored.contains_key(*p)).cloned();
+            let source = match &parent {
+                Some(p) => self.stored[p].0.clone(),
+                None => "kanon_f0_node".to_string(),
+            };
+            by_source.entry(source).or_default().push((node.clone(), parent));
+        }
+        let mut sources: Vec<String> = by_source.keys().cloned().collect();
+        sources.sort();
+        for source in sources {
+            let group = &by_source[&source];
+            let mut start = 0;
+            while start < group.len() {
+                // Cut the batch where the parents' frequency sets add up to BATCH_ROWS.
+                let mut rows = 0u64;
+                let mut end = start;
+                while end < group.len() && (end == start || rows < BATCH_ROWS) {
+                    rows += match &group[end].1 {
+                        Some(p) => self.cache.get(p).map_or(self.base_rows, |h| h.classes()),
+                        None => self.base_rows,
+                    };
+                    end += 1;
+                }
+                self.compute(&group[start..end], true)?;
+                start = end;
+            }
+        }
+        Ok(items.iter().map(|(n, _)| self.cache[n].clone()).collect())
+    }
+
+    /// Drop the kept frequency sets of nodes `keep` rejects.
+    pub fn retain(&mut self, keep: impl Fn(&Node) -> bool) -> Result<()> {
+        self.stored.retain(|n, _| keep(n));
+        let mut live: Vec<&String> = self.stored.values().map(|(t, _)| t).collect();
+        live.sort();
+        live.dedup();
+        let mut stmt = self.conn.prepare("SELECT table_name FROM duckdb_tables() WHERE database_name = 'temp' AND table_name LIKE 'kanon_fs_%'")?;
+        let tables: Vec<String> = stmt.query_map([], |r| r.get(0))?.collect::<duckdb::Result<_>>()?;
+        for t in tables {
+            if !live.contains(&&t) {
+                self.conn.execute_batch(&format!("DROP TABLE IF EXISTS {t}"))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Drop every kept frequency set.
+    pub fn forget_all(&mut self) -> Result<()> {
+        self.retain(|_| false)
+    }
+
+    /// Roll up one batch into a new table, read its histograms, keep or drop it.
+    fn compute(&mut self, items: &[(Node, Option<Node>)], keep: bool) -> Result<()> {
+        let n = self.data.heights.len();
+        let source = match items[0].1.as_ref().and_then(|p| self.stored.get(p)) {
+            Some((t, _)) => t.clone(),
+            None => "kanon_f0_node".to_string(),
         };
+        let mut ids: HashMap<i64, Node> = HashMap::new();
+        let mut kids = Vec::with_capacity(items.len());
+        for (node, parent) in items {
+            let child = self.next_id;
+            self.next_id += 1;
+            let mut levels = vec![None; n];
+            for (a, l) in node.attrs.iter().zip(&node.levels) {
+                levels[*a] = Some(*l);
+            }
+            let parent = parent.as_ref().and_then(|p| self.stored.get(p)).map_or(0, |(_, id)| *id);
+            kids.push(Kid { child, parent, levels });
+            ids.insert(child, node.clone());
+        }
         let target = format!("kanon_fs_{}", self.next_table);
         self.next_table += 1;
-        rollup(self.conn, &target, &source, &node.attrs, &node.levels, self.sensitive)?;
-        self.tables.insert(node.clone(), target.clone());
-        match self.cache.get(node) {
-            Some(h) => Ok(h.clone()),
-            None => self.histogram_of(node, &target),
+        rollup(self.conn, &target, &source, &kids, n, self.extras)?;
+        let mut hists = self.read_histograms(&target, &ids)?;
+        for (id, node) in &ids {
+            let h = hists.remove(id).unwrap_or_default();
+            if self.cache.insert(node.clone(), h).is_none() {
+                self.evaluations += 1;
+            }
+            if keep {
+                self.stored.insert(node.clone(), (target.clone(), *id));
+            }
         }
-    }
-
-    /// Drop `node`'s materialized frequency set, if any.
-    pub fn forget(&mut self, node: &Node) -> Result<()> {
-        if let Some(t) = self.tables.remove(node) {
-            self.conn.execute_batch(&format!("DROP TABLE IF EXISTS {t}"))?;
-        }
-        Ok(())
-    }
-
-    /// Drop every materialized frequency set.
-    pub fn forget_all(&mut self) -> Result<()> {
-        let nodes: Vec<Node> = self.tables.keys().cloned().collect();
-        for n in nodes {
-            self.forget(&n)?;
+        if !keep {
+            self.conn.execute_batch(&format!("DROP TABLE IF EXISTS {target}"))?;
         }
         Ok(())
     }
 
-    fn histogram_of(&mut self, node: &Node, source: &str) -> Result<Histogram> {
-        let ldiv = if self.sensitive { "count(DISTINCT p.s)" } else { "0" };
-        let glm = list(&node.attrs, "", |&a| format!(", sum(p.cnt * (x{a}.leaves - 1))::BIGINT AS glm{a}"));
-        let glm_totals = list(&node.attrs, "", |&a| format!(", sum(glm{a})::BIGINT"));
-        let groups = list(&node.attrs, ", ", |&a| format!("x{a}.anc"));
+    fn read_histograms(&self, table: &str, ids: &HashMap<i64, Node>) -> Result<HashMap<i64, Histogram>> {
+        let n = self.data.heights.len();
+        let groups = list(0..n, ", ", |a| format!("p.g{a}"));
+        let plain = list(0..n, ", ", |a| format!("g{a}"));
+        let (label_cte, label_join, minority) = if self.extras.label {
+            (
+                format!(
+                    ", majority AS (\n    SELECT node, {plain}, max(n) AS majority\n    FROM (SELECT p.node, {groups}, p.y, sum(p.cnt) AS n FROM {table} p GROUP BY ALL)\n    GROUP BY ALL\n)"
+                ),
+                format!(
+                    "JOIN majority m ON m.node = c.node AND {}",
+                    list(0..n, " AND ", |a| format!("m.g{a} IS NOT DISTINCT FROM c.g{a}"))
+                ),
+                "sum(c.size - m.majority)",
+            )
+        } else {
+            (String::new(), String::new(), "0")
+        };
         let q = render(
             sql::CLASS_HISTOGRAM,
             &[
-                ("ldiv", ldiv),
-                ("glm", &glm),
-                ("source", source),
-                ("joins", &ancestor_joins(&node.attrs)),
                 ("groups", &groups),
-                ("glm_totals", &glm_totals),
+                ("ldiv", if self.extras.sensitive { "count(DISTINCT p.s)" } else { "0" }),
+                ("glm", &list(0..n, "", |a| format!(", sum(p.cnt * (coalesce(n{a}.leaves, 1) - 1))::BIGINT AS glm{a}"))),
+                ("source", table),
+                ("leaf_joins", &list(0..n, " ", |a| format!("LEFT JOIN {} n{a} ON n{a}.code = p.g{a}", node_table(a)))),
+                ("label_cte", &label_cte),
+                ("glm_totals", &list(0..n, "", |a| format!(", sum(c.glm{a})::BIGINT"))),
+                ("minority", minority),
+                ("label_join", &label_join),
             ],
         );
-        let n = node.attrs.len();
-        let mut stmt = self.conn.prepare_cached(&q)?;
-        let buckets = stmt
-            .query_map(duckdb::params_from_iter(&node.levels), |r| {
-                let mut leaf_sums = Vec::with_capacity(n);
-                for i in 0..n {
-                    leaf_sums.push(r.get::<_, i64>(3 + i)? as u64);
-                }
-                Ok(Bucket {
-                    size: r.get::<_, i64>(0)? as u64,
-                    ldiv: r.get::<_, i64>(1)? as u64,
-                    classes: r.get::<_, i64>(2)? as u64,
-                    leaf_sums,
-                })
-            })?
-            .collect::<duckdb::Result<Vec<_>>>()?;
-        self.evaluations += 1;
-        let h = Histogram { buckets };
-        self.cache.insert(node.clone(), h.clone());
-        Ok(h)
+        let mut stmt = self.conn.prepare(&q)?;
+        let mut out: HashMap<i64, Histogram> = HashMap::new();
+        let mut rows = stmt.query([])?;
+        while let Some(r) = rows.next()? {
+            let id: i64 = r.get(0)?;
+            let node = &ids[&id];
+            let leaf_sums = node.attrs.iter().map(|&a| r.get::<_, i64>(4 + a).map(|v| v as u64)).collect::<duckdb::Result<Vec<_>>>()?;
+            out.entry(id).or_default().buckets.push(Bucket {
+                size: r.get::<_, i64>(1)? as u64,
+                ldiv: r.get::<_, i64>(2)? as u64,
+                classes: r.get::<_, i64>(3)? as u64,
+                leaf_sums,
+                minority: r.get::<_, i64>(4 + n)? as u64,
+            });
+        }
+        Ok(out)
     }
 }

@@ -1,22 +1,50 @@
 //! Frequency sets: the one `GROUP BY` scan of the source, its integer encoding,
-//! and rollup of any frequency set to a node above it.
+//! and rollup of frequency sets to nodes above them.
 //!
-//! A frequency set table has columns `g{a}` (a code of QI `a`, at any level),
-//! `s` (sensitive code, when ℓ-diversity is asked) and `cnt`. `kanon_f0` is the
-//! zero-generalization frequency set over all QIs; it also keeps the raw values
-//! `v{a}` the release writer joins back on.
+//! A frequency set has a code `g{a}` per QI `a` (at the node's level; NULL for
+//! a QI the node leaves out), the extra columns `s` (sensitive value code, when
+//! ℓ-diversity is asked) and `y` (class label code, when a class column is
+//! given), and `cnt`. `kanon_f0` is the zero-generalization frequency set over
+//! all QIs; it also keeps the raw values `v{a}` the release writer joins on.
 
 use crate::hierarchy::{anc_table, dim_table};
 use crate::sql::{self, ident, list, render};
 use anyhow::{Context, Result};
 use duckdb::Connection;
 
-/// Scan the source once: distinct (QIs[, sensitive]) with counts, into `kanon_base`.
-pub fn scan_source(conn: &Connection, qis: &[String], sensitive: Option<&str>) -> Result<u64> {
+/// Columns a frequency set carries beside the QI codes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Extras {
+    /// `s`: the sensitive column, for ℓ-diversity.
+    pub sensitive: bool,
+    /// `y`: the class label, for the classification metric.
+    pub label: bool,
+}
+
+impl Extras {
+    /// `, p.s, p.y` (as present), for select lists.
+    pub fn columns(&self, alias: &str) -> String {
+        let mut out = String::new();
+        if self.sensitive {
+            out.push_str(&format!(", {alias}.s"));
+        }
+        if self.label {
+            out.push_str(&format!(", {alias}.y"));
+        }
+        out
+    }
+}
+
+/// Scan the source once: distinct (QIs, sensitive, label) with counts, into
+/// `kanon_base`. Returns the number of rows.
+pub fn scan_source(conn: &Connection, qis: &[String], sensitive: Option<&str>, label: Option<&str>) -> Result<u64> {
     let mut cols: Vec<String> =
         qis.iter().enumerate().map(|(a, c)| format!("CAST({} AS VARCHAR) AS v{a}", ident(c))).collect();
     if let Some(s) = sensitive {
         cols.push(format!("CAST({} AS VARCHAR) AS s", ident(s)));
+    }
+    if let Some(y) = label {
+        cols.push(format!("CAST({} AS VARCHAR) AS y", ident(y)));
     }
     let ordinals = list(1..=cols.len(), ", ", |i| i.to_string());
     conn.execute_batch(&render(sql::BASE_FREQUENCY_SET, &[("columns", &cols.join(", ")), ("ordinals", &ordinals)]))
@@ -26,43 +54,75 @@ pub fn scan_source(conn: &Connection, qis: &[String], sensitive: Option<&str>) -
 }
 
 /// Encode `kanon_base` into `kanon_f0` with leaf codes (every value is a leaf by now).
-pub fn encode(conn: &Connection, n: usize, sensitive: bool) -> Result<()> {
+pub fn encode(conn: &Connection, n: usize, extras: Extras) -> Result<()> {
     let raw = list(0..n, ", ", |a| format!("b.v{a}"));
     let codes = list(0..n, ", ", |a| format!("l{a}.c0 AS g{a}"));
     let mut joins = list(0..n, " ", |a| {
         format!("JOIN {} l{a} ON b.v{a} IS NOT DISTINCT FROM l{a}.leaf", dim_table(a))
     });
-    let mut sens = String::new();
-    if sensitive {
-        conn.execute_batch(
-            "CREATE OR REPLACE TEMP TABLE kanon_sensitive AS \
-             SELECT (row_number() OVER (ORDER BY s NULLS FIRST))::INTEGER AS code, s FROM (SELECT DISTINCT s FROM kanon_base)",
-        )?;
-        joins.push_str(" JOIN kanon_sensitive ks ON b.s IS NOT DISTINCT FROM ks.s");
-        sens = ", ks.code AS s".into();
+    let mut extra_cols = String::new();
+    for (on, col) in [(extras.sensitive, "s"), (extras.label, "y")] {
+        if on {
+            // NULL is a value like any other: it gets a code of its own.
+            conn.execute_batch(&format!(
+                "CREATE OR REPLACE TEMP TABLE kanon_codes_{col} AS \
+                 SELECT (row_number() OVER (ORDER BY {col} NULLS FIRST))::INTEGER AS code, {col} \
+                 FROM (SELECT DISTINCT {col} FROM kanon_base)"
+            ))?;
+            joins.push_str(&format!(" JOIN kanon_codes_{col} k{col} ON b.{col} IS NOT DISTINCT FROM k{col}.{col}"));
+            extra_cols.push_str(&format!(", k{col}.code AS {col}"));
+        }
     }
     conn.execute_batch(&render(
         sql::ENCODE_FREQUENCY_SET,
-        &[("raw", &raw), ("codes", &codes), ("sensitive", &sens), ("joins", &joins)],
+        &[("raw", &raw), ("codes", &codes), ("sensitive", &extra_cols), ("joins", &joins)],
     ))?;
+    conn.execute_batch(sql::BASE_F0_NODE)?;
     Ok(())
 }
 
-/// `JOIN kanon_anc_{a} x{a} ON …` for each (QI, level) of a node: the level is
-/// a bound parameter, in this order.
+/// `JOIN kanon_anc_{a} x{a} ON …` for each QI of `attrs`, the level a bound
+/// parameter (in this order). For one node whose levels are known up front.
 pub fn ancestor_joins(attrs: &[usize]) -> String {
     list(attrs, " ", |&a| format!("JOIN {} x{a} ON x{a}.code = p.g{a} AND x{a}.level = ?", anc_table(a)))
 }
 
-/// Materialize the frequency set of a node (`attrs` at `levels`) as `target`,
-/// rolled up from frequency set table `source` (any node below it).
-pub fn rollup(conn: &Connection, target: &str, source: &str, attrs: &[usize], levels: &[u8], sensitive: bool) -> Result<()> {
-    let groups = list(attrs, ", ", |&a| format!("x{a}.anc AS g{a}"));
-    let sens = if sensitive { ", p.s" } else { "" };
+/// A child to compute: its id, the id of the parent frequency set it rolls up
+/// from, and its level per QI (None for a QI it leaves out).
+pub struct Kid {
+    pub child: i64,
+    pub parent: i64,
+    pub levels: Vec<Option<u8>>,
+}
+
+/// Materialize the frequency sets of `kids` into `target` (column `node` = child
+/// id), rolled up from `source` (column `node` = parent id).
+pub fn rollup(conn: &Connection, target: &str, source: &str, kids: &[Kid], n: usize, extras: Extras) -> Result<()> {
+    conn.execute_batch(&format!(
+        "CREATE OR REPLACE TEMP TABLE kanon_kids (child BIGINT, parent BIGINT, {})",
+        list(0..n, ", ", |a| format!("l{a} INTEGER"))
+    ))?;
+    let tuple = format!("({})", vec!["?"; n + 2].join(", "));
+    for chunk in kids.chunks(400) {
+        let q = format!("INSERT INTO kanon_kids VALUES {}", vec![tuple.as_str(); chunk.len()].join(", "));
+        let params: Vec<Option<i64>> = chunk
+            .iter()
+            .flat_map(|k| [Some(k.child), Some(k.parent)].into_iter().chain(k.levels.iter().map(|l| l.map(i64::from))))
+            .collect();
+        conn.execute(&q, duckdb::params_from_iter(params))?;
+    }
+    // Join only the QIs some kid keeps; the others are NULL for every kid.
+    let used: Vec<usize> = (0..n).filter(|&a| kids.iter().any(|k| k.levels[a].is_some())).collect();
+    let groups = list(0..n, ", ", |a| {
+        if used.contains(&a) { format!("x{a}.anc AS g{a}") } else { format!("NULL::INTEGER AS g{a}") }
+    });
+    let joins = list(&used, "\n", |&a| {
+        format!("LEFT JOIN {} x{a} ON x{a}.code = p.g{a} AND x{a}.level = k.l{a}", anc_table(a))
+    });
     let q = render(
         sql::ROLLUP,
-        &[("target", target), ("groups", &groups), ("sensitive", sens), ("source", source), ("joins", &ancestor_joins(attrs))],
+        &[("target", target), ("groups", &groups), ("extras", &extras.columns("p")), ("source", source), ("joins", &joins)],
     );
-    conn.execute(&q, duckdb::params_from_iter(levels))?;
+    conn.execute_batch(&q)?;
     Ok(())
 }

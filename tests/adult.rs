@@ -45,11 +45,9 @@ fn adult_job(adult: &Path, out: &Path, diversity: bool) -> Job {
 
 /// Every node's histogram, once, for all cases.
 fn all_feasible(ev: &mut Evaluator, lattice: &Lattice, req: &Requirement) -> Vec<Vec<u8>> {
-    lattice
-        .nodes()
-        .into_iter()
-        .filter(|l| ev.histogram(&Node::full(l.clone())).unwrap().feasible(req))
-        .collect()
+    let nodes = lattice.nodes();
+    let hists = ev.histograms(&nodes.iter().map(|l| Node::full(l.clone())).collect::<Vec<_>>()).unwrap();
+    nodes.into_iter().zip(hists).filter(|(_, h)| h.feasible(req)).map(|(l, _)| l).collect()
 }
 
 fn remeasure_k(db: &Path, table: &str) -> i64 {
@@ -62,7 +60,7 @@ fn remeasure_k(db: &Path, table: &str) -> i64 {
 fn compare_cases(loaded: &Loaded, job: &Job, ks: &[u64], budgets: &[f64], l: Option<u64>) {
     let lattice = Lattice::new(loaded.data.heights.clone());
     assert_eq!(lattice.size(), 4320);
-    let mut reference = Evaluator::new(&loaded.conn, loaded.data.clone(), loaded.sensitive);
+    let mut reference = loaded.evaluator().unwrap();
     let bar = indicatif::ProgressBar::hidden();
     for &k in ks {
         for &fraction in budgets {
@@ -70,7 +68,7 @@ fn compare_cases(loaded: &Loaded, job: &Job, ks: &[u64], budgets: &[f64], l: Opt
             let truth = all_feasible(&mut reference, &lattice, &req);
             for metric in [Metric::Glm, Metric::Dm] {
                 let exact = search::score(&mut reference, &lattice, truth.clone(), &req, metric, 0, &bar).unwrap();
-                let mut ev = Evaluator::new(&loaded.conn, loaded.data.clone(), loaded.sensitive);
+                let mut ev = loaded.evaluator().unwrap();
                 let found = incognito::search(&loaded.conn, &mut ev, &lattice, &req, metric, &bar).unwrap();
                 let case = format!("k={k} suppression={fraction} l={l:?} metric={}", metric.name());
                 assert_eq!(found.feasible, exact.feasible, "{case}: feasible sets differ");
@@ -89,7 +87,7 @@ fn compare_cases(loaded: &Loaded, job: &Job, ks: &[u64], budgets: &[f64], l: Opt
                     // Write the release and re-measure it independently.
                     let mut job = job.clone();
                     job.output.table = format!("r_k{k}_{}", (fraction * 100.0) as u32);
-                    release::full_domain_map(&loaded.conn, &a.levels, &req, loaded.sensitive).unwrap();
+                    release::full_domain_map(&loaded.conn, &a.levels, &req, loaded.extras.sensitive).unwrap();
                     let w = release::write(&loaded.conn, &job, &loaded.columns).unwrap();
                     assert_eq!(w.rows + a.outcome.suppressed, loaded.data.rows, "{case}");
                     loaded.conn.execute_batch("DETACH kanon_out").unwrap();

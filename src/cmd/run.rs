@@ -7,7 +7,6 @@
 
 use crate::cli::progress;
 use crate::error::{bad, Infeasible};
-use crate::evaluator::Evaluator;
 use crate::job::{parse_levels, Algorithm, Budget, Job, Metric};
 use crate::lattice::{Lattice, Node};
 use crate::load::load;
@@ -97,7 +96,7 @@ pub fn run(args: Args) -> Result<()> {
     let t_load = start.elapsed().as_secs_f64();
 
     let bar = progress(args.quiet);
-    let mut ev = Evaluator::new(&loaded.conn, loaded.data.clone(), loaded.sensitive);
+    let mut ev = loaded.evaluator()?;
     let result: SearchResult = match &forced {
         Some(levels) => {
             let outcome = ev.histogram(&Node::full(levels.clone()))?.outcome(levels, &req, &ev.data);
@@ -128,7 +127,7 @@ pub fn run(args: Args) -> Result<()> {
         ))));
     };
 
-    release::full_domain_map(&loaded.conn, &best.levels, &req, loaded.sensitive)?;
+    release::full_domain_map(&loaded.conn, &best.levels, &req, loaded.extras.sensitive)?;
     let written = release::write(&loaded.conn, &job, &loaded.columns)?;
     let t_release = start.elapsed().as_secs_f64() - t_load - t_search;
     debug_assert_eq!(written.rows + best.outcome.suppressed, rows);
