@@ -52,7 +52,13 @@ pub fn next(conn: &Connection, i: usize) -> Result<Graph> {
     let order = list(1..=i, ", ", |j| format!("d{j}, i{j}"));
     conn.execute_batch(&render(
         sql::CANDIDATES_JOIN,
-        &[("i", &i_s), ("prev", &prev_s), ("pairs", &pairs.join(", ")), ("same_prefix", &same_prefix), ("order", &order)],
+        &[
+            ("i", &i_s),
+            ("prev", &prev_s),
+            ("pairs", &pairs.join(", ")),
+            ("same_prefix", &same_prefix),
+            ("order", &order),
+        ],
     ))?;
     // Subsets leaving out position i or i−1 are the two parents; check the others.
     if i > 2 {

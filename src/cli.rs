@@ -7,7 +7,11 @@ use clap::{Parser, Subcommand};
 use std::io::IsTerminal;
 
 #[derive(Parser)]
-#[command(name = "kanon", version, about = "k-anonymize a table by full-domain generalization, pushed down into DuckDB")]
+#[command(
+    name = "kanon",
+    version,
+    about = "k-anonymize a table by full-domain generalization, pushed down into DuckDB"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,

@@ -44,11 +44,7 @@ pub fn open(job: &Job) -> Result<(Connection, Vec<SourceColumn>)> {
             ))
             .or_bad_input(|| format!("opening source database {}", path.display()))?;
             if !table_exists(&conn, catalog, table)? {
-                return Err(bad(format!(
-                    "{}: table \"{table}\" not found in {}",
-                    job.path.display(),
-                    path.display()
-                )));
+                return Err(bad(format!("{}: table \"{table}\" not found in {}", job.path.display(), path.display())));
             }
             format!("{}.main.{}", sql::ident(catalog), sql::ident(table))
         }

@@ -115,7 +115,9 @@ impl<'c> Evaluator<'c> {
         let mut live: Vec<&String> = self.stored.values().map(|(t, _)| t).collect();
         live.sort();
         live.dedup();
-        let mut stmt = self.conn.prepare("SELECT table_name FROM duckdb_tables() WHERE database_name = 'temp' AND table_name LIKE 'kanon_fs_%'")?;
+        let mut stmt = self.conn.prepare(
+            "SELECT table_name FROM duckdb_tables() WHERE database_name = 'temp' AND table_name LIKE 'kanon_fs_%'",
+        )?;
         let tables: Vec<String> = stmt.query_map([], |r| r.get(0))?.collect::<duckdb::Result<_>>()?;
         for t in tables {
             if !live.contains(&&t) {
@@ -192,7 +194,10 @@ impl<'c> Evaluator<'c> {
             &[
                 ("groups", &groups),
                 ("ldiv", if self.extras.sensitive { "count(DISTINCT p.s)" } else { "0" }),
-                ("glm", &list(0..n, "", |a| format!(", sum(p.cnt * (coalesce(n{a}.leaves, 1) - 1))::BIGINT AS glm{a}"))),
+                (
+                    "glm",
+                    &list(0..n, "", |a| format!(", sum(p.cnt * (coalesce(n{a}.leaves, 1) - 1))::BIGINT AS glm{a}")),
+                ),
                 ("source", table),
                 ("leaf_joins", &list(0..n, " ", |a| format!("LEFT JOIN {} n{a} ON n{a}.code = p.g{a}", node_table(a)))),
                 ("label_cte", &label_cte),
@@ -207,7 +212,11 @@ impl<'c> Evaluator<'c> {
         while let Some(r) = rows.next()? {
             let id: i64 = r.get(0)?;
             let node = &ids[&id];
-            let leaf_sums = node.attrs.iter().map(|&a| r.get::<_, i64>(4 + a).map(|v| v as u64)).collect::<duckdb::Result<Vec<_>>>()?;
+            let leaf_sums = node
+                .attrs
+                .iter()
+                .map(|&a| r.get::<_, i64>(4 + a).map(|v| v as u64))
+                .collect::<duckdb::Result<Vec<_>>>()?;
             out.entry(id).or_default().buckets.push(Bucket {
                 size: r.get::<_, i64>(1)? as u64,
                 ldiv: r.get::<_, i64>(2)? as u64,

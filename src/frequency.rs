@@ -57,9 +57,7 @@ pub fn scan_source(conn: &Connection, qis: &[String], sensitive: Option<&str>, l
 pub fn encode(conn: &Connection, n: usize, extras: Extras) -> Result<()> {
     let raw = list(0..n, ", ", |a| format!("b.v{a}"));
     let codes = list(0..n, ", ", |a| format!("l{a}.c0 AS g{a}"));
-    let mut joins = list(0..n, " ", |a| {
-        format!("JOIN {} l{a} ON b.v{a} IS NOT DISTINCT FROM l{a}.leaf", dim_table(a))
-    });
+    let mut joins = list(0..n, " ", |a| format!("JOIN {} l{a} ON b.v{a} IS NOT DISTINCT FROM l{a}.leaf", dim_table(a)));
     let mut extra_cols = String::new();
     for (on, col) in [(extras.sensitive, "s"), (extras.label, "y")] {
         if on {
@@ -114,14 +112,24 @@ pub fn rollup(conn: &Connection, target: &str, source: &str, kids: &[Kid], n: us
     // Join only the QIs some kid keeps; the others are NULL for every kid.
     let used: Vec<usize> = (0..n).filter(|&a| kids.iter().any(|k| k.levels[a].is_some())).collect();
     let groups = list(0..n, ", ", |a| {
-        if used.contains(&a) { format!("x{a}.anc AS g{a}") } else { format!("NULL::INTEGER AS g{a}") }
+        if used.contains(&a) {
+            format!("x{a}.anc AS g{a}")
+        } else {
+            format!("NULL::INTEGER AS g{a}")
+        }
     });
     let joins = list(&used, "\n", |&a| {
         format!("LEFT JOIN {} x{a} ON x{a}.code = p.g{a} AND x{a}.level = k.l{a}", anc_table(a))
     });
     let q = render(
         sql::ROLLUP,
-        &[("target", target), ("groups", &groups), ("extras", &extras.columns("p")), ("source", source), ("joins", &joins)],
+        &[
+            ("target", target),
+            ("groups", &groups),
+            ("extras", &extras.columns("p")),
+            ("source", source),
+            ("joins", &joins),
+        ],
     );
     conn.execute_batch(&q)?;
     Ok(())

@@ -44,7 +44,8 @@ pub fn anc_table(a: usize) -> String {
 pub fn load_files(conn: &Connection, job: &Job) -> Result<()> {
     for (a, qi) in job.quasi_identifiers.iter().enumerate() {
         if let HierarchySpec::File(path) = &qi.hierarchy {
-            let rows = read_arx(path).with_context(|| format!("{}: hierarchy of \"{}\"", job.at(&qi.column), qi.column.name))?;
+            let rows = read_arx(path)
+                .with_context(|| format!("{}: hierarchy of \"{}\"", job.at(&qi.column), qi.column.name))?;
             load_rows(conn, a, &rows)?;
             check_structure(conn, job, a, qi)?;
         }
@@ -95,7 +96,11 @@ fn read_arx(path: &Path) -> Result<Vec<Vec<Option<String>>>> {
             cells[0] = None;
         }
         if cells.len() < 2 {
-            return Err(bad(format!("{}:{}: a row needs a leaf and at least one level above it", path.display(), n + 1)));
+            return Err(bad(format!(
+                "{}:{}: a row needs a leaf and at least one level above it",
+                path.display(),
+                n + 1
+            )));
         }
         if let Some(first) = rows.first() {
             if first.len() != cells.len() {
@@ -153,7 +158,8 @@ fn check_structure(conn: &Connection, job: &Job, a: usize, qi: &QuasiIdentifier)
     let height = height_of(conn, a)?;
     let h = h_table(a);
     for lo in 0..height {
-        let q = render(sql::HIERARCHY_PARENTS, &[("lo", &format!("v{lo}")), ("hi", &format!("v{}", lo + 1)), ("h", &h)]);
+        let q =
+            render(sql::HIERARCHY_PARENTS, &[("lo", &format!("v{lo}")), ("hi", &format!("v{}", lo + 1)), ("h", &h)]);
         let mut stmt = conn.prepare(&q)?;
         let bad_rows: Vec<(String, String)> =
             stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<duckdb::Result<_>>()?;
@@ -166,7 +172,8 @@ fn check_structure(conn: &Connection, job: &Job, a: usize, qi: &QuasiIdentifier)
         }
     }
     let q = render(sql::HIERARCHY_TOPS, &[("top", &format!("v{height}")), ("h", &h)]);
-    let (tops, sample, leaves): (i64, Option<String>, i64) = conn.query_row(&q, [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    let (tops, sample, leaves): (i64, Option<String>, i64) =
+        conn.query_row(&q, [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
     if tops != 1 {
         return Err(bad(format!(
             "{at}: the top level must be a single value, found {tops} ({})",
@@ -181,7 +188,8 @@ fn check_coverage(conn: &Connection, a: usize) -> Result<()> {
     // kanon_hdim_{a} is not built yet; cover against the text table's leaves.
     let dim = format!("(SELECT v0 AS leaf, 0 AS c0 FROM {})", h_table(a));
     let q = render(sql::HIERARCHY_COVERAGE, &[("v", &format!("v{a}")), ("dim", &dim)]);
-    let (rows, values, sample): (i64, i64, Option<String>) = conn.query_row(&q, [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    let (rows, values, sample): (i64, i64, Option<String>) =
+        conn.query_row(&q, [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
     if rows > 0 {
         return Err(bad(format!(
             "{rows} rows ({values} distinct values) are not covered by the hierarchy, e.g. {}",
@@ -259,11 +267,21 @@ fn build_codes(conn: &Connection, a: usize, height: u8) -> Result<()> {
     let levels = list(0..=height, " UNION ALL ", |l| format!("SELECT {l} AS level, v{l} AS label FROM {h}"));
     let codes = list(0..=height, ", ", |l| format!("n{l}.code AS c{l}"));
     let joins = list(0..=height, " ", |l| {
-        format!("JOIN {nodes} n{l} ON n{l}.level = {l} AND n{l}.label IS NOT DISTINCT FROM h.v{l}", nodes = node_table(a))
+        format!(
+            "JOIN {nodes} n{l} ON n{l}.level = {l} AND n{l}.label IS NOT DISTINCT FROM h.v{l}",
+            nodes = node_table(a)
+        )
     });
     conn.execute_batch(&render(
         sql::HIERARCHY_NODES,
-        &[("nodes", &node_table(a)), ("levels", &levels), ("dim", &dim_table(a)), ("codes", &codes), ("h", &h), ("joins", &joins)],
+        &[
+            ("nodes", &node_table(a)),
+            ("levels", &levels),
+            ("dim", &dim_table(a)),
+            ("codes", &codes),
+            ("h", &h),
+            ("joins", &joins),
+        ],
     ))?;
     let mut pairs = Vec::new();
     for lo in 0..=height {

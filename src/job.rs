@@ -280,38 +280,36 @@ fn line_of(text: &str, offset: usize) -> usize {
 impl Job {
     /// Read and validate a job file.
     pub fn load(path: &Path) -> Result<Job> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| bad(format!("cannot read job file {}: {e}", path.display())))?;
+        let text =
+            std::fs::read_to_string(path).map_err(|e| bad(format!("cannot read job file {}: {e}", path.display())))?;
         Job::parse(path, &text)
     }
 
     /// Validate job text read from `path` (used for relative paths and messages).
     pub fn parse(path: &Path, text: &str) -> Result<Job> {
         let file = path.display().to_string();
-        let raw: RawJob =
-            toml::from_str(text).map_err(|e| bad(format!("{file}: invalid job file: {e}")))?;
+        let raw: RawJob = toml::from_str(text).map_err(|e| bad(format!("{file}: invalid job file: {e}")))?;
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         let resolve = |p: &str| -> PathBuf {
             let p = Path::new(p);
-            if p.is_absolute() { p.to_path_buf() } else { dir.join(p) }
+            if p.is_absolute() {
+                p.to_path_buf()
+            } else {
+                dir.join(p)
+            }
         };
         let column = |s: &Spanned<String>| Column { name: s.get_ref().clone(), line: line_of(text, s.span().start) };
 
         let src = &raw.source;
         let source = match (&src.database, &src.csv, &src.parquet) {
             (Some(db), None, None) => {
-                let table = src
-                    .table
-                    .clone()
-                    .ok_or_else(|| bad(format!("{file}: [source] database needs a table")))?;
+                let table = src.table.clone().ok_or_else(|| bad(format!("{file}: [source] database needs a table")))?;
                 SourceSpec::Database { path: resolve(db), table }
             }
             (None, Some(csv), None) => SourceSpec::Csv { path: resolve(csv), delimiter: src.delimiter.clone() },
             (None, None, Some(pq)) => SourceSpec::Parquet { path: resolve(pq) },
             _ => {
-                return Err(bad(format!(
-                    "{file}: [source] needs exactly one of database (with table), csv or parquet"
-                )))
+                return Err(bad(format!("{file}: [source] needs exactly one of database (with table), csv or parquet")))
             }
         };
         if src.delimiter.is_some() && !matches!(source, SourceSpec::Csv { .. }) {
@@ -461,23 +459,22 @@ fn hierarchy_spec(raw: &RawHierarchy, resolve: &dyn Fn(&str) -> PathBuf) -> Resu
                 return Ok(HierarchySpec::Mask(m as usize));
             }
             if let Some(w) = &t.intervals {
-                if w.is_empty() || w.iter().any(|x| !(*x > 0.0) || !x.is_finite()) {
+                if w.is_empty() || w.iter().any(|x| x.is_nan() || *x <= 0.0 || !x.is_finite()) {
                     return Err("intervals must be positive widths".into());
                 }
                 for pair in w.windows(2) {
                     let ratio = pair[1] / pair[0];
                     if pair[1] <= pair[0] || (ratio - ratio.round()).abs() > 1e-9 {
-                        return Err(format!(
-                            "interval width {} does not divide {}: bands must nest",
-                            pair[0], pair[1]
-                        ));
+                        return Err(format!("interval width {} does not divide {}: bands must nest", pair[0], pair[1]));
                     }
                 }
                 return Ok(HierarchySpec::Intervals(w.clone()));
             }
             if let Some(d) = &t.date {
                 if d.is_empty() || d.windows(2).any(|p| p[0] >= p[1]) {
-                    return Err("date units must go from finer to coarser (month, quarter, year, decade, century)".into());
+                    return Err(
+                        "date units must go from finer to coarser (month, quarter, year, decade, century)".into()
+                    );
                 }
                 return Ok(HierarchySpec::Date(d.clone()));
             }
@@ -499,9 +496,8 @@ pub fn parse_levels(job: &Job, spec: &str) -> Result<Vec<u8>> {
     let names = job.qi_names();
     let mut levels = vec![None; names.len()];
     for part in spec.split(',').filter(|p| !p.trim().is_empty()) {
-        let (name, level) = part
-            .split_once('=')
-            .ok_or_else(|| bad(format!("--node: expected column=level, got \"{part}\"")))?;
+        let (name, level) =
+            part.split_once('=').ok_or_else(|| bad(format!("--node: expected column=level, got \"{part}\"")))?;
         let i = names
             .iter()
             .position(|n| n == name.trim())
@@ -577,7 +573,9 @@ hierarchy = "suppress"
 
     #[test]
     fn output_named_like_source_is_refused() {
-        let t = MINIMAL.replace("csv = \"data.csv\"", "database = \"w.duckdb\"\ntable = \"REL\"").replace("database = \"out.duckdb\"\n", "");
+        let t = MINIMAL
+            .replace("csv = \"data.csv\"", "database = \"w.duckdb\"\ntable = \"REL\"")
+            .replace("database = \"out.duckdb\"\n", "");
         let e = Job::parse(Path::new("j.toml"), &t).unwrap_err();
         assert!(format!("{e:#}").contains("source table"), "{e:#}");
     }

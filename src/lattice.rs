@@ -23,9 +23,10 @@ impl Node {
     /// Is `self` at or above `other` on every QI of `self` (a rollup source must
     /// cover all of `self`'s QIs at lower or equal levels)?
     pub fn generalizes(&self, other: &Node) -> bool {
-        self.attrs.iter().zip(&self.levels).all(|(a, l)| {
-            other.attrs.iter().position(|b| b == a).is_some_and(|i| other.levels[i] <= *l)
-        })
+        self.attrs
+            .iter()
+            .zip(&self.levels)
+            .all(|(a, l)| other.attrs.iter().position(|b| b == a).is_some_and(|i| other.levels[i] <= *l))
     }
 }
 
@@ -46,8 +47,7 @@ impl Lattice {
 
     /// Every node, bottom-up by height, then lexicographically.
     pub fn nodes(&self) -> Vec<Vec<u8>> {
-        let mut all: Vec<Vec<u8>> =
-            self.heights.iter().map(|&h| 0..=h).multi_cartesian_product().collect();
+        let mut all: Vec<Vec<u8>> = self.heights.iter().map(|&h| 0..=h).multi_cartesian_product().collect();
         if self.heights.is_empty() {
             all.clear();
         }

@@ -22,7 +22,8 @@ pub struct Loaded {
 
 /// Check that every column the job names exists in the source.
 pub fn check_columns(job: &Job, columns: &[SourceColumn]) -> Result<()> {
-    let mut named: Vec<(&Column, &str)> = job.quasi_identifiers.iter().map(|q| (&q.column, "quasi-identifier")).collect();
+    let mut named: Vec<(&Column, &str)> =
+        job.quasi_identifiers.iter().map(|q| (&q.column, "quasi-identifier")).collect();
     named.extend(job.output.drop.iter().map(|c| (c, "dropped column")));
     if let Some(d) = &job.privacy.diversity {
         named.push((&d.column, "sensitive column"));
@@ -32,13 +33,13 @@ pub fn check_columns(job: &Job, columns: &[SourceColumn]) -> Result<()> {
     }
     for (col, role) in named {
         if !columns.iter().any(|c| c.name == col.name) {
-            let similar: Vec<&str> = columns
-                .iter()
-                .filter(|c| c.name.eq_ignore_ascii_case(&col.name))
-                .map(|c| c.name.as_str())
-                .collect();
+            let similar: Vec<&str> =
+                columns.iter().filter(|c| c.name.eq_ignore_ascii_case(&col.name)).map(|c| c.name.as_str()).collect();
             let hint = if similar.is_empty() {
-                format!("the source has {}", columns.iter().map(|c| format!("\"{}\"", c.name)).collect::<Vec<_>>().join(", "))
+                format!(
+                    "the source has {}",
+                    columns.iter().map(|c| format!("\"{}\"", c.name)).collect::<Vec<_>>().join(", ")
+                )
             } else {
                 format!("did you mean \"{}\"?", similar[0])
             };

@@ -123,7 +123,8 @@ impl Histogram {
                 / n as f64;
         let cells = (data.rows * n as u64) as f64;
         let minority: u64 = kept.iter().map(|b| b.minority).sum();
-        let cm = data.label.then(|| if data.rows > 0 { (minority + suppressed) as f64 / data.rows as f64 } else { 0.0 });
+        let cm =
+            data.label.then(|| if data.rows > 0 { (minority + suppressed) as f64 / data.rows as f64 } else { 0.0 });
         Outcome {
             feasible: suppressed <= req.budget,
             suppressed,

@@ -71,29 +71,36 @@ fn tmp_path(p: &Path) -> PathBuf {
 
 fn write_attached(conn: &Connection, job: &Job, columns: &[SourceColumn], qis: &[String]) -> Result<Written> {
     let out = &job.output;
-    let select = list(
-        columns.iter().filter(|c| !out.drop.iter().any(|d| d.name == c.name)),
-        ", ",
-        |c| match qis.iter().position(|q| *q == c.name) {
+    let select = list(columns.iter().filter(|c| !out.drop.iter().any(|d| d.name == c.name)), ", ", |c| {
+        match qis.iter().position(|q| *q == c.name) {
             Some(a) => format!("r.lab{a} AS {}", ident(&c.name)),
             None => format!("s.{}", ident(&c.name)),
-        },
-    );
+        }
+    });
     let join = list(qis.iter().enumerate(), " AND ", |(a, q)| {
         format!("CAST(s.{} AS VARCHAR) IS NOT DISTINCT FROM r.v{a}", ident(q))
     });
+    // A row-number column name the source does not use.
+    let row = (0..)
+        .map(|i| format!("kanon_row{i}"))
+        .find(|r| !columns.iter().any(|c| c.name.eq_ignore_ascii_case(r)))
+        .unwrap_or_default();
     let final_name = format!("{}.main.{}", ident(OUT), ident(&out.table));
     let tmp_table = format!("{}__kanon_tmp", out.table);
     let tmp_name = format!("{}.main.{}", ident(OUT), ident(&tmp_table));
-    let copies: Vec<(&PathBuf, &str)> = [(out.csv.as_ref(), "FORMAT CSV, HEADER"), (out.parquet.as_ref(), "FORMAT PARQUET")]
-        .into_iter()
-        .filter_map(|(p, f)| p.map(|p| (p, f)))
-        .collect();
+    let copies: Vec<(&PathBuf, &str)> =
+        [(out.csv.as_ref(), "FORMAT CSV, HEADER"), (out.parquet.as_ref(), "FORMAT PARQUET")]
+            .into_iter()
+            .filter_map(|(p, f)| p.map(|p| (p, f)))
+            .collect();
     let run = || -> Result<u64> {
         conn.execute_batch("BEGIN TRANSACTION")?;
         conn.execute_batch(&format!("DROP TABLE IF EXISTS {tmp_name}"))?;
-        conn.execute_batch(&render(sql::RELEASE_WRITE, &[("target", &tmp_name), ("columns", &select), ("join", &join)]))
-            .context("writing the release")?;
+        conn.execute_batch(&render(
+            sql::RELEASE_WRITE,
+            &[("target", &tmp_name), ("columns", &select), ("join", &join), ("row", &row)],
+        ))
+        .context("writing the release")?;
         let rows: i64 = conn.query_row(&format!("SELECT count(*) FROM {tmp_name}"), [], |r| r.get(0))?;
         for (path, format) in &copies {
             conn.execute_batch(&format!(

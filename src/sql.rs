@@ -62,6 +62,15 @@ statements! {
     BASE_F0_NODE => "base_f0_node.sql",
 }
 
+/// The `-- name: NAME` section of a file that holds several fragments.
+pub fn fragment(file: &'static str, name: &str) -> &'static str {
+    let marker = format!("-- name: {name}\n");
+    let start = file.find(&marker).map(|i| i + marker.len()).unwrap_or_else(|| panic!("no SQL fragment {name}"));
+    let rest = &file[start..];
+    let end = rest.find("-- name: ").unwrap_or(rest.len());
+    rest[..end].trim()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -76,13 +85,4 @@ mod tests {
     fn render_fills_slots() {
         assert_eq!(render("SELECT {{a}} FROM {{b}}", &[("a", "1"), ("b", "t")]), "SELECT 1 FROM t");
     }
-}
-
-/// The `-- name: NAME` section of a file that holds several fragments.
-pub fn fragment(file: &'static str, name: &str) -> &'static str {
-    let marker = format!("-- name: {name}\n");
-    let start = file.find(&marker).map(|i| i + marker.len()).unwrap_or_else(|| panic!("no SQL fragment {name}"));
-    let rest = &file[start..];
-    let end = rest.find("-- name: ").unwrap_or(rest.len());
-    rest[..end].trim()
 }

@@ -53,8 +53,10 @@ fn all_feasible(ev: &mut Evaluator, lattice: &Lattice, req: &Requirement) -> Vec
 fn remeasure_k(db: &Path, table: &str) -> i64 {
     let conn = duckdb::Connection::open(db).unwrap();
     let cols = QIS.iter().map(|q| format!("\"{q}\"")).collect::<Vec<_>>().join(", ");
-    conn.query_row(&format!("SELECT min(c) FROM (SELECT count(*) c FROM \"{table}\" GROUP BY {cols})"), [], |r| r.get(0))
-        .unwrap()
+    conn.query_row(&format!("SELECT min(c) FROM (SELECT count(*) c FROM \"{table}\" GROUP BY {cols})"), [], |r| {
+        r.get(0)
+    })
+    .unwrap()
 }
 
 fn compare_cases(loaded: &Loaded, job: &Job, ks: &[u64], budgets: &[f64], l: Option<u64>) {

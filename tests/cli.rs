@@ -32,20 +32,14 @@ struct Out {
 
 impl Out {
     fn show(&self) -> String {
-        format!(
-            "exit {}\n--- stdout\n{}\n--- stderr\n{}",
-            self.code, self.stdout, self.stderr
-        )
+        format!("exit {}\n--- stdout\n{}\n--- stderr\n{}", self.code, self.stdout, self.stderr)
     }
 }
 
 /// Runs `kanon ARGS` with `cwd` as working directory.
 fn kanon(cwd: &Path, args: &[&str]) -> Out {
-    let out = Command::new(env!("CARGO_BIN_EXE_kanon"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("cannot start kanon");
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_kanon")).args(args).current_dir(cwd).output().expect("cannot start kanon");
     Out {
         code: out.status.code().unwrap_or(-1), // -1: killed by a signal
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -60,17 +54,9 @@ fn assert_ok(out: &Out) {
 /// Asserts the exit code and that stderr mentions every needle.
 fn assert_fails(out: &Out, code: i32, needles: &[&str]) {
     assert_eq!(out.code, code, "expected exit {code}:\n{}", out.show());
-    assert!(
-        !out.stderr.trim().is_empty(),
-        "a failure must explain itself on stderr:\n{}",
-        out.show()
-    );
+    assert!(!out.stderr.trim().is_empty(), "a failure must explain itself on stderr:\n{}", out.show());
     for needle in needles {
-        assert!(
-            out.stderr.contains(needle),
-            "stderr should mention {needle:?}:\n{}",
-            out.show()
-        );
+        assert!(out.stderr.contains(needle), "stderr should mention {needle:?}:\n{}", out.show());
     }
 }
 
@@ -94,9 +80,7 @@ fn read_json(path: &Path) -> Json {
 }
 
 fn int(v: &Json, key: &str) -> i64 {
-    v[key]
-        .as_i64()
-        .unwrap_or_else(|| panic!("`{key}` should be an integer in {v}"))
+    v[key].as_i64().unwrap_or_else(|| panic!("`{key}` should be an integer in {v}"))
 }
 
 /// A double-quoted SQL identifier.
@@ -142,18 +126,14 @@ fn qi<'a>(job: &'a mut toml::Table, column: &str) -> &'a mut toml::Table {
 fn open_ro(db: &Path) -> Connection {
     assert!(db.exists(), "{} does not exist", db.display());
     let config = Config::default().access_mode(AccessMode::ReadOnly).unwrap();
-    Connection::open_with_flags(db, config)
-        .unwrap_or_else(|e| panic!("cannot open {}: {e}", db.display()))
+    Connection::open_with_flags(db, config).unwrap_or_else(|e| panic!("cannot open {}: {e}", db.display()))
 }
 
 fn table_exists(db: &Path, table: &str) -> bool {
     db.exists()
         && open_ro(db)
             .query_row(
-                &format!(
-                    "SELECT count(*) FROM information_schema.tables WHERE table_name = {}",
-                    lit(table)
-                ),
+                &format!("SELECT count(*) FROM information_schema.tables WHERE table_name = {}", lit(table)),
                 [],
                 |r| r.get::<_, i64>(0),
             )
@@ -171,9 +151,7 @@ fn columns(db: &Path, table: &str) -> Vec<(String, String)> {
             lit(table)
         ))
         .unwrap();
-    let rows = stmt
-        .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
-        .unwrap();
+    let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))).unwrap();
     rows.collect::<Result<_, _>>().unwrap()
 }
 
@@ -185,18 +163,14 @@ fn strings(conn: &Connection, sql: &str) -> Vec<String> {
 }
 
 fn scalar(conn: &Connection, sql: &str) -> i64 {
-    conn.query_row(sql, [], |r| r.get::<_, i64>(0))
-        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+    conn.query_row(sql, [], |r| r.get::<_, i64>(0)).unwrap_or_else(|e| panic!("{sql}: {e}"))
 }
 
 /// Every row of a table, rendered as text and sorted: a fingerprint of its contents.
 fn table_rows(db: &Path, table: &str) -> Vec<String> {
     strings(
         &open_ro(db),
-        &format!(
-            "SELECT s FROM (SELECT CAST(t AS VARCHAR) AS s FROM {} AS t) ORDER BY s",
-            ident(table)
-        ),
+        &format!("SELECT s FROM (SELECT CAST(t AS VARCHAR) AS s FROM {} AS t) ORDER BY s", ident(table)),
     )
 }
 
@@ -215,32 +189,20 @@ struct Classes {
 
 fn measure(conn: &Connection, relation: &str, qis: &[&str], sensitive: Option<&str>) -> Classes {
     let by = qis.iter().map(|c| ident(c)).collect::<Vec<_>>().join(", ");
-    let l = sensitive.map_or("NULL".to_owned(), |s| {
-        format!("count(DISTINCT {})", ident(s))
-    });
+    let l = sensitive.map_or("NULL".to_owned(), |s| format!("count(DISTINCT {})", ident(s)));
     let classes = format!("SELECT count(*) AS c, {l} AS l FROM {relation} GROUP BY {by}");
     let (rows, n, k, l) = conn
-        .query_row(
-            &format!("SELECT CAST(sum(c) AS BIGINT), count(*), min(c), min(l) FROM ({classes})"),
-            [],
-            |r| {
-                Ok((
-                    r.get::<_, Option<i64>>(0)?,
-                    r.get::<_, i64>(1)?,
-                    r.get::<_, Option<i64>>(2)?,
-                    r.get::<_, Option<i64>>(3)?,
-                ))
-            },
-        )
+        .query_row(&format!("SELECT CAST(sum(c) AS BIGINT), count(*), min(c), min(l) FROM ({classes})"), [], |r| {
+            Ok((
+                r.get::<_, Option<i64>>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, Option<i64>>(2)?,
+                r.get::<_, Option<i64>>(3)?,
+            ))
+        })
         .unwrap_or_else(|e| panic!("measuring {relation}: {e}"));
-    let mut stmt = conn
-        .prepare(&format!(
-            "SELECT c, count(*) FROM ({classes}) GROUP BY c ORDER BY c"
-        ))
-        .unwrap();
-    let histogram = stmt
-        .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))
-        .unwrap();
+    let mut stmt = conn.prepare(&format!("SELECT c, count(*) FROM ({classes}) GROUP BY c ORDER BY c")).unwrap();
+    let histogram = stmt.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))).unwrap();
     Classes {
         rows: rows.unwrap_or(0),
         classes: n,
@@ -254,13 +216,8 @@ fn measure(conn: &Connection, relation: &str, qis: &[&str], sensitive: Option<&s
 fn remeasure(db: &Path, table: &str, qis: &[&str]) -> i64 {
     let conn = open_ro(db);
     let by = qis.iter().map(|c| ident(c)).collect::<Vec<_>>().join(", ");
-    let sql = format!(
-        "SELECT min(c) FROM (SELECT count(*) AS c FROM {} GROUP BY {by})",
-        ident(table)
-    );
-    conn.query_row(&sql, [], |r| r.get::<_, Option<i64>>(0))
-        .unwrap()
-        .expect("release table is empty")
+    let sql = format!("SELECT min(c) FROM (SELECT count(*) AS c FROM {} GROUP BY {by})", ident(table));
+    conn.query_row(&sql, [], |r| r.get::<_, Option<i64>>(0)).unwrap().expect("release table is empty")
 }
 
 /// The histogram of a `kanon check --json` answer as (size, classes) pairs.
@@ -285,12 +242,7 @@ impl Demo {
     fn new() -> Demo {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("demo");
-        for f in [
-            "job.toml",
-            "patients.csv",
-            "hierarchies/education.csv",
-            "out/.gitkeep",
-        ] {
+        for f in ["job.toml", "patients.csv", "hierarchies/education.csv", "out/.gitkeep"] {
             copy_fixture(&format!("demo/{f}"), &dir, f);
         }
         Demo { tmp, dir }
@@ -329,24 +281,12 @@ impl Demo {
     /// A failed run must leave no release behind: no table, no csv copy, no report, no stray
     /// temporary files in out/.
     fn assert_nothing_written(&self) {
-        assert!(
-            !table_exists(&self.db(), "patients_k3"),
-            "release table written by a failed run"
-        );
-        assert!(
-            !self.path("out/report.json").exists(),
-            "report written by a failed run"
-        );
-        assert!(
-            !self.path("out/patients_k3.csv").exists(),
-            "csv copy written by a failed run"
-        );
+        assert!(!table_exists(&self.db(), "patients_k3"), "release table written by a failed run");
+        assert!(!self.path("out/report.json").exists(), "report written by a failed run");
+        assert!(!self.path("out/patients_k3.csv").exists(), "csv copy written by a failed run");
         for entry in fs::read_dir(self.path("out")).unwrap() {
             let name = entry.unwrap().file_name().to_string_lossy().into_owned();
-            assert!(
-                name == ".gitkeep" || name.starts_with("demo.duckdb"),
-                "a failed run left out/{name} behind"
-            );
+            assert!(name == ".gitkeep" || name.starts_with("demo.duckdb"), "a failed run left out/{name} behind");
         }
     }
 }
@@ -387,32 +327,19 @@ fn demo_release_is_k_anonymous_and_l_diverse() {
     }
     assert_eq!(r["kanon_version"], env!("CARGO_PKG_VERSION"));
     let sha = r["job_sha256"].as_str().unwrap();
-    assert!(
-        sha.len() == 64 && sha.chars().all(|c| c.is_ascii_hexdigit()),
-        "job_sha256 = {sha}"
-    );
+    assert!(sha.len() == 64 && sha.chars().all(|c| c.is_ascii_hexdigit()), "job_sha256 = {sha}");
     assert_eq!(r["metric"], "glm");
     assert_eq!(r["algorithm"], "incognito");
-    assert_eq!(
-        r["quasi_identifiers"].as_array().map(Vec::len),
-        Some(DEMO_QIS.len())
-    );
+    assert_eq!(r["quasi_identifiers"].as_array().map(Vec::len), Some(DEMO_QIS.len()));
     for m in ["glm", "glm_normalized", "dm", "precision", "height"] {
         assert!(r["metrics"][m].is_number(), "metrics.{m} missing: {r}");
     }
     for s in ["load", "search", "release", "total"] {
-        assert!(
-            r["seconds"][s].as_f64().is_some_and(|t| t >= 0.0),
-            "seconds.{s} missing: {r}"
-        );
+        assert!(r["seconds"][s].as_f64().is_some_and(|t| t >= 0.0), "seconds.{s} missing: {r}");
     }
 
     // Row accounting: budget = floor(0.05 * rows), suppression within it.
-    let (rows_in, rows_out, suppressed) = (
-        int(&r, "rows_in"),
-        int(&r, "rows_out"),
-        int(&r, "suppressed"),
-    );
+    let (rows_in, rows_out, suppressed) = (int(&r, "rows_in"), int(&r, "rows_out"), int(&r, "suppressed"));
     assert_eq!(rows_in, DEMO_ROWS);
     assert_eq!(int(&r, "budget"), DEMO_ROWS * 5 / 100);
     assert_eq!(rows_in, rows_out + suppressed);
@@ -420,19 +347,10 @@ fn demo_release_is_k_anonymous_and_l_diverse() {
     assert_eq!(int(&r, "k_requested"), 3);
     assert!(int(&r, "k") >= 3);
     assert!(int(&r, "l") >= 2);
-    let (lattice, evaluated, feasible) = (
-        int(&r, "lattice_size"),
-        int(&r, "nodes_evaluated"),
-        int(&r, "feasible_nodes"),
-    );
-    assert!(
-        1 <= evaluated && evaluated <= lattice,
-        "{evaluated} of {lattice} nodes evaluated"
-    );
-    assert!(
-        1 <= feasible && feasible <= lattice,
-        "{feasible} of {lattice} nodes feasible"
-    );
+    let (lattice, evaluated, feasible) =
+        (int(&r, "lattice_size"), int(&r, "nodes_evaluated"), int(&r, "feasible_nodes"));
+    assert!(1 <= evaluated && evaluated <= lattice, "{evaluated} of {lattice} nodes evaluated");
+    assert!(1 <= feasible && feasible <= lattice, "{feasible} of {lattice} nodes feasible");
 
     // The node names every QI with a level.
     let node = r["node"].as_object().expect("node should be an object");
@@ -441,34 +359,16 @@ fn demo_release_is_k_anonymous_and_l_diverse() {
     let mut expected = DEMO_QIS.to_vec();
     expected.sort();
     assert_eq!(names, expected);
-    let level = |q: &str| {
-        node[q]
-            .as_i64()
-            .unwrap_or_else(|| panic!("node.{q} is not a level"))
-    };
+    let level = |q: &str| node[q].as_i64().unwrap_or_else(|| panic!("node.{q} is not a level"));
 
     // Release table: source columns in source order minus the dropped ones, QIs as VARCHAR.
     let db = d.db();
     let cols = columns(&db, "patients_k3");
     let names: Vec<&str> = cols.iter().map(|(n, _)| n.as_str()).collect();
-    assert_eq!(
-        names,
-        [
-            "id",
-            "zip",
-            "age",
-            "birth_date",
-            "sex",
-            "education",
-            "diagnosis"
-        ]
-    );
+    assert_eq!(names, ["id", "zip", "age", "birth_date", "sex", "education", "diagnosis"]);
     for (name, ty) in &cols {
         if DEMO_QIS.contains(&name.as_str()) {
-            assert_eq!(
-                ty, "VARCHAR",
-                "QI column {name} should hold generalized labels"
-            );
+            assert_eq!(ty, "VARCHAR", "QI column {name} should hold generalized labels");
         }
     }
 
@@ -481,11 +381,7 @@ fn demo_release_is_k_anonymous_and_l_diverse() {
     assert_eq!(m.k, k);
     assert_eq!(m.k, int(&r, "k"), "report k differs from the release");
     assert!(m.l.unwrap() >= 2, "release is only {:?}-diverse", m.l);
-    assert_eq!(
-        m.l.unwrap(),
-        int(&r, "l"),
-        "report l differs from the release"
-    );
+    assert_eq!(m.l.unwrap(), int(&r, "l"), "report l differs from the release");
 
     // Every released row is a truthful, full-domain generalization of its source row: same id and
     // diagnosis, zip masked with exactly node.zip stars (above `mask = 3` only '*' remains: the
@@ -511,40 +407,15 @@ fn demo_release_is_k_anonymous_and_l_diverse() {
             edu = level("education"),
         ),
     );
-    assert_eq!(
-        truthful, rows_out,
-        "some released rows do not generalize their source row"
-    );
-    assert_eq!(
-        scalar(&conn, "SELECT count(DISTINCT id) FROM patients_k3"),
-        rows_out
-    );
+    assert_eq!(truthful, rows_out, "some released rows do not generalize their source row");
+    assert_eq!(scalar(&conn, "SELECT count(DISTINCT id) FROM patients_k3"), rows_out);
 
     // The csv copy: a header and one line per released row.
     let csv = fs::read_to_string(d.path("out/patients_k3.csv")).unwrap();
     let mut lines = csv.lines().filter(|l| !l.is_empty());
-    let header: Vec<&str> = lines
-        .next()
-        .expect("csv copy is empty")
-        .split(',')
-        .collect();
-    assert_eq!(
-        header,
-        [
-            "id",
-            "zip",
-            "age",
-            "birth_date",
-            "sex",
-            "education",
-            "diagnosis"
-        ]
-    );
-    assert_eq!(
-        lines.count() as i64,
-        rows_out,
-        "csv copy should have {rows_out} data lines"
-    );
+    let header: Vec<&str> = lines.next().expect("csv copy is empty").split(',').collect();
+    assert_eq!(header, ["id", "zip", "age", "birth_date", "sex", "education", "diagnosis"]);
+    assert_eq!(lines.count() as i64, rows_out, "csv copy should have {rows_out} data lines");
 }
 
 /// The same job on the same data gives the same release, byte for byte.
@@ -558,17 +429,10 @@ fn demo_is_deterministic() {
             report.as_object_mut().unwrap().remove("seconds");
             // Paths in the report may name this run's own directory; nothing else may differ.
             let mut report = report.to_string();
-            for dir in [
-                d.tmp.path().to_path_buf(),
-                d.tmp.path().canonicalize().unwrap(),
-            ] {
+            for dir in [d.tmp.path().to_path_buf(), d.tmp.path().canonicalize().unwrap()] {
                 report = report.replace(dir.to_str().unwrap(), "<dir>");
             }
-            (
-                fs::read(d.path("out/patients_k3.csv")).unwrap(),
-                report,
-                table_rows(&d.db(), "patients_k3"),
-            )
+            (fs::read(d.path("out/patients_k3.csv")).unwrap(), report, table_rows(&d.db(), "patients_k3"))
         })
         .collect();
     assert!(runs[0].0 == runs[1].0, "csv copies differ");
@@ -590,14 +454,7 @@ fn exhaustive_search_agrees_with_incognito() {
         let mut reports = Vec::new();
         for algorithm in ["incognito", "exhaustive"] {
             let report = format!("out/{case}-{algorithm}.json");
-            let mut args = vec![
-                "run",
-                "job.toml",
-                "--algorithm",
-                algorithm,
-                "--report",
-                report.as_str(),
-            ];
+            let mut args = vec!["run", "job.toml", "--algorithm", algorithm, "--report", report.as_str()];
             args.extend_from_slice(extra);
             assert_ok(&d.run(&args));
             let r = read_json(&d.path(&report));
@@ -608,25 +465,13 @@ fn exhaustive_search_agrees_with_incognito() {
             reports.push(r);
         }
         let (inc, exh) = (&reports[0], &reports[1]);
-        assert_eq!(
-            inc["node"], exh["node"],
-            "{case}: incognito and exhaustive chose different nodes"
-        );
+        assert_eq!(inc["node"], exh["node"], "{case}: incognito and exhaustive chose different nodes");
         for m in ["glm", "dm", "precision", "height"] {
-            let (a, b) = (
-                inc["metrics"][m].as_f64().unwrap(),
-                exh["metrics"][m].as_f64().unwrap(),
-            );
-            assert!(
-                (a - b).abs() <= 1e-9 * a.abs().max(1.0),
-                "{case}: metrics.{m} {a} vs {b}"
-            );
+            let (a, b) = (inc["metrics"][m].as_f64().unwrap(), exh["metrics"][m].as_f64().unwrap());
+            assert!((a - b).abs() <= 1e-9 * a.abs().max(1.0), "{case}: metrics.{m} {a} vs {b}");
         }
         // Incognito finds every feasible node, not just the optimum.
-        assert_eq!(
-            inc["feasible_nodes"], exh["feasible_nodes"],
-            "{case}: feasible node counts differ"
-        );
+        assert_eq!(inc["feasible_nodes"], exh["feasible_nodes"], "{case}: feasible node counts differ");
         if case == "k4" {
             assert_eq!(int(inc, "budget"), 0, "--max-suppression 0 not applied");
             assert_eq!(int(inc, "suppressed"), 0);
@@ -641,13 +486,9 @@ fn check_measures_source_and_release() {
 
     let out = d.run(&["check", "job.toml", "--json"]);
     assert_ok(&out);
-    let c: Json =
-        serde_json::from_str(out.stdout.trim()).unwrap_or_else(|e| panic!("{e}:\n{}", out.show()));
+    let c: Json = serde_json::from_str(out.stdout.trim()).unwrap_or_else(|e| panic!("{e}:\n{}", out.show()));
     let conn = Connection::open_in_memory().unwrap();
-    let src = format!(
-        "read_csv({})",
-        lit(d.path("patients.csv").to_str().unwrap())
-    );
+    let src = format!("read_csv({})", lit(d.path("patients.csv").to_str().unwrap()));
     let want = measure(&conn, &src, &DEMO_QIS, Some("diagnosis"));
     assert_eq!(want.rows, DEMO_ROWS);
     assert_eq!(int(&c, "rows"), want.rows);
@@ -655,11 +496,7 @@ fn check_measures_source_and_release() {
     assert_eq!(int(&c, "k"), want.k);
     assert_eq!(c["l"].as_i64(), want.l, "l should be measured on diagnosis");
     assert_eq!(json_histogram(&c), want.histogram);
-    assert_eq!(
-        fs::read_dir(d.path("out")).unwrap().count(),
-        1,
-        "check on the source wrote into out/"
-    );
+    assert_eq!(fs::read_dir(d.path("out")).unwrap().count(), 1, "check on the source wrote into out/");
 
     assert_ok(&d.run(&["run", "job.toml"]));
     let report_before = fs::read(d.path("out/report.json")).unwrap();
@@ -667,14 +504,8 @@ fn check_measures_source_and_release() {
 
     let out = d.run(&["check", "job.toml", "--table", "patients_k3", "--json"]);
     assert_ok(&out);
-    let c: Json =
-        serde_json::from_str(out.stdout.trim()).unwrap_or_else(|e| panic!("{e}:\n{}", out.show()));
-    let want = measure(
-        &open_ro(&d.db()),
-        "patients_k3",
-        &DEMO_QIS,
-        Some("diagnosis"),
-    );
+    let c: Json = serde_json::from_str(out.stdout.trim()).unwrap_or_else(|e| panic!("{e}:\n{}", out.show()));
+    let want = measure(&open_ro(&d.db()), "patients_k3", &DEMO_QIS, Some("diagnosis"));
     assert!(int(&c, "k") >= 3, "release measured {}-anonymous", c["k"]);
     assert_eq!(int(&c, "k"), want.k);
     assert_eq!(int(&c, "rows"), int(&d.report(), "rows_out"));
@@ -682,15 +513,8 @@ fn check_measures_source_and_release() {
     assert!(c["l"].as_i64().unwrap() >= 2);
     assert_eq!(json_histogram(&c), want.histogram);
 
-    assert!(
-        fs::read(d.path("out/report.json")).unwrap() == report_before,
-        "check changed the report"
-    );
-    assert_eq!(
-        table_rows(&d.db(), "patients_k3"),
-        rows_before,
-        "check changed the release"
-    );
+    assert!(fs::read(d.path("out/report.json")).unwrap() == report_before, "check changed the report");
+    assert_eq!(table_rows(&d.db(), "patients_k3"), rows_before, "check changed the release");
 }
 
 /// `hierarchy` prints the materialized levels of every QI and writes nothing.
@@ -700,11 +524,7 @@ fn hierarchy_prints_materialized_levels() {
     let out = d.run(&["hierarchy", "job.toml"]);
     assert_ok(&out);
     for needle in ["537**", "53***", "Undergraduate", "Secondary education"] {
-        assert!(
-            out.stdout.contains(needle),
-            "hierarchy output lacks {needle:?}:\n{}",
-            out.show()
-        );
+        assert!(out.stdout.contains(needle), "hierarchy output lacks {needle:?}:\n{}", out.show());
     }
     d.assert_nothing_written();
 }
@@ -729,10 +549,7 @@ fn value_missing_from_hierarchy_file_is_rejected() {
     let d = Demo::new();
     d.add_bad("hierarchies/education_missing_value.csv");
     d.job(|j| {
-        qi(j, "education").insert(
-            "hierarchy".into(),
-            tbl(r#"file = "hierarchies/education_missing_value.csv""#),
-        );
+        qi(j, "education").insert("hierarchy".into(), tbl(r#"file = "hierarchies/education_missing_value.csv""#));
     });
     assert_fails(&d.run(&["run", "job.toml"]), 2, &["Masters", "education"]);
     d.assert_nothing_written();
@@ -744,16 +561,9 @@ fn inconsistent_hierarchy_is_rejected() {
     let d = Demo::new();
     d.add_bad("hierarchies/education_inconsistent.csv");
     d.job(|j| {
-        qi(j, "education").insert(
-            "hierarchy".into(),
-            tbl(r#"file = "hierarchies/education_inconsistent.csv""#),
-        );
+        qi(j, "education").insert("hierarchy".into(), tbl(r#"file = "hierarchies/education_inconsistent.csv""#));
     });
-    assert_fails(
-        &d.run(&["run", "job.toml"]),
-        2,
-        &["Undergraduate", "education"],
-    );
+    assert_fails(&d.run(&["run", "job.toml"]), 2, &["Undergraduate", "education"]);
     d.assert_nothing_written();
 }
 
@@ -763,16 +573,9 @@ fn hierarchy_with_two_top_values_is_rejected() {
     let d = Demo::new();
     d.add_bad("hierarchies/education_two_tops.csv");
     d.job(|j| {
-        qi(j, "education").insert(
-            "hierarchy".into(),
-            tbl(r#"file = "hierarchies/education_two_tops.csv""#),
-        );
+        qi(j, "education").insert("hierarchy".into(), tbl(r#"file = "hierarchies/education_two_tops.csv""#));
     });
-    assert_fails(
-        &d.run(&["run", "job.toml"]),
-        2,
-        &["Any-education", "education"],
-    );
+    assert_fails(&d.run(&["run", "job.toml"]), 2, &["Any-education", "education"]);
     d.assert_nothing_written();
 }
 
@@ -781,11 +584,7 @@ fn hierarchy_with_two_top_values_is_rejected() {
 fn k_above_row_count_is_rejected() {
     let d = Demo::new();
     d.job(|j| set(j, "privacy", "k", 1000));
-    assert_fails(
-        &d.run(&["run", "job.toml"]),
-        2,
-        &["1000", &DEMO_ROWS.to_string()],
-    );
+    assert_fails(&d.run(&["run", "job.toml"]), 2, &["1000", &DEMO_ROWS.to_string()]);
     d.assert_nothing_written();
 }
 
@@ -793,11 +592,7 @@ fn k_above_row_count_is_rejected() {
 fn malformed_toml_is_rejected_with_its_line() {
     let d = Demo::new();
     d.add_bad("malformed.toml"); // `k = = 3` on line 10
-    assert_fails(
-        &d.run(&["run", "malformed.toml"]),
-        2,
-        &["malformed.toml", "line 10"],
-    );
+    assert_fails(&d.run(&["run", "malformed.toml"]), 2, &["malformed.toml", "line 10"]);
     d.assert_nothing_written();
 }
 
@@ -813,11 +608,7 @@ fn missing_source_file_is_rejected() {
 #[test]
 fn unknown_metric_is_rejected() {
     let d = Demo::new();
-    assert_fails(
-        &d.run(&["run", "job.toml", "--metric", "entropy"]),
-        2,
-        &["entropy"],
-    );
+    assert_fails(&d.run(&["run", "job.toml", "--metric", "entropy"]), 2, &["entropy"]);
     d.assert_nothing_written();
     d.job(|j| set(j, "search", "metric", "entropy"));
     assert_fails(&d.run(&["run", "job.toml"]), 2, &["entropy"]);
@@ -829,11 +620,7 @@ fn unknown_metric_is_rejected() {
 fn hostile(extra: &str) -> TempDir {
     let tmp = tempfile::tempdir().unwrap();
     copy_fixture("bad/hostile.csv", tmp.path(), "hostile.csv");
-    copy_fixture(
-        "bad/hierarchies/hostile_colors.csv",
-        tmp.path(),
-        "hierarchies/hostile_colors.csv",
-    );
+    copy_fixture("bad/hierarchies/hostile_colors.csv", tmp.path(), "hierarchies/hostile_colors.csv");
     let job = format!(
         r#"[source]
 csv = "hostile.csv"
@@ -869,11 +656,7 @@ fn hostile_column_name_as_qi_is_quoted_in_errors() {
         toml_str(HOSTILE)
     ));
     // The tail of the name survives any quoting style the message may use.
-    assert_fails(
-        &kanon(tmp.path(), &["run", "job.toml"]),
-        2,
-        &["DROP TABLE x; --", "it's"],
-    );
+    assert_fails(&kanon(tmp.path(), &["run", "job.toml"]), 2, &["DROP TABLE x; --", "it's"]);
     assert!(!table_exists(&tmp.path().join("out.duckdb"), "release"));
     assert!(!tmp.path().join("report.json").exists());
 }
@@ -884,31 +667,15 @@ fn hostile_column_name_passes_through() {
     let tmp = hostile("");
     assert_ok(&kanon(tmp.path(), &["run", "job.toml"]));
     let db = tmp.path().join("out.duckdb");
-    let names: Vec<String> = columns(&db, "release")
-        .into_iter()
-        .map(|(n, _)| n)
-        .collect();
+    let names: Vec<String> = columns(&db, "release").into_iter().map(|(n, _)| n).collect();
     assert_eq!(names, ["id", HOSTILE, "zip", "sex", "diagnosis"]);
     assert!(remeasure(&db, "release", &["zip", "sex"]) >= 2);
     let conn = open_ro(&db);
     let values = |relation: &str| {
-        strings(
-            &conn,
-            &format!(
-                "SELECT CAST({} AS VARCHAR) AS v FROM {relation} ORDER BY v",
-                ident(HOSTILE)
-            ),
-        )
+        strings(&conn, &format!("SELECT CAST({} AS VARCHAR) AS v FROM {relation} ORDER BY v", ident(HOSTILE)))
     };
-    let source = format!(
-        "read_csv({})",
-        lit(tmp.path().join("hostile.csv").to_str().unwrap())
-    );
-    assert_eq!(
-        values("release"),
-        values(&source),
-        "max_suppression = 0, so every value must survive"
-    );
+    let source = format!("read_csv({})", lit(tmp.path().join("hostile.csv").to_str().unwrap()));
+    assert_eq!(values("release"), values(&source), "max_suppression = 0, so every value must survive");
 }
 
 /// Releasing over the source table would destroy the data being anonymized.
@@ -919,10 +686,7 @@ fn output_table_may_not_replace_the_source_table() {
     {
         let conn = Connection::open(&warehouse).unwrap();
         let csv = lit(d.path("patients.csv").to_str().unwrap());
-        conn.execute_batch(&format!(
-            "CREATE TABLE patients AS SELECT * FROM read_csv({csv})"
-        ))
-        .unwrap();
+        conn.execute_batch(&format!("CREATE TABLE patients AS SELECT * FROM read_csv({csv})")).unwrap();
     } // closed: kanon needs the file lock
     let before = table_rows(&warehouse, "patients");
     assert_eq!(before.len() as i64, DEMO_ROWS);
@@ -930,10 +694,7 @@ fn output_table_may_not_replace_the_source_table() {
     // Output database left to default to the source, then named explicitly.
     for explicit in [false, true] {
         d.job(|j| {
-            j.insert(
-                "source".into(),
-                tbl("database = \"warehouse.duckdb\"\ntable = \"patients\""),
-            );
+            j.insert("source".into(), tbl("database = \"warehouse.duckdb\"\ntable = \"patients\""));
             set(j, "output", "table", "patients");
             let output = j["output"].as_table_mut().unwrap();
             if explicit {
@@ -943,15 +704,8 @@ fn output_table_may_not_replace_the_source_table() {
             }
         });
         assert_fails(&d.run(&["run", "job.toml"]), 2, &["patients"]);
-        assert_eq!(
-            table_rows(&warehouse, "patients"),
-            before,
-            "source table changed"
-        );
-        let tables = scalar(
-            &open_ro(&warehouse),
-            "SELECT count(*) FROM information_schema.tables",
-        );
+        assert_eq!(table_rows(&warehouse, "patients"), before, "source table changed");
+        let tables = scalar(&open_ro(&warehouse), "SELECT count(*) FROM information_schema.tables");
         assert_eq!(tables, 1, "a table was added next to the source");
         d.assert_nothing_written();
     }
@@ -969,26 +723,13 @@ fn failed_rerun_keeps_previous_release() {
     d.add_bad("hierarchies/education_missing_value.csv");
     d.job(|j| {
         set(j, "privacy", "k", 4); // would produce a different release if it got that far
-        qi(j, "education").insert(
-            "hierarchy".into(),
-            tbl(r#"file = "hierarchies/education_missing_value.csv""#),
-        );
+        qi(j, "education").insert("hierarchy".into(), tbl(r#"file = "hierarchies/education_missing_value.csv""#));
     });
     assert_fails(&d.run(&["run", "job.toml"]), 2, &["Masters"]);
 
-    assert_eq!(
-        table_rows(&d.db(), "patients_k3"),
-        rows,
-        "previous release table changed"
-    );
-    assert!(
-        fs::read(d.path("out/report.json")).unwrap() == report,
-        "previous report changed"
-    );
-    assert!(
-        fs::read(d.path("out/patients_k3.csv")).unwrap() == csv,
-        "previous csv copy changed"
-    );
+    assert_eq!(table_rows(&d.db(), "patients_k3"), rows, "previous release table changed");
+    assert!(fs::read(d.path("out/report.json")).unwrap() == report, "previous report changed");
+    assert!(fs::read(d.path("out/patients_k3.csv")).unwrap() == csv, "previous csv copy changed");
 }
 
 /// The data has 6 diagnoses, so no class can be 7-diverse, and nothing may be suppressed.
@@ -997,12 +738,7 @@ fn infeasible_job_exits_3_and_writes_nothing() {
     let d = Demo::new();
     d.job(|j| {
         set(j, "privacy", "max_suppression", 0);
-        set(
-            j,
-            "privacy",
-            "l_diversity",
-            tbl("column = \"diagnosis\"\nl = 7"),
-        );
+        set(j, "privacy", "l_diversity", tbl("column = \"diagnosis\"\nl = 7"));
     });
     assert_fails(&d.run(&["run", "job.toml"]), 3, &[]);
     d.assert_nothing_written();
@@ -1012,16 +748,8 @@ fn infeasible_job_exits_3_and_writes_nothing() {
 // The Adult benchmark (needs ../shared/data/adult, which is not part of the repository)
 // ---------------------------------------------------------------------------------------------
 
-const ADULT_QIS: [&str; 8] = [
-    "age",
-    "education",
-    "marital-status",
-    "native-country",
-    "race",
-    "sex",
-    "workclass",
-    "salary-class",
-];
+const ADULT_QIS: [&str; 8] =
+    ["age", "education", "marital-status", "native-country", "race", "sex", "workclass", "salary-class"];
 
 #[test]
 fn adult_is_5_anonymous_with_1_percent_suppression() {
@@ -1056,17 +784,11 @@ fn adult_is_5_anonymous_with_1_percent_suppression() {
     assert_eq!(int(&r, "lattice_size"), 4320);
     assert_eq!(int(&r, "budget"), 301);
     assert!(int(&r, "suppressed") <= 301);
-    assert_eq!(
-        int(&r, "rows_in"),
-        int(&r, "rows_out") + int(&r, "suppressed")
-    );
+    assert_eq!(int(&r, "rows_in"), int(&r, "rows_out") + int(&r, "suppressed"));
 
     let db = tmp.path().join("adult.duckdb");
     let k = remeasure(&db, "adult_k5", &ADULT_QIS);
     assert!(k >= 5, "Adult release is only {k}-anonymous");
     assert_eq!(k, int(&r, "k"));
-    assert_eq!(
-        scalar(&open_ro(&db), "SELECT count(*) FROM adult_k5"),
-        int(&r, "rows_out")
-    );
+    assert_eq!(scalar(&open_ro(&db), "SELECT count(*) FROM adult_k5"), int(&r, "rows_out"));
 }

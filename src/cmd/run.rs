@@ -58,7 +58,11 @@ pub fn job_with_overrides(args: &Args) -> Result<Job> {
         job.privacy.budget = match (s.parse::<u64>(), s.parse::<f64>()) {
             (Ok(n), _) => Budget::Rows(n),
             (_, Ok(f)) if (0.0..=1.0).contains(&f) => Budget::Fraction(f),
-            _ => return Err(bad(format!("--max-suppression: expected a fraction in [0, 1] or a row count, got \"{s}\""))),
+            _ => {
+                return Err(bad(format!(
+                    "--max-suppression: expected a fraction in [0, 1] or a row count, got \"{s}\""
+                )))
+            }
         };
     }
     if let Some(m) = args.metric {
