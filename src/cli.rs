@@ -25,6 +25,8 @@ pub enum Command {
     Check(cmd::check::Args),
     /// Print the materialized hierarchies for review.
     Hierarchy(cmd::hierarchy::Args),
+    /// The Pareto front of k against information loss (POkA).
+    Pareto(cmd::pareto::Args),
 }
 
 /// Parse, run, report errors; returns the process exit code.
@@ -40,6 +42,7 @@ pub fn main() -> i32 {
         Command::Run(a) => cmd::run::run(a),
         Command::Check(a) => cmd::check::run(a),
         Command::Hierarchy(a) => cmd::hierarchy::run(a),
+        Command::Pareto(a) => cmd::pareto::run(a),
     };
     match result {
         Ok(()) => 0,

@@ -53,6 +53,15 @@ impl<'c> Evaluator<'c> {
         self.evaluations
     }
 
+    /// Full nodes evaluated so far, in lattice order.
+    pub fn cached_full_nodes(&self) -> Vec<Vec<u8>> {
+        let n = self.data.heights.len();
+        let mut out: Vec<Vec<u8>> =
+            self.cache.keys().filter(|node| node.attrs.len() == n).map(|node| node.levels.clone()).collect();
+        out.sort_by_key(|l| (l.iter().map(|&x| x as u32).sum::<u32>(), l.clone()));
+        out
+    }
+
     /// The histogram of one node.
     pub fn histogram(&mut self, node: &Node) -> Result<Histogram> {
         Ok(self.histograms(std::slice::from_ref(node))?.remove(0))

@@ -18,6 +18,8 @@ pub mod job;
 pub mod lattice;
 pub mod load;
 pub mod metrics;
+pub mod pareto;
+pub mod plot;
 pub mod release;
 pub mod report;
 pub mod search;

@@ -91,6 +91,23 @@ impl Histogram {
         self.buckets.iter().map(|b| b.classes).sum()
     }
 
+    /// The largest k whose suppression fits `budget` rows: records in classes
+    /// smaller than k are suppressed (ℓ is not considered).
+    pub fn achieved_k(&self, budget: u64) -> u64 {
+        let mut sizes: Vec<(u64, u64)> = self.buckets.iter().map(|b| (b.size, b.size * b.classes)).collect();
+        sizes.sort();
+        let mut below = 0u64;
+        let mut k = 0;
+        for (size, records) in sizes {
+            if below > budget {
+                break;
+            }
+            k = size;
+            below += records;
+        }
+        k
+    }
+
     /// Records in classes the requirement suppresses.
     pub fn suppressed(&self, req: &Requirement) -> u64 {
         self.buckets.iter().filter(|b| !req.keeps(b)).map(|b| b.size * b.classes).sum()
@@ -143,14 +160,18 @@ impl Histogram {
     }
 }
 
+/// Equal up to rounding: metric sums may be added up in different orders.
+pub fn same(x: f64, y: f64) -> bool {
+    (x - y).abs() <= 1e-9 * x.abs().max(y.abs()).max(1.0)
+}
+
 /// Order two feasible nodes for `metric`: less is better. glm, dm and height
 /// are losses; precision is a utility. Ties: lower sum of levels, then the
 /// lexicographically smaller level vector.
 pub fn better(metric: Metric, a: (&[u8], &Metrics), b: (&[u8], &Metrics)) -> Ordering {
     let (x, y) = (a.1.get(metric), b.1.get(metric));
     let by_metric = if metric == Metric::Precision { y.partial_cmp(&x) } else { x.partial_cmp(&y) };
-    let tie = |x: f64, y: f64| (x - y).abs() <= 1e-9 * x.abs().max(y.abs()).max(1.0);
-    let first = if tie(x, y) { Ordering::Equal } else { by_metric.unwrap_or(Ordering::Equal) };
+    let first = if same(x, y) { Ordering::Equal } else { by_metric.unwrap_or(Ordering::Equal) };
     let sum = |l: &[u8]| l.iter().map(|&v| v as u32).sum::<u32>();
     first.then_with(|| sum(a.0).cmp(&sum(b.0))).then_with(|| a.0.cmp(b.0))
 }
@@ -184,6 +205,24 @@ mod tests {
         assert_eq!(o.metrics.precision, 1.0 - (0.5 + 0.0) / 2.0);
         assert_eq!(o.metrics.height, 1.0);
         assert!(!h.feasible(&Requirement { k: 3, l: None, budget: 1 }));
+    }
+
+    #[test]
+    fn achieved_k_is_the_largest_k_within_budget() {
+        let h = Histogram {
+            buckets: vec![bucket(1, 3, 0, vec![0, 0]), bucket(2, 1, 0, vec![0, 0]), bucket(6, 2, 0, vec![0, 0])],
+        };
+        assert_eq!(h.achieved_k(0), 1);
+        assert_eq!(h.achieved_k(2), 1);
+        assert_eq!(h.achieved_k(3), 2);
+        assert_eq!(h.achieved_k(4), 2);
+        assert_eq!(h.achieved_k(5), 6);
+        assert_eq!(h.achieved_k(100), 6);
+        for budget in 0..8 {
+            let k = h.achieved_k(budget);
+            assert!(h.feasible(&Requirement { k, l: None, budget }));
+            assert!(!h.feasible(&Requirement { k: k + 1, l: None, budget }) || k == 6);
+        }
     }
 
     #[test]

@@ -91,3 +91,57 @@ fn incognito_equals_exhaustive_on_generated_tables() {
         }
     }
 }
+
+/// POkA against the exhaustive front on a generated table: with the depth
+/// search reaching the bottom of the lattice it must find the whole front;
+/// at any depth it reports only nodes of the true front or nodes it dominates.
+#[test]
+fn poka_front_against_exhaustive_on_a_generated_table() {
+    use kanon::pareto;
+    let dir = tempfile::tempdir().unwrap();
+    write_table(dir.path(), 400, 3);
+    let loaded = load(&job(dir.path(), false)).unwrap();
+    let lattice = Lattice::new(loaded.data.heights.clone());
+    let full_depth: u32 = lattice.heights.iter().map(|&h| h as u32).sum();
+    for metric in [Metric::Glm, Metric::Dm] {
+        for budget in [0, 4, 20] {
+            let mut all_ev = loaded.evaluator().unwrap();
+            let all = pareto::points(&mut all_ev, &lattice.nodes(), budget, metric).unwrap();
+            let truth = pareto::front(&all);
+            // The true front: nothing dominates a front node, every other node is dominated or ties one.
+            for t in &truth {
+                assert!(!all.iter().any(|p| pareto::dominates(p, t)), "{t:?} is dominated");
+            }
+            for p in &all {
+                assert!(truth
+                    .iter()
+                    .any(|t| pareto::dominates(t, p) || (t.k == p.k && kanon::metrics::same(t.loss, p.loss))));
+            }
+            for depth in [1, pareto::default_depth(&lattice), full_depth] {
+                let mut ev = loaded.evaluator().unwrap();
+                let found = pareto::poka(&mut ev, &lattice, budget, metric, Some(depth)).unwrap();
+                let cmp = pareto::compare(&found.front, truth.clone());
+                let case = format!("{} budget {budget} depth {depth}", metric.name());
+                println!(
+                    "{case}: recall {:.3} ({} of {}), {} dominated, {} of {} evaluated",
+                    cmp.recall,
+                    cmp.found,
+                    truth.len(),
+                    cmp.dominated_reported.len(),
+                    ev.evaluations(),
+                    lattice.size()
+                );
+                assert_eq!(found.front[0].k, loaded.data.rows, "{case}: POkA starts with the one-class nodes");
+                assert!(found.front.windows(2).all(|w| w[1].k < w[0].k && w[1].loss < w[0].loss), "{case}");
+                if depth == full_depth && cmp.recall < 1.0 {
+                    for p in &found.front { println!("  found {:?} k {} loss {}", p.levels, p.k, p.loss); }
+                    for p in &truth { println!("  true  {:?} k {} loss {}", p.levels, p.k, p.loss); }
+                }
+                if depth == full_depth {
+                    assert_eq!(cmp.recall, 1.0, "{case}: missed {:?}", cmp.missed);
+                    assert!(cmp.dominated_reported.is_empty(), "{case}");
+                }
+            }
+        }
+    }
+}

@@ -1,4 +1,5 @@
 //! One module per subcommand, each opening with its usage.
 pub mod check;
 pub mod hierarchy;
+pub mod pareto;
 pub mod run;

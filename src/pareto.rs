@@ -1,0 +1,306 @@
+//! POkA (Dewri, Ray, Ray, Whitley): the Pareto front of k against
+//! information loss over the full-domain lattice, for a suppression budget.
+//!
+//! A node's k is the largest k whose suppression fits the budget; the loss is
+//! the chosen metric on what is kept. From each Pareto-optimal base node N the
+//! next one (highest k below k_N with loss below L_N) is found by a depth
+//! search down N's specialization graph to depth d, and from each node there (a
+//! candidate ground node) a height search up its generalization graph, cut
+//! where k ≥ k_N or loss ≥ L_N (the height boundary property). Nodes of N's
+//! specialization graph other than its immediate neighbours are traversed
+//! without evaluation. HBest / DBest memoize searched subtrees per base node.
+
+use crate::evaluator::Evaluator;
+use crate::job::Metric;
+use crate::lattice::{Lattice, Node};
+use crate::metrics::{same, Metrics, Requirement};
+use anyhow::Result;
+use std::cmp::Ordering;
+use std::collections::HashMap;
+
+/// A node with its k under the budget and its loss.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    pub levels: Vec<u8>,
+    pub k: u64,
+    pub suppressed: u64,
+    pub metrics: Metrics,
+    /// The chosen metric's value.
+    pub loss: f64,
+}
+
+/// Evaluate full nodes into points (one batch query for those not cached).
+pub fn points(ev: &mut Evaluator, nodes: &[Vec<u8>], budget: u64, metric: Metric) -> Result<Vec<Point>> {
+    let full: Vec<Node> = nodes.iter().map(|l| Node::full(l.clone())).collect();
+    let hists = ev.histograms(&full)?;
+    Ok(nodes
+        .iter()
+        .zip(hists)
+        .map(|(levels, h)| {
+            let k = h.achieved_k(budget);
+            let o = h.outcome(levels, &Requirement { k, l: None, budget }, &ev.data);
+            Point {
+                levels: levels.clone(),
+                k,
+                suppressed: o.suppressed,
+                metrics: o.metrics,
+                loss: o.metrics.get(metric),
+            }
+        })
+        .collect())
+}
+
+/// Does `a` dominate `b`: at least the k for less loss, or more k for no more loss?
+pub fn dominates(a: &Point, b: &Point) -> bool {
+    let less = a.loss < b.loss && !same(a.loss, b.loss);
+    let no_more = a.loss <= b.loss || same(a.loss, b.loss);
+    (a.k >= b.k && less) || (a.k > b.k && no_more)
+}
+
+/// Preference between two candidates for the next front node: higher k, then
+/// lower loss, then lower sum of levels, then the smaller level vector.
+fn preferred(a: &Point, b: &Point) -> Ordering {
+    let loss =
+        if same(a.loss, b.loss) { Ordering::Equal } else { a.loss.partial_cmp(&b.loss).unwrap_or(Ordering::Equal) };
+    let sum = |p: &Point| p.levels.iter().map(|&l| l as u32).sum::<u32>();
+    b.k.cmp(&a.k).then(loss).then(sum(a).cmp(&sum(b))).then(a.levels.cmp(&b.levels))
+}
+
+fn pick(best: Option<Point>, q: Option<Point>) -> Option<Point> {
+    match (best, q) {
+        (Some(b), Some(q)) => Some(if preferred(&q, &b).is_lt() { q } else { b }),
+        (b, q) => b.or(q),
+    }
+}
+
+/// The true front of a set of points: the non-dominated ones, one per (k, loss)
+/// (the preferred node), by k descending.
+pub fn front(all: &[Point]) -> Vec<Point> {
+    let mut sorted: Vec<&Point> = all.iter().collect();
+    sorted.sort_by(|a, b| preferred(a, b));
+    let mut out: Vec<Point> = Vec::new();
+    for p in sorted {
+        // Sorted by k descending, then loss: p is dominated iff some earlier point has no more loss.
+        if out.iter().any(|q| dominates(q, p) || (q.k == p.k && same(q.loss, p.loss))) {
+            continue;
+        }
+        out.push(p.clone());
+    }
+    out
+}
+
+/// The outcome of a POkA run.
+#[derive(Debug, Clone)]
+pub struct Poka {
+    pub front: Vec<Point>,
+    pub depth: u32,
+}
+
+/// d_avg = ceil(Σ heights / number of QIs), the paper's default depth.
+pub fn default_depth(lattice: &Lattice) -> u32 {
+    let n = lattice.heights.len().max(1) as u32;
+    lattice.heights.iter().map(|&h| h as u32).sum::<u32>().div_ceil(n).max(1)
+}
+
+struct Search<'e, 'c> {
+    ev: &'e mut Evaluator<'c>,
+    lattice: &'e Lattice,
+    budget: u64,
+    metric: Metric,
+    depth: u32,
+    base: Point,
+    hbest: HashMap<Vec<u8>, Option<Point>>,
+    dbest: HashMap<Vec<u8>, Option<Point>>,
+}
+
+fn distance(a: &[u8], b: &[u8]) -> u32 {
+    a.iter().zip(b).map(|(&x, &y)| (x as i32 - y as i32).unsigned_abs()).sum()
+}
+
+impl Search<'_, '_> {
+    fn below_base(&self, c: &[u8]) -> bool {
+        c.iter().zip(&self.base.levels).all(|(x, n)| x <= n)
+    }
+
+    /// In the base's generalization graph: k is at least k_N there (k is
+    /// monotone even with suppression), so such nodes are never evaluated.
+    fn above_base(&self, c: &[u8]) -> bool {
+        c.iter().zip(&self.base.levels).all(|(x, n)| x >= n)
+    }
+
+    fn beats_base(&self, p: &Point) -> bool {
+        p.k < self.base.k && p.loss < self.base.loss && !same(p.loss, self.base.loss)
+    }
+
+    /// DFS down the specialization graph of the base node; height search from
+    /// each node at the depth limit (or at the bottom of the lattice).
+    fn depth_search(&mut self, p: &[u8]) -> Result<Option<Point>> {
+        if let Some(r) = self.dbest.get(p) {
+            return Ok(r.clone());
+        }
+        let mut best = None;
+        for c in self.lattice.down(p) {
+            let q = if distance(&self.base.levels, &c) >= self.depth || self.lattice.down(&c).is_empty() {
+                self.ground(&c)?
+            } else {
+                self.depth_search(&c)?
+            };
+            best = pick(best, q);
+        }
+        self.dbest.insert(p.to_vec(), best.clone());
+        Ok(best)
+    }
+
+    /// Start a height search at a candidate ground node.
+    fn ground(&mut self, g: &[u8]) -> Result<Option<Point>> {
+        if distance(&self.base.levels, g) > 1 {
+            return self.height_search(g, None);
+        }
+        // An immediate neighbour is evaluated; above one that fails the bounds nothing can pass.
+        let pt = points(self.ev, &[g.to_vec()], self.budget, self.metric)?.remove(0);
+        if self.beats_base(&pt) {
+            self.height_search(g, Some(pt))
+        } else {
+            Ok(None)
+        }
+    }
+
+    /// DFS up the generalization graph of `p`, cut by the height boundary
+    /// property; `own` is p's point when p itself is a candidate.
+    fn height_search(&mut self, p: &[u8], own: Option<Point>) -> Result<Option<Point>> {
+        if let Some(r) = self.hbest.get(p) {
+            return Ok(r.clone());
+        }
+        let ups = self.lattice.up(p);
+        // Children outside the base's specialization graph (or its neighbours) are evaluated; one batch.
+        let eval: Vec<Vec<u8>> = ups
+            .iter()
+            .filter(|c| !(self.below_base(c) && distance(&self.base.levels, c) > 1) && !self.above_base(c))
+            .cloned()
+            .collect();
+        let evaluated: HashMap<Vec<u8>, Point> =
+            points(self.ev, &eval, self.budget, self.metric)?.into_iter().map(|pt| (pt.levels.clone(), pt)).collect();
+        let mut best = own;
+        for c in ups {
+            let q = if self.above_base(&c) {
+                None
+            } else if let Some(pt) = evaluated.get(&c) {
+                if self.beats_base(pt) {
+                    self.height_search(&c, Some(pt.clone()))?
+                } else {
+                    None
+                }
+            } else {
+                self.height_search(&c, None)?
+            };
+            best = pick(best, q);
+        }
+        self.hbest.insert(p.to_vec(), best.clone());
+        Ok(best)
+    }
+}
+
+/// Walk down plateaus: while an immediate specialization of `p` has the same k
+/// and no more loss, it is an equal or better front node (ties go to fewer
+/// levels), and its specialization graph is where the next node lies. Without
+/// this, a neighbour tying with the base hides every node below it.
+fn settle(ev: &mut Evaluator, lattice: &Lattice, mut p: Point, budget: u64, metric: Metric) -> Result<Point> {
+    loop {
+        let below = points(ev, &lattice.down(&p.levels), budget, metric)?;
+        let better = below
+            .into_iter()
+            .filter(|d| d.k == p.k && (d.loss <= p.loss || same(d.loss, p.loss)))
+            .min_by(|a, b| preferred(a, b));
+        match better {
+            Some(d) => p = d,
+            None => return Ok(p),
+        }
+    }
+}
+
+/// Run POkA from the fully generalized node.
+pub fn poka(ev: &mut Evaluator, lattice: &Lattice, budget: u64, metric: Metric, depth: Option<u32>) -> Result<Poka> {
+    let depth = depth.unwrap_or_else(|| default_depth(lattice)).max(1);
+    let top = points(ev, &[lattice.top()], budget, metric)?.remove(0);
+    let top = settle(ev, lattice, top, budget, metric)?;
+    // The bottom node has the least k of all (k is monotone), so it is the last
+    // front node whenever it beats the base; it lies deep in every
+    // specialization graph, where the depth search would not evaluate it.
+    let bottom = points(ev, &[vec![0; lattice.heights.len()]], budget, metric)?.remove(0);
+    let mut front = vec![top.clone()];
+    let mut search =
+        Search { ev, lattice, budget, metric, depth, base: top, hbest: HashMap::new(), dbest: HashMap::new() };
+    loop {
+        search.hbest.clear();
+        search.dbest.clear();
+        let base = search.base.levels.clone();
+        let mut next = search.depth_search(&base)?;
+        if search.beats_base(&bottom) {
+            next = pick(next, Some(bottom.clone()));
+        }
+        match next {
+            Some(next) => {
+                let next = settle(search.ev, lattice, next, budget, metric)?;
+                front.push(next.clone());
+                search.base = next;
+            }
+            None => break,
+        }
+    }
+    Ok(Poka { front, depth })
+}
+
+/// POkA's front against the true one.
+#[derive(Debug, Clone)]
+pub struct Comparison {
+    pub true_front: Vec<Point>,
+    /// True front points (k, loss) that POkA found.
+    pub found: usize,
+    pub recall: f64,
+    /// Reported nodes that some true front node dominates.
+    pub dominated_reported: Vec<Point>,
+    /// True front points POkA missed.
+    pub missed: Vec<Point>,
+}
+
+pub fn compare(found: &[Point], truth: Vec<Point>) -> Comparison {
+    let hit = |t: &Point| found.iter().any(|f| f.k == t.k && same(f.loss, t.loss));
+    let missed: Vec<Point> = truth.iter().filter(|t| !hit(t)).cloned().collect();
+    let n_found = truth.len() - missed.len();
+    let dominated_reported = found.iter().filter(|f| truth.iter().any(|t| dominates(t, f))).cloned().collect();
+    Comparison {
+        recall: if truth.is_empty() { 1.0 } else { n_found as f64 / truth.len() as f64 },
+        found: n_found,
+        true_front: truth,
+        dominated_reported,
+        missed,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pt(levels: &[u8], k: u64, loss: f64) -> Point {
+        let metrics = Metrics { glm: loss, glm_normalized: 0.0, dm: 0.0, precision: 0.0, height: 0.0, cm: None };
+        Point { levels: levels.to_vec(), k, suppressed: 0, metrics, loss }
+    }
+
+    #[test]
+    fn front_keeps_non_dominated_points_once() {
+        let all = vec![
+            pt(&[2, 2], 100, 10.0),
+            pt(&[2, 1], 50, 6.0),
+            pt(&[1, 2], 50, 6.0), // same point as [2,1]: one representative
+            pt(&[1, 1], 40, 7.0), // dominated by [2,1]
+            pt(&[0, 1], 5, 2.0),
+            pt(&[1, 0], 5, 3.0), // dominated
+            pt(&[0, 0], 1, 0.0),
+        ];
+        let f = front(&all);
+        let ks: Vec<(u64, Vec<u8>)> = f.iter().map(|p| (p.k, p.levels.clone())).collect();
+        assert_eq!(ks, vec![(100, vec![2, 2]), (50, vec![1, 2]), (5, vec![0, 1]), (1, vec![0, 0])]);
+        assert!(dominates(&all[1], &all[3]));
+        assert!(!dominates(&all[1], &all[2]));
+    }
+}
