@@ -134,8 +134,12 @@ fn poka_front_against_exhaustive_on_a_generated_table() {
                 assert_eq!(found.front[0].k, loaded.data.rows, "{case}: POkA starts with the one-class nodes");
                 assert!(found.front.windows(2).all(|w| w[1].k < w[0].k && w[1].loss < w[0].loss), "{case}");
                 if depth == full_depth && cmp.recall < 1.0 {
-                    for p in &found.front { println!("  found {:?} k {} loss {}", p.levels, p.k, p.loss); }
-                    for p in &truth { println!("  true  {:?} k {} loss {}", p.levels, p.k, p.loss); }
+                    for p in &found.front {
+                        println!("  found {:?} k {} loss {}", p.levels, p.k, p.loss);
+                    }
+                    for p in &truth {
+                        println!("  true  {:?} k {} loss {}", p.levels, p.k, p.loss);
+                    }
                 }
                 if depth == full_depth {
                     assert_eq!(cmp.recall, 1.0, "{case}: missed {:?}", cmp.missed);
@@ -143,5 +147,32 @@ fn poka_front_against_exhaustive_on_a_generated_table() {
                 }
             }
         }
+    }
+}
+
+/// cm from the histograms equals cm re-measured on the written release with SQL.
+#[test]
+fn cm_matches_the_release() {
+    let dir = tempfile::tempdir().unwrap();
+    write_table(dir.path(), 400, 4);
+    let mut job = job(dir.path(), false);
+    job.class_column = Some(kanon::job::Column { name: "diagnosis".into(), line: 0 });
+    let loaded = load(&job).unwrap();
+    let mut ev = loaded.evaluator().unwrap();
+    for (i, levels) in [vec![0u8, 0, 0], vec![1, 2, 1], vec![2, 4, 0], vec![3, 4, 1]].into_iter().enumerate() {
+        let req = Requirement { k: 3, l: None, budget: 400 };
+        let h = ev.histogram(&kanon::lattice::Node::full(levels.clone())).unwrap();
+        let cm = h.outcome(&levels, &req, &loaded.data).metrics.cm.unwrap();
+        kanon::release::full_domain_map(&loaded.conn, &levels, &req, false).unwrap();
+        job.output.table = format!("r{i}");
+        kanon::release::write(&loaded.conn, &job, &loaded.columns).unwrap();
+        let sql = format!(
+            "SELECT (sum(size - top) + (400 - sum(size)))::DOUBLE / 400 FROM (
+               SELECT sum(n) size, max(n) top FROM (
+                 SELECT zip, age, sex, diagnosis, count(*) n FROM kanon_out.main.r{i} GROUP BY ALL)
+               GROUP BY zip, age, sex)"
+        );
+        let measured: f64 = loaded.conn.query_row(&sql, [], |r| r.get(0)).unwrap();
+        assert!((cm - measured).abs() < 1e-12, "{levels:?}: cm {cm} vs release {measured}");
     }
 }
