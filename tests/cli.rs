@@ -792,3 +792,55 @@ fn adult_is_5_anonymous_with_1_percent_suppression() {
     assert_eq!(k, int(&r, "k"));
     assert_eq!(scalar(&open_ro(&db), "SELECT count(*) FROM adult_k5"), int(&r, "rows_out"));
 }
+
+/// `kanon pareto` on the demo: the front it prints and writes is the exhaustive one
+/// (the demo lattice is small), its CSV has one row per front node, the SVG is drawn,
+/// and a node read off the front can be released with `run --node`.
+#[test]
+fn pareto_front_outputs_and_release_of_a_front_node() {
+    let demo = Demo::new();
+    let out = demo.run(&[
+        "pareto",
+        "job.toml",
+        "--exhaustive",
+        "--depth",
+        "18",
+        "--json",
+        "out/front.json",
+        "--csv",
+        "out/front.csv",
+        "--svg",
+        "out/front.svg",
+    ]);
+    assert_ok(&out);
+    let r = read_json(&demo.path("out/front.json"));
+    let front = r["front"].as_array().unwrap();
+    assert!(!front.is_empty());
+    assert_eq!(int(&r, "lattice_size"), 1000);
+    assert_eq!(r["exhaustive"]["recall"].as_f64(), Some(1.0), "{r}");
+    assert_eq!(r["exhaustive"]["dominated_reported"].as_array().unwrap().len(), 0);
+    assert_eq!(int(&front[0], "k"), DEMO_ROWS, "the front starts with one class of all rows");
+    // k falls and loss falls along the front.
+    for w in front.windows(2) {
+        assert!(int(&w[1], "k") < int(&w[0], "k"));
+        assert!(w[1]["metrics"]["glm"].as_f64().unwrap() < w[0]["metrics"]["glm"].as_f64().unwrap());
+    }
+    let csv = fs::read_to_string(demo.path("out/front.csv")).unwrap();
+    assert_eq!(csv.lines().count(), front.len() + 1);
+    assert!(csv.starts_with("zip,age,birth_date,sex,education,k,suppressed,glm"));
+    assert!(fs::read_to_string(demo.path("out/front.svg")).unwrap().contains("<svg"));
+
+    // Release the front node with the smallest k ≥ 3 at its own k and budget.
+    let node = front.iter().rev().find(|p| int(p, "k") >= 3).unwrap();
+    let spec: Vec<String> = DEMO_QIS.iter().map(|q| format!("{q}={}", node["node"][q])).collect();
+    demo.job(|j| {
+        j["privacy"].as_table_mut().unwrap().remove("l_diversity");
+    });
+    let k = int(node, "k").to_string();
+    let out = demo.run(&["run", "job.toml", "--k", &k, "--node", &spec.join(",")]);
+    assert_ok(&out);
+    let report = demo.report();
+    assert_eq!(report["node"], node["node"]);
+    assert_eq!(int(&report, "suppressed"), int(node, "suppressed"));
+    assert!(remeasure(&demo.db(), "patients_k3", &DEMO_QIS) >= int(node, "k"));
+}
