@@ -12,7 +12,7 @@
 
 use crate::error::bad;
 use crate::job::{DateUnit, HierarchySpec, Job, QuasiIdentifier};
-use crate::sql::{self, ident, list, render};
+use crate::sql::{self, list, render};
 use anyhow::{Context, Result};
 use duckdb::Connection;
 use std::path::Path;
@@ -306,9 +306,4 @@ pub fn rows(conn: &Connection, a: usize, height: u8) -> Result<Vec<Vec<String>>>
         .query_map([], |r| (0..=height as usize).map(|i| r.get::<_, String>(i)).collect::<duckdb::Result<Vec<_>>>())?
         .collect::<duckdb::Result<Vec<_>>>()?;
     Ok(out)
-}
-
-/// Quote a user column for use in SQL (re-exported for the modules that scan the source).
-pub fn column_ref(alias: &str, name: &str) -> String {
-    format!("{alias}.{}", ident(name))
 }
