@@ -14,7 +14,7 @@ use crate::metrics::{Bucket, Dataset, Histogram};
 use crate::sql::{self, list, render};
 use anyhow::Result;
 use duckdb::Connection;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// Rows one rollup query may join, roughly: batches are cut to stay under it.
 const BATCH_ROWS: u64 = 4_000_000;
@@ -27,6 +27,8 @@ pub struct Evaluator<'c> {
     cache: HashMap<Node, Histogram>,
     /// Kept frequency sets: node → (table, id in it).
     stored: HashMap<Node, (String, i64)>,
+    /// Frequency-set tables that exist now.
+    tables: HashSet<String>,
     next_id: i64,
     next_table: u64,
     base_rows: u64,
@@ -42,6 +44,7 @@ impl<'c> Evaluator<'c> {
             evaluations: 0,
             cache: HashMap::new(),
             stored: HashMap::new(),
+            tables: HashSet::new(),
             next_id: 1,
             next_table: 0,
             base_rows: base_rows.max(1) as u64,
@@ -121,17 +124,12 @@ impl<'c> Evaluator<'c> {
     /// Drop the kept frequency sets of nodes `keep` rejects.
     pub fn retain(&mut self, keep: impl Fn(&Node) -> bool) -> Result<()> {
         self.stored.retain(|n, _| keep(n));
-        let mut live: Vec<&String> = self.stored.values().map(|(t, _)| t).collect();
-        live.sort();
-        live.dedup();
-        let mut stmt = self.conn.prepare(
-            "SELECT table_name FROM duckdb_tables() WHERE database_name = 'temp' AND table_name LIKE 'kanon_fs_%'",
-        )?;
-        let tables: Vec<String> = stmt.query_map([], |r| r.get(0))?.collect::<duckdb::Result<_>>()?;
-        for t in tables {
-            if !live.contains(&&t) {
-                self.conn.execute_batch(&format!("DROP TABLE IF EXISTS {t}"))?;
-            }
+        let live: HashSet<&String> = self.stored.values().map(|(t, _)| t).collect();
+        let mut dead: Vec<String> = self.tables.iter().filter(|t| !live.contains(t)).cloned().collect();
+        dead.sort();
+        for t in dead {
+            self.conn.execute_batch(&format!("DROP TABLE IF EXISTS {t}"))?;
+            self.tables.remove(&t);
         }
         Ok(())
     }
@@ -164,6 +162,7 @@ impl<'c> Evaluator<'c> {
         let target = format!("kanon_fs_{}", self.next_table);
         self.next_table += 1;
         rollup(self.conn, &target, &source, &kids, n, self.extras)?;
+        self.tables.insert(target.clone());
         let mut hists = self.read_histograms(&target, &ids)?;
         for (id, node) in &ids {
             let h = hists.remove(id).unwrap_or_default();
@@ -176,6 +175,7 @@ impl<'c> Evaluator<'c> {
         }
         if !keep {
             self.conn.execute_batch(&format!("DROP TABLE IF EXISTS {target}"))?;
+            self.tables.remove(&target);
         }
         Ok(())
     }

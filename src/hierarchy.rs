@@ -73,7 +73,14 @@ pub fn finish(conn: &Connection, job: &Job) -> Result<Vec<Hierarchy>> {
             }
             generate(conn, a, &qi.hierarchy).with_context(at)?;
         }
-        let (height, leaves) = check_structure(conn, job, a, qi)?;
+        // File hierarchies were checked by load_files, before the scan.
+        let (height, leaves) = match qi.hierarchy {
+            HierarchySpec::File(_) => {
+                let leaves: i64 = conn.query_row(&format!("SELECT count(*) FROM {}", h_table(a)), [], |r| r.get(0))?;
+                (height_of(conn, a)?, leaves as u64)
+            }
+            _ => check_structure(conn, job, a, qi)?,
+        };
         check_coverage(conn, a).with_context(at)?;
         build_codes(conn, a, height)?;
         out.push(Hierarchy { column: qi.column.name.clone(), height, leaves });
