@@ -27,6 +27,8 @@ pub enum Command {
     Hierarchy(cmd::hierarchy::Args),
     /// The Pareto front of k against information loss (POkA).
     Pareto(cmd::pareto::Args),
+    /// Write a synthetic person-level extract and a job file for it.
+    Generate(cmd::generate::Args),
 }
 
 /// Parse, run, report errors; returns the process exit code.
@@ -43,6 +45,7 @@ pub fn main() -> i32 {
         Command::Check(a) => cmd::check::run(a),
         Command::Hierarchy(a) => cmd::hierarchy::run(a),
         Command::Pareto(a) => cmd::pareto::run(a),
+        Command::Generate(a) => cmd::generate::run(a),
     };
     match result {
         Ok(()) => 0,

@@ -123,6 +123,12 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let mut tmp = tempfile::NamedTempFile::new_in(dir).with_context(|| format!("writing {}", path.display()))?;
     std::io::Write::write_all(&mut tmp, bytes).with_context(|| format!("writing {}", path.display()))?;
+    // A temporary file is created private (0600); a report or job file is not.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644))?;
+    }
     tmp.persist(path).with_context(|| format!("writing {}", path.display()))?;
     Ok(())
 }

@@ -60,6 +60,7 @@ statements! {
     MEASURE_CLASSES => "measure_classes.sql",
     HIERARCHY_LEVELS => "hierarchy_levels.sql",
     BASE_F0_NODE => "base_f0_node.sql",
+    GENERATE => "generate.sql",
 }
 
 /// The `-- name: NAME` section of a file that holds several fragments.

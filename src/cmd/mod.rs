@@ -1,5 +1,6 @@
 //! One module per subcommand, each opening with its usage.
 pub mod check;
+pub mod generate;
 pub mod hierarchy;
 pub mod pareto;
 pub mod run;

@@ -97,6 +97,7 @@ pub fn run(args: Args) -> Result<()> {
             return Err(bad(format!("--node: level {l} is above the hierarchy's height {h}")));
         }
     }
+    let combinations: i64 = loaded.conn.query_row("SELECT count(*) FROM kanon_f0", [], |r| r.get(0))?;
     let t_load = start.elapsed().as_secs_f64();
 
     let bar = progress(args.quiet);
@@ -142,6 +143,7 @@ pub fn run(args: Args) -> Result<()> {
         kanon_version: env!("CARGO_PKG_VERSION"),
         job_sha256: job.sha256.clone(),
         rows_in: rows,
+        combinations: combinations as u64,
         rows_out: written.rows,
         suppressed: rows - written.rows,
         budget: req.budget,
