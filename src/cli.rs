@@ -29,6 +29,8 @@ pub enum Command {
     Pareto(cmd::pareto::Args),
     /// Write a synthetic person-level extract and a job file for it.
     Generate(cmd::generate::Args),
+    /// Time the physical limit of a run: one GROUP BY of the QIs, one recode-and-write.
+    Limit(cmd::limit::Args),
 }
 
 /// Parse, run, report errors; returns the process exit code.
@@ -46,6 +48,7 @@ pub fn main() -> i32 {
         Command::Hierarchy(a) => cmd::hierarchy::run(a),
         Command::Pareto(a) => cmd::pareto::run(a),
         Command::Generate(a) => cmd::generate::run(a),
+        Command::Limit(a) => cmd::limit::run(a),
     };
     match result {
         Ok(()) => 0,

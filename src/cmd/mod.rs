@@ -2,5 +2,6 @@
 pub mod check;
 pub mod generate;
 pub mod hierarchy;
+pub mod limit;
 pub mod pareto;
 pub mod run;
