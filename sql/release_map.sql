@@ -5,7 +5,7 @@
 CREATE OR REPLACE TEMP TABLE kanon_release_map AS
 WITH m AS (
     SELECT {{raw}}, {{classes}}{{sensitive}}, p.cnt
-    FROM kanon_f0 p {{joins}}
+    FROM kanon_f0 p
 ), classes AS (
     SELECT {{class_cols}}, sum(cnt) AS size, {{ldiv}} AS ldiv
     FROM m GROUP BY ALL

@@ -32,11 +32,14 @@ pub struct Evaluator<'c> {
     next_id: i64,
     next_table: u64,
     base_rows: u64,
+    /// Per QI and level: leaf code // divisor = code at that level.
+    divisors: Vec<Vec<i64>>,
 }
 
 impl<'c> Evaluator<'c> {
     pub fn new(conn: &'c Connection, data: Dataset, extras: Extras) -> Result<Evaluator<'c>> {
         let base_rows: i64 = conn.query_row("SELECT count(*) FROM kanon_f0", [], |r| r.get(0))?;
+        let divisors = crate::hierarchy::divisors(conn, data.heights.len())?;
         Ok(Evaluator {
             conn,
             data,
@@ -48,6 +51,7 @@ impl<'c> Evaluator<'c> {
             next_id: 1,
             next_table: 0,
             base_rows: base_rows.max(1) as u64,
+            divisors,
         })
     }
 
@@ -151,12 +155,20 @@ impl<'c> Evaluator<'c> {
         for (node, parent) in items {
             let child = self.next_id;
             self.next_id += 1;
+            let stored = parent.as_ref().and_then(|p| self.stored.get(p).map(|(_, id)| (p, *id)));
             let mut levels = vec![None; n];
-            for (a, l) in node.attrs.iter().zip(&node.levels) {
-                levels[*a] = Some(*l);
+            let mut divide = vec![None; n];
+            for (&a, &l) in node.attrs.iter().zip(&node.levels) {
+                // The parent's level of QI a (the base frequency set has every QI at level 0).
+                let from = match stored {
+                    Some((p, _)) => p.attrs.iter().position(|&b| b == a).map(|j| p.levels[j]),
+                    None => Some(0),
+                };
+                let from = from.filter(|&f| f <= l).expect("a rollup parent is a specialization of its child");
+                levels[a] = Some(l);
+                divide[a] = Some(self.divisors[a][l as usize] / self.divisors[a][from as usize]);
             }
-            let parent = parent.as_ref().and_then(|p| self.stored.get(p)).map_or(0, |(_, id)| *id);
-            kids.push(Kid { child, parent, levels });
+            kids.push(Kid { child, parent: stored.map_or(0, |(_, id)| id), divide, levels });
             ids.insert(child, node.clone());
         }
         let target = format!("kanon_fs_{}", self.next_table);
@@ -222,7 +234,13 @@ impl<'c> Evaluator<'c> {
                     &list(0..n, "", |a| format!(", sum(p.cnt * (coalesce(n{a}.leaves, 1) - 1))::BIGINT AS glm{a}")),
                 ),
                 ("source", table),
-                ("leaf_joins", &list(0..n, " ", |a| format!("LEFT JOIN {} n{a} ON n{a}.code = p.g{a}", node_table(a)))),
+                (
+                    "leaf_joins",
+                    &(String::from("JOIN kanon_kids k ON k.child = p.node ")
+                        + &list(0..n, " ", |a| {
+                            format!("LEFT JOIN {} n{a} ON n{a}.level = k.l{a} AND n{a}.code = p.g{a}", node_table(a))
+                        })),
+                ),
                 ("label_cte", &label_cte),
                 ("glm_totals", &list(0..n, "", |a| format!(", sum(c.glm{a})::BIGINT"))),
                 ("minority", minority),

@@ -7,7 +7,7 @@
 //! given), and `cnt`. `kanon_f0` is the zero-generalization frequency set over
 //! all QIs; it also keeps the raw values `v{a}` the release writer joins on.
 
-use crate::hierarchy::{anc_table, dim_table};
+use crate::hierarchy::dim_table;
 use crate::sql::{self, ident, list, render};
 use anyhow::{Context, Result};
 use duckdb::Connection;
@@ -79,57 +79,50 @@ pub fn encode(conn: &Connection, n: usize, extras: Extras) -> Result<()> {
     Ok(())
 }
 
-/// `JOIN kanon_anc_{a} x{a} ON …` for each QI of `attrs`, the level a bound
-/// parameter (in this order). For one node whose levels are known up front.
-pub fn ancestor_joins(attrs: &[usize]) -> String {
-    list(attrs, " ", |&a| format!("JOIN {} x{a} ON x{a}.code = p.g{a} AND x{a}.level = ?", anc_table(a)))
-}
-
 /// A child to compute: its id, the id of the parent frequency set it rolls up
-/// from, and its level per QI (None for a QI it leaves out).
+/// from, and per QI the divisor from the parent's codes to the child's (None
+/// for a QI the child leaves out), and its level per QI.
 pub struct Kid {
     pub child: i64,
     pub parent: i64,
+    pub divide: Vec<Option<i64>>,
     pub levels: Vec<Option<u8>>,
 }
 
 /// Materialize the frequency sets of `kids` into `target` (column `node` = child
-/// id), rolled up from `source` (column `node` = parent id).
+/// id), rolled up from `source` (column `node` = parent id). The kids stay in
+/// `kanon_kids` until the next rollup.
 pub fn rollup(conn: &Connection, target: &str, source: &str, kids: &[Kid], n: usize, extras: Extras) -> Result<()> {
     conn.execute_batch(&format!(
         "CREATE OR REPLACE TEMP TABLE kanon_kids (child BIGINT, parent BIGINT, {})",
-        list(0..n, ", ", |a| format!("l{a} INTEGER"))
+        list(0..n, ", ", |a| format!("d{a} BIGINT, l{a} INTEGER"))
     ))?;
-    let tuple = format!("({})", vec!["?"; n + 2].join(", "));
+    let tuple = format!("({})", vec!["?"; 2 * n + 2].join(", "));
     for chunk in kids.chunks(400) {
         let q = format!("INSERT INTO kanon_kids VALUES {}", vec![tuple.as_str(); chunk.len()].join(", "));
         let params: Vec<Option<i64>> = chunk
             .iter()
-            .flat_map(|k| [Some(k.child), Some(k.parent)].into_iter().chain(k.levels.iter().map(|l| l.map(i64::from))))
+            .flat_map(|k| {
+                let per_qi = k.divide.iter().zip(&k.levels).flat_map(|(d, l)| [*d, l.map(i64::from)]);
+                [Some(k.child), Some(k.parent)].into_iter().chain(per_qi)
+            })
             .collect();
         conn.execute(&q, duckdb::params_from_iter(params))?;
     }
-    // Join only the QIs some kid keeps; the others are NULL for every kid.
-    let used: Vec<usize> = (0..n).filter(|&a| kids.iter().any(|k| k.levels[a].is_some())).collect();
+    // A QI no kid keeps is NULL for every kid; one all kids keep at the parent's level needs no division.
     let groups = list(0..n, ", ", |a| {
-        if used.contains(&a) {
-            format!("x{a}.anc AS g{a}")
+        let d: Vec<Option<i64>> = kids.iter().map(|k| k.divide[a]).collect();
+        if d.iter().all(|x| x.is_none()) {
+            format!("NULL::BIGINT AS g{a}")
+        } else if d.iter().all(|x| *x == Some(1)) {
+            format!("p.g{a}")
         } else {
-            format!("NULL::INTEGER AS g{a}")
+            format!("p.g{a} // k.d{a} AS g{a}")
         }
-    });
-    let joins = list(&used, "\n", |&a| {
-        format!("LEFT JOIN {} x{a} ON x{a}.code = p.g{a} AND x{a}.level = k.l{a}", anc_table(a))
     });
     let q = render(
         sql::ROLLUP,
-        &[
-            ("target", target),
-            ("groups", &groups),
-            ("extras", &extras.columns("p")),
-            ("source", source),
-            ("joins", &joins),
-        ],
+        &[("target", target), ("groups", &groups), ("extras", &extras.columns("p")), ("source", source)],
     );
     conn.execute_batch(&q)?;
     Ok(())

@@ -2,13 +2,13 @@
 //!
 //! For QI number `a` (job order) kanon keeps:
 //! - `kanon_h{a}`: one row per leaf, text value at each level (`v0` = leaf);
-//! - `kanon_hnode_{a}`: each generalized value: code (unique across levels),
-//!   level, label, leaves under it;
-//! - `kanon_hdim_{a}`: each leaf with its code at every level (`c0..ch`);
-//! - `kanon_anc_{a}`: for each code and each level at or above it, the ancestor's
-//!   code and leaf count. Every rollup and every mapping "value → group" goes
-//!   through this one table, so other recodings (value partitions) can supply
-//!   their own rows in the same shape.
+//! - `kanon_hdim_{a}`: each leaf with its code at every level (`c0..ch`): the
+//!   mapping "value → group" a node applies to this QI at level l;
+//! - `kanon_hnode_{a}`: each generalized value: level, code (unique within the
+//!   level), label, leaves under it;
+//! - `kanon_hlevels`: per QI and level the divisor with `c_l = c_0 // divisor`.
+//!   Leaf codes are mixed-radix numbers (sibling number per level), so rolling
+//!   a frequency set up is integer division, with no join per row.
 
 use crate::error::bad;
 use crate::job::{DateUnit, HierarchySpec, Job, QuasiIdentifier};
@@ -35,9 +35,6 @@ pub fn node_table(a: usize) -> String {
 }
 pub fn dim_table(a: usize) -> String {
     format!("kanon_hdim_{a}")
-}
-pub fn anc_table(a: usize) -> String {
-    format!("kanon_anc_{a}")
 }
 
 /// Load and check the hierarchy files of the job, before any scan of the source.
@@ -268,39 +265,72 @@ fn generate(conn: &Connection, a: usize, spec: &HierarchySpec) -> Result<()> {
     Ok(())
 }
 
-/// The code tables of QI `a`: nodes, leaf dimension, ancestors.
+/// The code tables of QI `a`: leaf dimension and nodes, with the level
+/// divisors recorded in `kanon_hlevels`.
 fn build_codes(conn: &Connection, a: usize, height: u8) -> Result<()> {
     let h = h_table(a);
-    let levels = list(0..=height, " UNION ALL ", |l| format!("SELECT {l} AS level, v{l} AS label FROM {h}"));
-    let codes = list(0..=height, ", ", |l| format!("n{l}.code AS c{l}"));
-    let joins = list(0..=height, " ", |l| {
-        format!(
-            "JOIN {nodes} n{l} ON n{l}.level = {l} AND n{l}.label IS NOT DISTINCT FROM h.v{l}",
-            nodes = node_table(a)
-        )
-    });
+    let ranks = |j: u8| format!("kanon_hrank_{a}_{j}");
+    // divisor(l) = product of the sibling counts (radices) of levels below l.
+    let mut divisors: Vec<i64> = vec![1];
+    for j in 0..height {
+        conn.execute_batch(&render(
+            sql::HIERARCHY_RANKS,
+            &[("ranks", &ranks(j)), ("lo_col", &format!("v{j}")), ("hi_col", &format!("v{}", j + 1)), ("h", &h)],
+        ))?;
+        let radix: i64 =
+            conn.query_row(&format!("SELECT coalesce(max(idx), 0) + 1 FROM {}", ranks(j)), [], |r| r.get(0))?;
+        let next = divisors[j as usize]
+            .checked_mul(radix)
+            .filter(|d| *d < 1 << 62)
+            .ok_or_else(|| bad(format!("hierarchy {a} is too wide to encode in 64-bit codes")))?;
+        divisors.push(next);
+    }
+    let leaf_code = if height == 0 {
+        "0".to_string()
+    } else {
+        list(0..height, " + ", |j| format!("r{j}.idx * {}", divisors[j as usize]))
+    };
+    let codes = list(0..=height, ", ", |l| format!("({leaf_code})::BIGINT // {} AS c{l}", divisors[l as usize]));
+    let rank_joins =
+        list(0..height, " ", |j| format!("JOIN {} r{j} ON r{j}.label IS NOT DISTINCT FROM h.v{j}", ranks(j)));
+    let levels =
+        list(0..=height, " UNION ALL ", |l| format!("SELECT {l} AS level, c{l} AS code, v{l} AS label FROM x"));
     conn.execute_batch(&render(
         sql::HIERARCHY_NODES,
         &[
-            ("nodes", &node_table(a)),
-            ("levels", &levels),
             ("dim", &dim_table(a)),
             ("codes", &codes),
             ("h", &h),
-            ("joins", &joins),
+            ("rank_joins", &rank_joins),
+            ("nodes", &node_table(a)),
+            ("levels", &levels),
         ],
     ))?;
-    let mut pairs = Vec::new();
-    for lo in 0..=height {
-        for hi in lo..=height {
-            pairs.push(format!("SELECT c{lo} AS code, {hi} AS level, c{hi} AS anc FROM {}", dim_table(a)));
+    for j in 0..height {
+        conn.execute_batch(&format!("DROP TABLE {}", ranks(j)))?;
+    }
+    conn.execute_batch("CREATE TEMP TABLE IF NOT EXISTS kanon_hlevels (qi INTEGER, level INTEGER, divisor BIGINT)")?;
+    conn.execute("DELETE FROM kanon_hlevels WHERE qi = ?", [a as i64])?;
+    for (l, d) in divisors.iter().enumerate() {
+        conn.execute("INSERT INTO kanon_hlevels VALUES (?, ?, ?)", duckdb::params![a as i64, l as i64, d])?;
+    }
+    Ok(())
+}
+
+/// Per QI, per level: the divisor that turns a leaf code into the code at that
+/// level (`c_l = c_0 // divisor`), and so a code at level l into one at level
+/// m ≥ l (`// (divisor_m / divisor_l)`).
+pub fn divisors(conn: &Connection, n: usize) -> Result<Vec<Vec<i64>>> {
+    let mut out = vec![Vec::new(); n];
+    let mut stmt = conn.prepare("SELECT qi, divisor FROM kanon_hlevels ORDER BY qi, level")?;
+    let mut rows = stmt.query([])?;
+    while let Some(r) = rows.next()? {
+        let qi: i64 = r.get(0)?;
+        if let Some(v) = out.get_mut(qi as usize) {
+            v.push(r.get(1)?);
         }
     }
-    conn.execute_batch(&render(
-        sql::HIERARCHY_ANCESTORS,
-        &[("anc", &anc_table(a)), ("pairs", &pairs.join(" UNION ALL ")), ("nodes", &node_table(a))],
-    ))?;
-    Ok(())
+    Ok(out)
 }
 
 /// The materialized hierarchy of QI `a` as rows `leaf;level1;…;top`, for review.

@@ -7,7 +7,6 @@
 //! (`v0..`, `lab0..`) and call [`write`].
 
 use crate::database::{self, SourceColumn, OUT};
-use crate::frequency::ancestor_joins;
 use crate::hierarchy::node_table;
 use crate::job::Job;
 use crate::metrics::Requirement;
@@ -19,26 +18,27 @@ use std::path::{Path, PathBuf};
 /// Build `kanon_release_map` for a full-domain node: every class kept under `req`.
 pub fn full_domain_map(conn: &Connection, levels: &[u8], req: &Requirement, sensitive: bool) -> Result<()> {
     let n = levels.len();
-    let attrs: Vec<usize> = (0..n).collect();
+    let div = crate::hierarchy::divisors(conn, n)?;
     let class_cols = list(0..n, ", ", |a| format!("c{a}"));
     let q = render(
         sql::RELEASE_MAP,
         &[
             ("raw", &list(0..n, ", ", |a| format!("p.v{a}"))),
-            ("classes", &list(0..n, ", ", |a| format!("x{a}.anc AS c{a}"))),
+            ("classes", &list(0..n, ", ", |a| format!("p.g{a} // {} AS c{a}", div[a][levels[a] as usize]))),
             ("sensitive", if sensitive { ", p.s" } else { "" }),
-            ("joins", &ancestor_joins(&attrs)),
             ("class_cols", &class_cols),
             ("ldiv", if sensitive { "count(DISTINCT s)" } else { "0" }),
             ("raw_m", &list(0..n, ", ", |a| format!("m.v{a}"))),
             ("labels", &list(0..n, ", ", |a| format!("n{a}.label AS lab{a}"))),
-            ("label_joins", &list(0..n, " ", |a| format!("JOIN {} n{a} ON n{a}.code = m.c{a}", node_table(a)))),
+            (
+                "label_joins",
+                &list(0..n, " ", |a| {
+                    format!("JOIN {} n{a} ON n{a}.level = {} AND n{a}.code = m.c{a}", node_table(a), levels[a])
+                }),
+            ),
         ],
     );
-    let mut params: Vec<i64> = levels.iter().map(|&l| l as i64).collect();
-    params.push(req.k as i64);
-    params.push(req.l.unwrap_or(0) as i64);
-    conn.execute(&q, duckdb::params_from_iter(params))?;
+    conn.execute(&q, duckdb::params![req.k as i64, req.l.unwrap_or(0) as i64])?;
     Ok(())
 }
 

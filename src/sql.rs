@@ -47,7 +47,7 @@ statements! {
     HIERARCHY_PARENTS => "hierarchy_parents.sql",
     HIERARCHY_TOPS => "hierarchy_tops.sql",
     HIERARCHY_NODES => "hierarchy_nodes.sql",
-    HIERARCHY_ANCESTORS => "hierarchy_ancestors.sql",
+    HIERARCHY_RANKS => "hierarchy_ranks.sql",
     ROLLUP => "rollup.sql",
     CLASS_HISTOGRAM => "class_histogram.sql",
     CANDIDATES_FIRST => "candidates_first.sql",
