@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Scale benchmark on the synthetic extract of `kanon generate` (7 QIs, k = 5, 1%
+# budget): for each N, `kanon run` under /usr/bin/time (phases, peak RSS, nodes)
+# and, in the same benchmark run, `kanon limit` at the node the run released: one
+# GROUP BY of the QIs plus one recode-and-write, the physical limit of any run.
+# ratio = run total / limit total.
+# Usage: bench/scale.sh [N …]   (default: 1000000 10000000 100000000). Writes bench/scale.csv.
+# Data (one database per N, generated once) in $KANON_BENCH_DIR (default
+# ~/.cache/kanon-bench); memory_limit $KANON_BENCH_MEMORY (default 4GB), spilling
+# into the data folder.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ $# -gt 0 ] || set -- 1000000 10000000 100000000
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/kanon-target}"
+cargo build --release --quiet
+kanon="$CARGO_TARGET_DIR/release/kanon"
+data="${KANON_BENCH_DIR:-$HOME/.cache/kanon-bench}"
+memory="${KANON_BENCH_MEMORY:-4GB}"
+mkdir -p "$data/spill"
+data=$(cd "$data" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+out=bench/scale.csv
+echo "rows,qis,combinations,load_s,search_s,release_s,total_s,peak_rss_mb,nodes_checked,nodes_evaluated,lattice,node,limit_group_by_s,limit_write_s,limit_s,ratio" > "$out"
+for n in "$@"; do
+  db="$data/people_$n.duckdb"
+  # The marker is written only after a generation that succeeded (it is atomic).
+  if [ "$(cat "$db.rows" 2>/dev/null)" != "$n" ] || [ ! -f "$db" ]; then
+    rm -f "$db.rows"
+    echo "generating $n rows into $db" >&2
+    "$kanon" generate --rows "$n" --seed 1 --database "$db" --table people --job "$data/people_$n.job.toml" --quiet >&2
+    echo "$n" > "$db.rows"
+  fi
+  job="$data/people_$n.bench.toml"
+  {
+    cat "$data/people_$n.job.toml"
+    printf '\n[engine]\nmemory_limit = "%s"\ntemp_directory = "%s"\n' "$memory" "$data/spill"
+  } > "$job"
+  echo "kanon run, $n rows" >&2
+  /usr/bin/time -v -o "$work/time" "$kanon" run "$job" --quiet --report "$work/report.json" > /dev/null
+  node=$(python3 -c 'import json, sys; print(",".join(f"{q}={l}" for q, l in json.load(open(sys.argv[1]))["node"].items()))' "$work/report.json")
+  echo "kanon limit, $n rows, node $node" >&2
+  "$kanon" limit "$job" --node "$node" --quiet > "$work/limit.json"
+  rm -f "$data/people_$n-release.duckdb" "$data/people_$n-release.duckdb.wal"
+  python3 - "$work/report.json" "$work/time" "$work/limit.json" >> "$out" <<'PY'
+import json, re, sys
+r = json.load(open(sys.argv[1])); lim = json.load(open(sys.argv[3])); s = r["seconds"]
+rss_kb = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", open(sys.argv[2]).read()).group(1))
+print(",".join(str(x) for x in [r["rows_in"], len(r["node"]), r["combinations"], round(s["load"], 2),
+      round(s["search"], 2), round(s["release"], 2), round(s["total"], 2), round(rss_kb / 1024),
+      r["nodes_checked"], r["nodes_evaluated"], r["lattice_size"],
+      ";".join(f"{q}={l}" for q, l in r["node"].items()), round(lim["group_by_seconds"], 2),
+      round(lim["write_seconds"], 2), round(lim["total_seconds"], 2), round(s["total"] / lim["total_seconds"], 1)]))
+PY
+done
+column -s, -t < "$out"
