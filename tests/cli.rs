@@ -852,3 +852,123 @@ fn manifest_dir() -> PathBuf {
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
 }
+
+// ---------------------------------------------------------------------------------------------
+// The synthetic extract (`kanon generate`) and the physical limit (`kanon limit`)
+// ---------------------------------------------------------------------------------------------
+
+/// The QIs of the job `kanon generate` writes, in job order.
+const GENERATED_QIS: [&str; 7] = ["zip", "birth_date", "sex", "race", "marital_status", "education", "occupation"];
+
+/// Generates `rows` rows with `seed` into `<dir>/<stem>.duckdb`, table `people`; returns the job file.
+fn generate(dir: &Path, stem: &str, rows: u64, seed: u64) -> PathBuf {
+    let (rows, seed) = (rows.to_string(), seed.to_string());
+    let db = format!("{stem}.duckdb");
+    assert_ok(&kanon(dir, &["generate", "--rows", &rows, "--seed", &seed, "--database", &db, "--table", "people"]));
+    dir.join(format!("{stem}.job.toml"))
+}
+
+/// Distinct QI combinations of the generated source, measured with plain SQL.
+fn generated_combinations(db: &Path) -> i64 {
+    let by = GENERATED_QIS.map(ident).join(", ");
+    scalar(&open_ro(db), &format!("SELECT count(*) FROM (SELECT DISTINCT {by} FROM people)"))
+}
+
+/// The same seed gives the same table, another seed another one; the job file and its
+/// hierarchy files are written beside the database.
+#[test]
+fn generate_is_deterministic_and_writes_its_job() {
+    let tmp = tempfile::tempdir().unwrap();
+    let job = generate(tmp.path(), "a", 3000, 7);
+    generate(tmp.path(), "b", 3000, 7);
+    generate(tmp.path(), "c", 3000, 8);
+    let a = table_rows(&tmp.path().join("a.duckdb"), "people");
+    assert_eq!(a.len(), 3000);
+    assert_eq!(a, table_rows(&tmp.path().join("b.duckdb"), "people"), "same seed, different tables");
+    assert_ne!(a, table_rows(&tmp.path().join("c.duckdb"), "people"), "another seed, same table");
+
+    let text = fs::read_to_string(&job).unwrap();
+    let parsed: toml::Table = text.parse().unwrap_or_else(|e| panic!("job is not TOML: {e}\n{text}"));
+    assert_eq!(parsed["privacy"]["k"].as_integer(), Some(5));
+    assert_eq!(parsed["privacy"]["max_suppression"].as_float(), Some(0.01));
+    let qis: Vec<&str> =
+        parsed["quasi_identifiers"].as_array().unwrap().iter().map(|q| q["column"].as_str().unwrap()).collect();
+    assert_eq!(qis, GENERATED_QIS);
+    for h in ["marital_status", "education", "occupation"] {
+        let file = tmp.path().join(format!("hierarchies/{h}.csv"));
+        assert!(fs::read_to_string(&file).is_ok_and(|t| t.lines().count() > 1), "{} missing", file.display());
+    }
+}
+
+/// `kanon run` on the generated job releases a table that really is 5-anonymous, within
+/// the 1% budget, and reports the source's distinct QI combinations.
+#[test]
+fn generated_job_runs_to_a_5_anonymous_release() {
+    let tmp = tempfile::tempdir().unwrap();
+    let job = generate(tmp.path(), "p", 20000, 1);
+    assert_ok(&kanon(tmp.path(), &["run", job.to_str().unwrap(), "--quiet"]));
+    let r = read_json(&tmp.path().join("p-report.json"));
+    assert_eq!(int(&r, "rows_in"), 20000);
+    assert!(int(&r, "suppressed") <= 200, "{r}");
+    assert_eq!(int(&r, "combinations"), generated_combinations(&tmp.path().join("p.duckdb")));
+    let release = tmp.path().join("p-release.duckdb");
+    let k = remeasure(&release, "people_k5", &GENERATED_QIS);
+    assert!(k >= 5, "the release is only {k}-anonymous");
+    assert_eq!(scalar(&open_ro(&release), "SELECT count(*) FROM people_k5"), int(&r, "rows_out"));
+}
+
+/// More rows, more distinct QI combinations (as `kanon limit` counts them).
+#[test]
+fn generated_combinations_grow_with_rows() {
+    let tmp = tempfile::tempdir().unwrap();
+    let node = "zip=0,birth_date=0,sex=0,race=0,marital_status=0,education=0,occupation=0";
+    let combinations: Vec<i64> = [5000, 20000]
+        .iter()
+        .map(|&rows| {
+            let job = generate(tmp.path(), &format!("p{rows}"), rows, 1);
+            let out = kanon(tmp.path(), &["limit", job.to_str().unwrap(), "--node", node, "--quiet"]);
+            assert_ok(&out);
+            let r: Json = serde_json::from_str(out.stdout.trim()).unwrap();
+            assert_eq!(int(&r, "rows"), rows as i64);
+            int(&r, "combinations")
+        })
+        .collect();
+    assert!(combinations[0] < combinations[1], "combinations do not grow with rows: {combinations:?}");
+}
+
+#[test]
+fn generate_zero_rows_is_rejected() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = kanon(tmp.path(), &["generate", "--rows", "0", "--database", "p.duckdb", "--table", "people"]);
+    assert_fails(&out, 2, &["--rows"]);
+    assert!(!tmp.path().join("p.duckdb").exists());
+}
+
+/// `kanon limit` prints its timings, the source's rows and QI combinations, and leaves no
+/// scratch database behind; a level above a hierarchy's height is bad input.
+#[test]
+fn limit_times_group_by_and_write() {
+    let tmp = tempfile::tempdir().unwrap();
+    let job = generate(tmp.path(), "p", 3000, 1);
+    let job = job.to_str().unwrap();
+    let node = "zip=2,birth_date=2,sex=0,race=1,marital_status=1,education=2,occupation=0";
+    let out = kanon(tmp.path(), &["limit", job, "--node", node, "--quiet"]);
+    assert_ok(&out);
+    let r: Json = serde_json::from_str(out.stdout.trim()).unwrap_or_else(|e| panic!("not JSON: {e}\n{}", out.show()));
+    assert_eq!(int(&r, "rows"), 3000);
+    assert_eq!(int(&r, "combinations"), generated_combinations(&tmp.path().join("p.duckdb")));
+    for key in ["group_by_seconds", "write_seconds", "total_seconds"] {
+        assert!(r[key].as_f64().is_some_and(|s| s >= 0.0), "`{key}` should be a time in {r}");
+    }
+    let total = r["group_by_seconds"].as_f64().unwrap() + r["write_seconds"].as_f64().unwrap();
+    assert!((r["total_seconds"].as_f64().unwrap() - total).abs() < 1e-9);
+    let names: Vec<String> =
+        fs::read_dir(tmp.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    assert!(
+        !names.iter().any(|n| n.starts_with(".kanon-limit") || n.starts_with("p-release")),
+        "left behind: {names:?}"
+    );
+
+    let out = kanon(tmp.path(), &["limit", job, "--node", &node.replace("zip=2", "zip=9"), "--quiet"]);
+    assert_fails(&out, 2, &["zip", "height"]);
+}
