@@ -1,16 +1,20 @@
--- The recoding the release writer applies: each distinct raw QI combination
--- of a kept class, with the label each QI is released as. Full-domain nodes
--- build it here; other recodings (partitions, per-class cells) can build the
--- same table.
-CREATE OR REPLACE TEMP TABLE kanon_release_map AS
-WITH m AS (
-    SELECT {{raw}}, {{classes}}{{sensitive}}, p.cnt
+-- The recoding the release writer applies, in two small tables:
+-- name: value_map
+-- Per QI, each hierarchy leaf (as text) with the code of the group it falls
+-- in. For a full-domain node: its code at the node's level.
+CREATE OR REPLACE TEMP TABLE {{map}} AS
+SELECT d.leaf AS v, d.{{code}} AS code FROM {{dim}} d
+-- name: classes
+-- The kept classes (size >= k, enough distinct sensitive values) by their
+-- codes, each with the label every QI is released as. Recodings that treat
+-- classes individually (per-class cells) fill the same table with their own
+-- labels per class.
+CREATE OR REPLACE TEMP TABLE kanon_release_classes AS
+WITH c AS (
+    SELECT {{classes}}, sum(p.cnt) AS size, {{ldiv}} AS ldiv
     FROM kanon_f0 p
-), classes AS (
-    SELECT {{class_cols}}, sum(cnt) AS size, {{ldiv}} AS ldiv
-    FROM m GROUP BY ALL
-), kept AS (
-    SELECT {{class_cols}} FROM classes WHERE size >= ? AND ldiv >= ?
+    GROUP BY ALL
 )
-SELECT DISTINCT {{raw_m}}, {{labels}}
-FROM m JOIN kept USING ({{class_cols}}) {{label_joins}}
+SELECT {{class_cols}}, {{labels}}
+FROM c {{label_joins}}
+WHERE size >= ? AND ldiv >= ?

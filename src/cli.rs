@@ -2,7 +2,7 @@
 //! subcommand's `Args`; the work lives in `cmd::*`.
 
 use crate::cmd;
-use crate::error::exit_code;
+use crate::error::{exit_code, resource_hint};
 use clap::{Parser, Subcommand};
 use std::io::IsTerminal;
 
@@ -54,6 +54,9 @@ pub fn main() -> i32 {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("kanon: {e:#}");
+            if let Some(hint) = resource_hint(&e) {
+                eprintln!("kanon: {hint}");
+            }
             exit_code(&e)
         }
     }

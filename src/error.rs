@@ -52,3 +52,22 @@ impl<T, E: fmt::Display> OrBadInput<T> for Result<T, E> {
         self.map_err(|e| bad(format!("{}: {e}", what())))
     }
 }
+
+/// A hint for resource failures DuckDB reports in its own words: what ran out
+/// and which `[engine]` setting to change. None for other errors.
+pub fn resource_hint(err: &anyhow::Error) -> Option<&'static str> {
+    let text = format!("{err:#}");
+    if text.contains("Out of Memory") || text.contains("could not allocate") {
+        Some(
+            "DuckDB ran out of memory: raise [engine] memory_limit, or set [engine] temp_directory to a disk \
+             with room so large operations spill there; nothing was released",
+        )
+    } else if text.contains("No space left on device") || text.contains("disk is full") {
+        Some(
+            "the disk is full (the output folder, or the spill folder [engine] temp_directory): free space or \
+             point temp_directory elsewhere; nothing was released",
+        )
+    } else {
+        None
+    }
+}

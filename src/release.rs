@@ -1,13 +1,14 @@
-//! Writing the release: a recoding table (raw QI combination → released labels,
-//! kept combinations only) applied to the source in one plain-SQL scan, into a
-//! temporary table renamed over the output in the same transaction.
+//! Writing the release: a recoding (per QI a small value → code map, and the
+//! kept classes by code with their released labels) applied to the source in
+//! one plain-SQL scan, into a temporary table renamed over the output in the
+//! same transaction.
 //!
 //! Full-domain nodes build the recoding with [`full_domain_map`]; recodings that
-//! treat classes individually can fill `kanon_release_map` in the same shape
-//! (`v0..`, `lab0..`) and call [`write`].
+//! treat classes individually can fill the same tables (`kanon_release_map_{a}`:
+//! `v`, `code`; `kanon_release_classes`: `c0..`, `lab0..`) and call [`write`].
 
 use crate::database::{self, SourceColumn, OUT};
-use crate::hierarchy::node_table;
+use crate::hierarchy::{dim_table, node_table};
 use crate::job::Job;
 use crate::metrics::Requirement;
 use crate::sql::{self, ident, list, literal, render};
@@ -15,25 +16,33 @@ use anyhow::{Context, Result};
 use duckdb::Connection;
 use std::path::{Path, PathBuf};
 
-/// Build `kanon_release_map` for a full-domain node: every class kept under `req`.
+/// Value map table of QI `a`: `v` (leaf as text) → `code`.
+pub fn value_map(a: usize) -> String {
+    format!("kanon_release_map_{a}")
+}
+
+/// Build the recoding for a full-domain node: per QI, leaf → code at the
+/// node's level; the classes kept under `req` with their labels.
 pub fn full_domain_map(conn: &Connection, levels: &[u8], req: &Requirement, sensitive: bool) -> Result<()> {
     let n = levels.len();
     let div = crate::hierarchy::divisors(conn, n)?;
-    let class_cols = list(0..n, ", ", |a| format!("c{a}"));
+    for (a, &l) in levels.iter().enumerate() {
+        conn.execute_batch(&render(
+            sql::fragment(sql::RELEASE_MAP, "value_map"),
+            &[("map", &value_map(a)), ("code", &format!("c{l}")), ("dim", &dim_table(a))],
+        ))?;
+    }
     let q = render(
-        sql::RELEASE_MAP,
+        sql::fragment(sql::RELEASE_MAP, "classes"),
         &[
-            ("raw", &list(0..n, ", ", |a| format!("p.v{a}"))),
             ("classes", &list(0..n, ", ", |a| format!("p.g{a} // {} AS c{a}", div[a][levels[a] as usize]))),
-            ("sensitive", if sensitive { ", p.s" } else { "" }),
-            ("class_cols", &class_cols),
-            ("ldiv", if sensitive { "count(DISTINCT s)" } else { "0" }),
-            ("raw_m", &list(0..n, ", ", |a| format!("m.v{a}"))),
+            ("ldiv", if sensitive { "count(DISTINCT p.s)" } else { "0" }),
+            ("class_cols", &list(0..n, ", ", |a| format!("c.c{a}"))),
             ("labels", &list(0..n, ", ", |a| format!("n{a}.label AS lab{a}"))),
             (
                 "label_joins",
                 &list(0..n, " ", |a| {
-                    format!("JOIN {} n{a} ON n{a}.level = {} AND n{a}.code = m.c{a}", node_table(a), levels[a])
+                    format!("JOIN {} n{a} ON n{a}.level = {} AND n{a}.code = c.c{a}", node_table(a), levels[a])
                 }),
             ),
         ],
@@ -48,7 +57,7 @@ pub struct Written {
     pub rows: u64,
 }
 
-/// Apply `kanon_release_map` to the source and publish the result atomically:
+/// Apply the recoding to the source and publish the result atomically:
 /// the table, then its file copies. Nothing is left behind on failure.
 pub fn write(conn: &Connection, job: &Job, columns: &[SourceColumn]) -> Result<Written> {
     let qis = job.qi_names();
@@ -77,9 +86,10 @@ fn write_attached(conn: &Connection, job: &Job, columns: &[SourceColumn], qis: &
             None => format!("s.{}", ident(&c.name)),
         }
     });
-    let join = list(qis.iter().enumerate(), " AND ", |(a, q)| {
-        format!("CAST(s.{} AS VARCHAR) IS NOT DISTINCT FROM r.v{a}", ident(q))
+    let value_joins = list(qis.iter().enumerate(), " ", |(a, q)| {
+        format!("JOIN {} m{a} ON CAST(s.{} AS VARCHAR) IS NOT DISTINCT FROM m{a}.v", value_map(a), ident(q))
     });
+    let class_join = list(0..qis.len(), " AND ", |a| format!("r.c{a} = m{a}.code"));
     // A row-number column name the source does not use.
     let row = (0..)
         .map(|i| format!("kanon_row{i}"))
@@ -98,7 +108,13 @@ fn write_attached(conn: &Connection, job: &Job, columns: &[SourceColumn], qis: &
         conn.execute_batch(&format!("DROP TABLE IF EXISTS {tmp_name}"))?;
         conn.execute_batch(&render(
             sql::RELEASE_WRITE,
-            &[("target", &tmp_name), ("columns", &select), ("join", &join), ("row", &row)],
+            &[
+                ("target", &tmp_name),
+                ("columns", &select),
+                ("value_joins", &value_joins),
+                ("class_join", &class_join),
+                ("row", &row),
+            ],
         ))
         .context("writing the release")?;
         let rows: i64 = conn.query_row(&format!("SELECT count(*) FROM {tmp_name}"), [], |r| r.get(0))?;
