@@ -972,3 +972,17 @@ fn limit_times_group_by_and_write() {
     let out = kanon(tmp.path(), &["limit", job, "--node", &node.replace("zip=2", "zip=9"), "--quiet"]);
     assert_fails(&out, 2, &["zip", "height"]);
 }
+
+/// A run that exceeds DuckDB's memory limit fails with exit 1, says what ran out
+/// and which setting to change, and releases nothing.
+#[test]
+fn memory_limit_exceeded_is_a_clear_failure() {
+    let tmp = tempfile::tempdir().unwrap();
+    let job = generate(tmp.path(), "p", 200_000, 1);
+    let text = std::fs::read_to_string(&job).unwrap() + "\n[engine]\nmemory_limit = \"16MB\"\nthreads = 1\n";
+    write(&job, text);
+    let out = kanon(tmp.path(), &["run", job.to_str().unwrap(), "--quiet"]);
+    assert_fails(&out, 1, &["ran out of memory", "memory_limit"]);
+    assert!(!tmp.path().join("p-release.duckdb").exists());
+    assert!(!tmp.path().join("p-report.json").exists());
+}
