@@ -84,6 +84,7 @@ impl Metric {
 #[serde(rename_all = "lowercase")]
 pub enum Algorithm {
     Incognito,
+    Topdown,
     Exhaustive,
 }
 
@@ -91,6 +92,7 @@ impl Algorithm {
     pub fn name(self) -> &'static str {
         match self {
             Algorithm::Incognito => "incognito",
+            Algorithm::Topdown => "topdown",
             Algorithm::Exhaustive => "exhaustive",
         }
     }

@@ -24,3 +24,4 @@ pub mod release;
 pub mod report;
 pub mod search;
 pub mod sql;
+pub mod topdown;

@@ -61,6 +61,7 @@ statements! {
     HIERARCHY_LEVELS => "hierarchy_levels.sql",
     BASE_F0_NODE => "base_f0_node.sql",
     GENERATE => "generate.sql",
+    SEARCH_BOUNDS => "search_bounds.sql",
     LIMIT => "limit.sql",
 }
 

@@ -1,11 +1,12 @@
-//! Incognito against exhaustive evaluation on generated tables: every feasible
-//! set and optimum must agree, across k, budgets, ℓ and metrics.
+//! Incognito and the top-down search against exhaustive evaluation on
+//! generated tables: every feasible set and optimum must agree, across k,
+//! budgets, ℓ and metrics.
 
 use kanon::job::{Job, Metric};
 use kanon::lattice::Lattice;
 use kanon::load::load;
 use kanon::metrics::Requirement;
-use kanon::{incognito, search};
+use kanon::{incognito, search, topdown};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::fmt::Write;
@@ -75,6 +76,21 @@ fn incognito_equals_exhaustive_on_generated_tables() {
                             (None, None) => assert!(exact.feasible.is_empty()),
                             _ => panic!("{case}: one search found an optimum, the other did not"),
                         }
+                        // Top-down branch and bound: the same optimum; only truly feasible
+                        // nodes reported, and all of them when no bound prunes (dm).
+                        let mut ev = loaded.evaluator().unwrap();
+                        let td = topdown::search(&loaded.conn, &mut ev, &lattice, &req, metric, &bar).unwrap();
+                        let same_best = |a: &Option<search::Found>, b: &Option<search::Found>| match (a, b) {
+                            (Some(a), Some(b)) => (&a.levels, &a.outcome) == (&b.levels, &b.outcome),
+                            (None, None) => true,
+                            _ => false,
+                        };
+                        assert!(same_best(&td.best, &exact.best), "topdown {case}");
+                        assert!(td.feasible.iter().all(|f| exact.feasible.contains(f)), "topdown {case}");
+                        if metric == Metric::Dm {
+                            assert_eq!(td.feasible, exact.feasible, "topdown {case}");
+                        }
+                        assert!(td.checked <= lattice.size(), "topdown {case}");
                     }
                 }
             }

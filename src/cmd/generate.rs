@@ -187,7 +187,8 @@ max_suppression = 0.01
 # l_diversity = {{ column = "diagnosis", l = 2 }}
 
 [search]
-algorithm = "incognito"
+# topdown: the optimum only, fast on large extracts; incognito: also every feasible node
+algorithm = "topdown"
 metric = "glm"
 
 # [engine]

@@ -13,7 +13,7 @@ use crate::load::load;
 use crate::metrics::Requirement;
 use crate::report::{self, Report, Seconds};
 use crate::search::{self, Found, SearchResult};
-use crate::{database, incognito, release};
+use crate::{database, incognito, release, topdown};
 use anyhow::Result;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -115,6 +115,7 @@ pub fn run(args: Args) -> Result<()> {
         }
         None => match job.algorithm {
             Algorithm::Incognito => incognito::search(&loaded.conn, &mut ev, &lattice, &req, job.metric, &bar)?,
+            Algorithm::Topdown => topdown::search(&loaded.conn, &mut ev, &lattice, &req, job.metric, &bar)?,
             Algorithm::Exhaustive => search::exhaustive(&mut ev, &lattice, &req, job.metric, &bar)?,
         },
     };
