@@ -2,6 +2,7 @@
 -- value at that level - 1), from the QI's marginal in the base frequency set.
 -- Divided by (leaves - 1) this is the QI's share of glm when nothing is
 -- suppressed; a suppressed record costs more, so it bounds glm from below.
+-- Also the distinct values at each level, to estimate frequency-set sizes.
 WITH m AS (
     SELECT g{{a}} AS code, sum(cnt)::BIGINT AS cnt FROM kanon_f0 GROUP BY 1
 ), levels AS (
@@ -11,7 +12,7 @@ WITH m AS (
 ), c AS (
     SELECT l.level, m.code // l.divisor AS code, m.cnt FROM m CROSS JOIN levels l
 )
-SELECT c.level, sum(c.cnt * (x.leaves - 1))::DOUBLE AS cost
+SELECT c.level, sum(c.cnt * (x.leaves - 1))::DOUBLE AS cost, count(DISTINCT c.code)::BIGINT AS distinct_values
 FROM c JOIN leaves x ON x.level = c.level AND x.code = c.code
 GROUP BY c.level
 ORDER BY c.level

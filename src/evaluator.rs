@@ -69,6 +69,11 @@ impl<'c> Evaluator<'c> {
         out
     }
 
+    /// Classes of a node already evaluated (its frequency set's rows).
+    pub fn cached_classes(&self, node: &Node) -> Option<u64> {
+        self.cache.get(node).map(|h| h.classes())
+    }
+
     /// The histogram of one node.
     pub fn histogram(&mut self, node: &Node) -> Result<Histogram> {
         Ok(self.histograms(std::slice::from_ref(node))?.remove(0))

@@ -5,7 +5,7 @@
 //! a QI the node leaves out), the extra columns `s` (sensitive value code, when
 //! ℓ-diversity is asked) and `y` (class label code, when a class column is
 //! given), and `cnt`. `kanon_f0` is the zero-generalization frequency set over
-//! all QIs; it also keeps the raw values `v{a}` the release writer joins on.
+//! all QIs.
 
 use crate::hierarchy::dim_table;
 use crate::sql::{self, ident, list, render};
@@ -55,7 +55,6 @@ pub fn scan_source(conn: &Connection, qis: &[String], sensitive: Option<&str>, l
 
 /// Encode `kanon_base` into `kanon_f0` with leaf codes (every value is a leaf by now).
 pub fn encode(conn: &Connection, n: usize, extras: Extras) -> Result<()> {
-    let raw = list(0..n, ", ", |a| format!("b.v{a}"));
     let codes = list(0..n, ", ", |a| format!("l{a}.c0 AS g{a}"));
     let mut joins = list(0..n, " ", |a| format!("JOIN {} l{a} ON b.v{a} IS NOT DISTINCT FROM l{a}.leaf", dim_table(a)));
     let mut extra_cols = String::new();
@@ -73,9 +72,11 @@ pub fn encode(conn: &Connection, n: usize, extras: Extras) -> Result<()> {
     }
     conn.execute_batch(&render(
         sql::ENCODE_FREQUENCY_SET,
-        &[("raw", &raw), ("codes", &codes), ("sensitive", &extra_cols), ("joins", &joins)],
+        &[("codes", &codes), ("sensitive", &extra_cols), ("joins", &joins)],
     ))?;
     conn.execute_batch(sql::BASE_F0_NODE)?;
+    // The text frequency set is no longer needed; at scale it is most of the memory.
+    conn.execute_batch("DROP TABLE kanon_base")?;
     Ok(())
 }
 

@@ -19,7 +19,7 @@ use crate::evaluator::Evaluator;
 use crate::hierarchy::node_table;
 use crate::job::Metric;
 use crate::lattice::{Lattice, Node};
-use crate::metrics::{better, same, Requirement};
+use crate::metrics::{better, same, Histogram, Requirement};
 use crate::search::{Found, SearchResult};
 use crate::sql::{self, render};
 use anyhow::Result;
@@ -27,31 +27,44 @@ use duckdb::Connection;
 use indicatif::ProgressBar;
 use std::collections::{BTreeMap, HashSet};
 
-/// The best value of `metric` a node could reach, per node, when there is one.
+/// The best value of `metric` a node could reach, per node, when there is one;
+/// and an upper estimate of a node's frequency-set size.
 struct Bound {
     metric: Metric,
     /// glm: per QI and level, the QI's share with nothing suppressed.
     glm: Vec<Vec<f64>>,
+    /// Per QI and level, the distinct values in the data.
+    distinct: Vec<Vec<u64>>,
     heights: Vec<u8>,
+    rows: u64,
 }
 
 impl Bound {
     fn new(conn: &Connection, ev: &Evaluator, metric: Metric) -> Result<Bound> {
         let n = ev.data.heights.len();
         let mut glm = vec![Vec::new(); n];
-        if metric == Metric::Glm {
-            for (a, per_level) in glm.iter_mut().enumerate() {
-                let q = render(sql::SEARCH_BOUNDS, &[("a", &a.to_string()), ("nodes", &node_table(a))]);
-                let mut stmt = conn.prepare(&q)?;
-                let rows = stmt.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?)))?;
-                let leaves = ev.data.leaves[a];
-                for row in rows {
-                    let (_, cost) = row?;
-                    per_level.push(if leaves > 1 { cost / (leaves - 1) as f64 } else { 0.0 });
-                }
+        let mut distinct = vec![Vec::new(); n];
+        for a in 0..n {
+            let q = render(sql::SEARCH_BOUNDS, &[("a", &a.to_string()), ("nodes", &node_table(a))]);
+            let mut stmt = conn.prepare(&q)?;
+            let rows = stmt.query_map([], |r| Ok((r.get::<_, f64>(1)?, r.get::<_, i64>(2)?)))?;
+            let leaves = ev.data.leaves[a];
+            for row in rows {
+                let (cost, values) = row?;
+                glm[a].push(if leaves > 1 { cost / (leaves - 1) as f64 } else { 0.0 });
+                distinct[a].push(values as u64);
             }
         }
-        Ok(Bound { metric, glm, heights: ev.data.heights.clone() })
+        Ok(Bound { metric, glm, distinct, heights: ev.data.heights.clone(), rows: ev.data.rows })
+    }
+
+    /// At most this many classes: the rows, or the product of distinct values per QI.
+    fn size_estimate(&self, levels: &[u8]) -> u64 {
+        let mut est: u64 = 1;
+        for (a, &l) in levels.iter().enumerate() {
+            est = est.saturating_mul(self.distinct[a].get(l as usize).copied().unwrap_or(1).max(1));
+        }
+        est.min(self.rows)
     }
 
     /// The best value `metric` can take at `levels` (lower is better except for precision).
@@ -107,6 +120,7 @@ pub fn search(
     let mut feasible: Vec<Vec<u8>> = Vec::new();
     let mut best: Option<Found> = None;
     let mut checked = 0u64;
+    let mut hubs: Vec<Node> = Vec::new();
     for (_, nodes) in by_height.into_iter().rev() {
         let mut batch = Vec::new();
         for levels in nodes {
@@ -122,8 +136,7 @@ pub fn search(
                 batch.push(levels);
             }
         }
-        let full: Vec<Node> = batch.iter().map(|l| Node::full(l.clone())).collect();
-        let hists = ev.histograms(&full)?;
+        let hists = evaluate(ev, &bound, &mut hubs, &batch)?;
         checked += batch.len() as u64;
         for (levels, h) in batch.into_iter().zip(hists) {
             let outcome = h.outcome(&levels, req, &ev.data);
@@ -142,8 +155,62 @@ pub fn search(
         }
         progress.set_position(checked);
     }
+    ev.forget_all()?;
     feasible.sort_by_key(|l| (l.iter().map(|&x| x as u32).sum::<u32>(), l.clone()));
     let set: HashSet<&Vec<u8>> = feasible.iter().collect();
     let minimal = feasible.iter().filter(|l| lattice.down(l).iter().all(|d| !set.contains(d))).count();
     Ok(SearchResult { minimal, best, checked, feasible })
+}
+
+/// Frequency sets kept as rollup sources at once, at most.
+const MAX_HUBS: usize = 6;
+
+fn meet(a: &[u8], b: &[u8]) -> Vec<u8> {
+    a.iter().zip(b).map(|(&x, &y)| x.min(y)).collect()
+}
+
+/// Histograms of one height's nodes. Each evaluation from the base frequency
+/// set costs a pass over it, as large as the source on sparse data; so nodes
+/// are grouped while the meet of a group stays small (estimated at most 1/16 of
+/// the rows), each group's meet (a hub) is rolled up once from the smallest
+/// kept specialization and kept, and the group is rolled up from it.
+fn evaluate(ev: &mut Evaluator, bound: &Bound, hubs: &mut Vec<Node>, batch: &[Vec<u8>]) -> Result<Vec<Histogram>> {
+    let small = (bound.rows / 16).max(1);
+    let mut groups: Vec<(Vec<u8>, Vec<usize>)> = Vec::new();
+    for (i, levels) in batch.iter().enumerate() {
+        match groups.iter_mut().find(|(m, _)| bound.size_estimate(&meet(m, levels)) <= small) {
+            Some((m, members)) => {
+                *m = meet(m, levels);
+                members.push(i);
+            }
+            None => groups.push((levels.clone(), vec![i])),
+        }
+    }
+    let source = |hubs: &[Node], ev: &Evaluator, node: &Node| -> Option<Node> {
+        hubs.iter().filter(|h| node.generalizes(h)).min_by_key(|h| ev.cached_classes(h).unwrap_or(u64::MAX)).cloned()
+    };
+    let mut items: Vec<(Node, Option<Node>)> = vec![(Node::full(Vec::new()), None); batch.len()];
+    for (m, members) in &groups {
+        let hub = Node::full(m.clone());
+        if members.len() > 1 && bound.size_estimate(m) <= small && !hubs.contains(&hub) {
+            let from = source(hubs, ev, &hub);
+            ev.materialize(&[(hub.clone(), from)])?;
+            hubs.push(hub.clone());
+            if hubs.len() > MAX_HUBS {
+                let old = hubs.remove(0);
+                ev.retain(|n| *n != old)?;
+            }
+        }
+        for &i in members {
+            let node = Node::full(batch[i].clone());
+            let from = source(hubs, ev, &node);
+            // In batch order: the caller pairs histograms with its nodes.
+            items[i] = (node, from);
+        }
+    }
+    let hists = ev.materialize(&items)?;
+    // Keep the hubs only.
+    let keep: HashSet<Node> = hubs.iter().cloned().collect();
+    ev.retain(|n| keep.contains(n))?;
+    Ok(hists)
 }
