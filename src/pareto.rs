@@ -16,7 +16,7 @@ use crate::lattice::{Lattice, Node};
 use crate::metrics::{same, Metrics, Requirement};
 use anyhow::Result;
 use std::cmp::Ordering;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// A node with its k under the budget and its loss.
 #[derive(Debug, Clone, PartialEq)]
@@ -30,6 +30,10 @@ pub struct Point {
     /// The chosen metric with nothing suppressed: a lower bound on the loss of
     /// this node and of every generalization (see `Bounds`).
     pub floor: f64,
+    /// For glm and height, whose loss with nothing suppressed is a sum over
+    /// the QIs of a term that depends only on that QI's level: the terms, in
+    /// QI order (empty for other metrics).
+    pub per_qi: Vec<f64>,
 }
 
 /// Evaluate full nodes into points (one batch query for those not cached).
@@ -43,6 +47,21 @@ pub fn points(ev: &mut Evaluator, nodes: &[Vec<u8>], budget: u64, metric: Metric
             let k = h.achieved_k(budget);
             let o = h.outcome(levels, &Requirement { k, l: None, budget }, &ev.data);
             let floor = h.outcome(levels, &Requirement { k: 1, l: None, budget }, &ev.data).metrics.get(metric);
+            let per_qi = match metric {
+                // As in Histogram::outcome with every bucket kept, one QI at a time.
+                Metric::Glm => (ev.data.leaves.iter().enumerate())
+                    .map(|(a, &leaves)| {
+                        let sum: u64 = h.buckets.iter().map(|b| b.leaf_sums[a]).sum();
+                        if leaves > 1 {
+                            sum as f64 / (leaves - 1) as f64
+                        } else {
+                            0.0
+                        }
+                    })
+                    .collect(),
+                Metric::Height => levels.iter().map(|&l| l as f64).collect(),
+                _ => Vec::new(),
+            };
             Point {
                 levels: levels.clone(),
                 k,
@@ -50,6 +69,7 @@ pub fn points(ev: &mut Evaluator, nodes: &[Vec<u8>], budget: u64, metric: Metric
                 metrics: o.metrics,
                 loss: o.metrics.get(metric),
                 floor: if floor.is_nan() { f64::NEG_INFINITY } else { floor },
+                per_qi,
             }
         })
         .collect())
@@ -119,15 +139,25 @@ pub fn default_depth(lattice: &Lattice) -> u32 {
 ///   the leaves under its value; dm: its class size; cm: a merged class has at
 ///   least the minorities of its parts) and a suppressed record costs the most
 ///   a record can (1 per QI, the row count, 1).
+/// - For glm the loss with nothing suppressed is Σ over QIs of a term that
+///   depends only on the QI's level and grows with it ([`Point::per_qi`]), so
+///   it bounds the loss of a node not yet evaluated once the terms of its
+///   levels (or of lower levels) have been seen in evaluated nodes.
 #[derive(Default)]
 struct Bounds {
     k_at_most: HashMap<Vec<u8>, u64>,
     k_at_least: HashMap<Vec<u8>, u64>,
     loss_at_least: HashMap<Vec<u8>, f64>,
+    /// Per QI: level → its term of the loss with nothing suppressed.
+    per_qi: Vec<BTreeMap<u8, f64>>,
 }
 
 impl Bounds {
     fn add(&mut self, lattice: &Lattice, p: &Point) {
+        self.per_qi.resize(p.per_qi.len(), BTreeMap::new());
+        for ((terms, &level), &t) in self.per_qi.iter_mut().zip(&p.levels).zip(&p.per_qi) {
+            terms.insert(level, t);
+        }
         // Each insert propagates fully, so a walk stops where the bound already holds.
         let mut stack = vec![p.levels.clone()];
         while let Some(x) = stack.pop() {
@@ -148,6 +178,21 @@ impl Bounds {
             self.k_at_least.insert(x.clone(), k.max(p.k));
             self.loss_at_least.insert(x, loss.max(p.floor));
         }
+    }
+}
+
+impl Bounds {
+    /// A lower bound on the loss of `c` (not necessarily evaluated).
+    fn loss_floor(&self, c: &[u8]) -> f64 {
+        let below = self.loss_at_least.get(c).copied().unwrap_or(f64::NEG_INFINITY);
+        if self.per_qi.is_empty() {
+            return below;
+        }
+        // Terms are ≥ 0 and grow with the level: take the highest seen level at or below c's.
+        let separable: f64 = (self.per_qi.iter().zip(c))
+            .map(|(terms, &level)| terms.range(..=level).next_back().map_or(0.0, |(_, &t)| t))
+            .sum();
+        below.max(separable)
     }
 }
 
@@ -204,9 +249,10 @@ impl Search<'_, '_> {
     /// k ≥ k_N or loss ≥ L_N here, hence also in every generalization (see
     /// [`Bounds`]), so a path stops here exactly as if the node were evaluated.
     fn cut(&self, c: &[u8]) -> bool {
-        self.above_base(c)
-            || self.bounds.k_at_least.get(c).is_some_and(|&k| k >= self.base.k)
-            || self.bounds.loss_at_least.get(c).is_some_and(|&l| l >= self.base.loss || same(l, self.base.loss))
+        self.above_base(c) || self.bounds.k_at_least.get(c).is_some_and(|&k| k >= self.base.k) || {
+            let l = self.bounds.loss_floor(c);
+            l >= self.base.loss || same(l, self.base.loss)
+        }
     }
 
     /// Not evaluated yet and, by the bounds, not preferable to the best
@@ -220,7 +266,10 @@ impl Search<'_, '_> {
         }
         let k = self.bounds.k_at_most.get(c).copied().unwrap_or(u64::MAX);
         k < best.k
-            || (k == best.k && self.bounds.loss_at_least.get(c).is_some_and(|&l| l > best.loss && !same(l, best.loss)))
+            || (k == best.k && {
+                let l = self.bounds.loss_floor(c);
+                l > best.loss && !same(l, best.loss)
+            })
     }
 
     fn consider(&mut self, p: &Point) {
@@ -408,7 +457,7 @@ mod tests {
 
     fn pt(levels: &[u8], k: u64, loss: f64) -> Point {
         let metrics = Metrics { glm: loss, glm_normalized: 0.0, dm: 0.0, precision: 0.0, height: 0.0, cm: None };
-        Point { levels: levels.to_vec(), k, suppressed: 0, metrics, loss, floor: loss }
+        Point { levels: levels.to_vec(), k, suppressed: 0, metrics, loss, floor: loss, per_qi: Vec::new() }
     }
 
     #[test]

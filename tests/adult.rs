@@ -124,8 +124,8 @@ fn incognito_equals_exhaustive_on_adult_with_l_diversity() {
 /// the front equals the exhaustive front for glm and dm. The paper's search
 /// alone misses two nodes each at this depth (their meet with the base is 3
 /// specializations below it); they are found because nodes evaluated for
-/// earlier bases seed the search. Evaluations: dm within the paper's 20% of
-/// the lattice, glm just above it (see the pareto benchmark).
+/// earlier bases seed the search. At most the paper's 20% of the lattice is
+/// evaluated (see the pareto benchmark for the measured shares).
 #[test]
 fn poka_front_equals_exhaustive_on_adult_at_d_avg() {
     use kanon::pareto;
@@ -138,7 +138,7 @@ fn poka_front_equals_exhaustive_on_adult_at_d_avg() {
     let budget = Budget::Fraction(0.01).rows(loaded.data.rows);
     let mut all_ev = loaded.evaluator().unwrap();
     let nodes = lattice.nodes();
-    for (metric, most) in [(Metric::Glm, 0.22), (Metric::Dm, 0.20)] {
+    for metric in [Metric::Glm, Metric::Dm] {
         let truth = pareto::front(&pareto::points(&mut all_ev, &nodes, budget, metric).unwrap());
         let mut ev = loaded.evaluator().unwrap();
         let found = pareto::poka(&mut ev, &lattice, budget, metric, None).unwrap();
@@ -157,7 +157,7 @@ fn poka_front_equals_exhaustive_on_adult_at_d_avg() {
         assert!(cmp.dominated_reported.is_empty(), "{}", metric.name());
         assert_eq!(found.front.len(), truth.len());
         assert!(
-            ev.evaluations() as f64 <= most * lattice.size() as f64,
+            ev.evaluations() as f64 <= 0.2 * lattice.size() as f64,
             "{}: {} evaluated",
             metric.name(),
             ev.evaluations()
