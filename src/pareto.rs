@@ -9,6 +9,13 @@
 //! where k ≥ k_N or loss ≥ L_N (the height boundary property). Nodes of N's
 //! specialization graph other than its immediate neighbours are traversed
 //! without evaluation. HBest / DBest memoize searched subtrees per base node.
+//!
+//! Fewer evaluations, same cuts: bounds from the nodes evaluated so far (k is
+//! monotone; the loss with nothing suppressed bounds the loss from below, see
+//! [`Bounds`]) cut a node without evaluating it when they already show
+//! k ≥ k_N or loss ≥ L_N, and a node they show cannot beat the best candidate
+//! so far is traversed without evaluation. Each search starts from the best
+//! node already evaluated that beats the base.
 
 use crate::evaluator::Evaluator;
 use crate::job::Metric;
@@ -128,7 +135,7 @@ pub fn default_depth(lattice: &Lattice) -> u32 {
 }
 
 /// What the nodes evaluated so far imply about the others, propagated through
-/// the lattice. Both bounds hold with suppression:
+/// the lattice. All hold with suppression:
 /// - k is monotone under generalization (classes only merge, so the records in
 ///   classes smaller than any size only shrink): a node's k is at least that of
 ///   each evaluated specialization and at most that of each evaluated
@@ -179,9 +186,7 @@ impl Bounds {
             self.loss_at_least.insert(x, loss.max(p.floor));
         }
     }
-}
 
-impl Bounds {
     /// A lower bound on the loss of `c` (not necessarily evaluated).
     fn loss_floor(&self, c: &[u8]) -> f64 {
         let below = self.loss_at_least.get(c).copied().unwrap_or(f64::NEG_INFINITY);
