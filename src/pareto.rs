@@ -9,6 +9,13 @@
 //! where k ≥ k_N or loss ≥ L_N (the height boundary property). Nodes of N's
 //! specialization graph other than its immediate neighbours are traversed
 //! without evaluation. HBest / DBest memoize searched subtrees per base node.
+//!
+//! Fewer evaluations, same cuts: bounds from the nodes evaluated so far (k is
+//! monotone; the loss with nothing suppressed bounds the loss from below, see
+//! [`Bounds`]) cut a node without evaluating it when they already show
+//! k ≥ k_N or loss ≥ L_N, and a node they show cannot beat the best candidate
+//! so far is traversed without evaluation. Each search starts from the best
+//! node already evaluated that beats the base.
 
 use crate::evaluator::Evaluator;
 use crate::job::Metric;
@@ -16,7 +23,7 @@ use crate::lattice::{Lattice, Node};
 use crate::metrics::{same, Metrics, Requirement};
 use anyhow::Result;
 use std::cmp::Ordering;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// A node with its k under the budget and its loss.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,6 +34,13 @@ pub struct Point {
     pub metrics: Metrics,
     /// The chosen metric's value.
     pub loss: f64,
+    /// The chosen metric with nothing suppressed: a lower bound on the loss of
+    /// this node and of every generalization (see `Bounds`).
+    pub floor: f64,
+    /// For glm and height, whose loss with nothing suppressed is a sum over
+    /// the QIs of a term that depends only on that QI's level: the terms, in
+    /// QI order (empty for other metrics).
+    pub per_qi: Vec<f64>,
 }
 
 /// Evaluate full nodes into points (one batch query for those not cached).
@@ -39,12 +53,30 @@ pub fn points(ev: &mut Evaluator, nodes: &[Vec<u8>], budget: u64, metric: Metric
         .map(|(levels, h)| {
             let k = h.achieved_k(budget);
             let o = h.outcome(levels, &Requirement { k, l: None, budget }, &ev.data);
+            let floor = h.outcome(levels, &Requirement { k: 1, l: None, budget }, &ev.data).metrics.get(metric);
+            let per_qi = match metric {
+                // As in Histogram::outcome with every bucket kept, one QI at a time.
+                Metric::Glm => (ev.data.leaves.iter().enumerate())
+                    .map(|(a, &leaves)| {
+                        let sum: u64 = h.buckets.iter().map(|b| b.leaf_sums[a]).sum();
+                        if leaves > 1 {
+                            sum as f64 / (leaves - 1) as f64
+                        } else {
+                            0.0
+                        }
+                    })
+                    .collect(),
+                Metric::Height => levels.iter().map(|&l| l as f64).collect(),
+                _ => Vec::new(),
+            };
             Point {
                 levels: levels.clone(),
                 k,
                 suppressed: o.suppressed,
                 metrics: o.metrics,
                 loss: o.metrics.get(metric),
+                floor: if floor.is_nan() { f64::NEG_INFINITY } else { floor },
+                per_qi,
             }
         })
         .collect())
@@ -102,6 +134,73 @@ pub fn default_depth(lattice: &Lattice) -> u32 {
     lattice.heights.iter().map(|&h| h as u32).sum::<u32>().div_ceil(n).max(1)
 }
 
+/// What the nodes evaluated so far imply about the others, propagated through
+/// the lattice. All hold with suppression:
+/// - k is monotone under generalization (classes only merge, so the records in
+///   classes smaller than any size only shrink): a node's k is at least that of
+///   each evaluated specialization and at most that of each evaluated
+///   generalization.
+/// - The loss is not monotone with suppression, but [`Point::floor`], the loss
+///   with nothing suppressed, bounds from below the loss of the node and of each
+///   generalization: a kept record's cost only grows with generalization (glm:
+///   the leaves under its value; dm: its class size; cm: a merged class has at
+///   least the minorities of its parts) and a suppressed record costs the most
+///   a record can (1 per QI, the row count, 1).
+/// - For glm the loss with nothing suppressed is Σ over QIs of a term that
+///   depends only on the QI's level and grows with it ([`Point::per_qi`]), so
+///   it bounds the loss of a node not yet evaluated once the terms of its
+///   levels (or of lower levels) have been seen in evaluated nodes.
+#[derive(Default)]
+struct Bounds {
+    k_at_most: HashMap<Vec<u8>, u64>,
+    k_at_least: HashMap<Vec<u8>, u64>,
+    loss_at_least: HashMap<Vec<u8>, f64>,
+    /// Per QI: level → its term of the loss with nothing suppressed.
+    per_qi: Vec<BTreeMap<u8, f64>>,
+}
+
+impl Bounds {
+    fn add(&mut self, lattice: &Lattice, p: &Point) {
+        self.per_qi.resize(p.per_qi.len(), BTreeMap::new());
+        for ((terms, &level), &t) in self.per_qi.iter_mut().zip(&p.levels).zip(&p.per_qi) {
+            terms.insert(level, t);
+        }
+        // Each insert propagates fully, so a walk stops where the bound already holds.
+        let mut stack = vec![p.levels.clone()];
+        while let Some(x) = stack.pop() {
+            if self.k_at_most.get(&x).is_some_and(|&k| k <= p.k) {
+                continue;
+            }
+            stack.extend(lattice.down(&x));
+            self.k_at_most.insert(x, p.k);
+        }
+        let mut stack = vec![p.levels.clone()];
+        while let Some(x) = stack.pop() {
+            let k = self.k_at_least.get(&x).copied().unwrap_or(0);
+            let loss = self.loss_at_least.get(&x).copied().unwrap_or(f64::NEG_INFINITY);
+            if k >= p.k && loss >= p.floor {
+                continue;
+            }
+            stack.extend(lattice.up(&x));
+            self.k_at_least.insert(x.clone(), k.max(p.k));
+            self.loss_at_least.insert(x, loss.max(p.floor));
+        }
+    }
+
+    /// A lower bound on the loss of `c` (not necessarily evaluated).
+    fn loss_floor(&self, c: &[u8]) -> f64 {
+        let below = self.loss_at_least.get(c).copied().unwrap_or(f64::NEG_INFINITY);
+        if self.per_qi.is_empty() {
+            return below;
+        }
+        // Terms are ≥ 0 and grow with the level: take the highest seen level at or below c's.
+        let separable: f64 = (self.per_qi.iter().zip(c))
+            .map(|(terms, &level)| terms.range(..=level).next_back().map_or(0.0, |(_, &t)| t))
+            .sum();
+        below.max(separable)
+    }
+}
+
 struct Search<'e, 'c> {
     ev: &'e mut Evaluator<'c>,
     lattice: &'e Lattice,
@@ -109,6 +208,11 @@ struct Search<'e, 'c> {
     metric: Metric,
     depth: u32,
     base: Point,
+    /// The best candidate for the next front node so far.
+    best: Option<Point>,
+    /// Every node evaluated in this run.
+    known: HashMap<Vec<u8>, Point>,
+    bounds: Bounds,
     hbest: HashMap<Vec<u8>, Option<Point>>,
     dbest: HashMap<Vec<u8>, Option<Point>>,
 }
@@ -118,8 +222,22 @@ fn distance(a: &[u8], b: &[u8]) -> u32 {
 }
 
 impl Search<'_, '_> {
-    fn below_base(&self, c: &[u8]) -> bool {
-        c.iter().zip(&self.base.levels).all(|(x, n)| x <= n)
+    /// Evaluate nodes (cached ones cost nothing) and remember what they imply.
+    fn eval(&mut self, nodes: &[Vec<u8>]) -> Result<Vec<Point>> {
+        let pts = points(self.ev, nodes, self.budget, self.metric)?;
+        for p in &pts {
+            if !self.known.contains_key(&p.levels) {
+                self.bounds.add(self.lattice, p);
+                self.known.insert(p.levels.clone(), p.clone());
+            }
+        }
+        Ok(pts)
+    }
+
+    /// In the base's specialization graph, below its immediate neighbours:
+    /// traversed without evaluation.
+    fn deep(&self, c: &[u8]) -> bool {
+        c.iter().zip(&self.base.levels).all(|(x, n)| x <= n) && distance(&self.base.levels, c) > 1
     }
 
     /// In the base's generalization graph: k is at least k_N there (k is
@@ -130,6 +248,37 @@ impl Search<'_, '_> {
 
     fn beats_base(&self, p: &Point) -> bool {
         p.k < self.base.k && p.loss < self.base.loss && !same(p.loss, self.base.loss)
+    }
+
+    /// The height boundary without evaluation: evaluated specializations show
+    /// k ≥ k_N or loss ≥ L_N here, hence also in every generalization (see
+    /// [`Bounds`]), so a path stops here exactly as if the node were evaluated.
+    fn cut(&self, c: &[u8]) -> bool {
+        self.above_base(c) || self.bounds.k_at_least.get(c).is_some_and(|&k| k >= self.base.k) || {
+            let l = self.bounds.loss_floor(c);
+            l >= self.base.loss || same(l, self.base.loss)
+        }
+    }
+
+    /// Not evaluated yet and, by the bounds, not preferable to the best
+    /// candidate so far (lower k, or the same k and more loss): such a node is
+    /// traversed without evaluation, like the base's deeper specializations.
+    /// The search then reaches at least what it would reach evaluating it.
+    fn outclassed(&self, c: &[u8]) -> bool {
+        let Some(best) = &self.best else { return false };
+        if self.known.contains_key(c) {
+            return false;
+        }
+        let k = self.bounds.k_at_most.get(c).copied().unwrap_or(u64::MAX);
+        k < best.k
+            || (k == best.k && {
+                let l = self.bounds.loss_floor(c);
+                l > best.loss && !same(l, best.loss)
+            })
+    }
+
+    fn consider(&mut self, p: &Point) {
+        self.best = pick(self.best.take(), Some(p.clone()));
     }
 
     /// DFS down the specialization graph of the base node; height search from
@@ -153,12 +302,19 @@ impl Search<'_, '_> {
 
     /// Start a height search at a candidate ground node.
     fn ground(&mut self, g: &[u8]) -> Result<Option<Point>> {
-        if distance(&self.base.levels, g) > 1 {
+        if self.deep(g) {
             return self.height_search(g, None);
         }
         // An immediate neighbour is evaluated; above one that fails the bounds nothing can pass.
-        let pt = points(self.ev, &[g.to_vec()], self.budget, self.metric)?.remove(0);
+        if self.cut(g) {
+            return Ok(None);
+        }
+        if self.outclassed(g) {
+            return self.height_search(g, None);
+        }
+        let pt = self.eval(&[g.to_vec()])?.remove(0);
         if self.beats_base(&pt) {
+            self.consider(&pt);
             self.height_search(g, Some(pt))
         } else {
             Ok(None)
@@ -172,25 +328,25 @@ impl Search<'_, '_> {
             return Ok(r.clone());
         }
         let ups = self.lattice.up(p);
-        // Children outside the base's specialization graph (or its neighbours) are evaluated; one batch.
-        let eval: Vec<Vec<u8>> = ups
-            .iter()
-            .filter(|c| !(self.below_base(c) && distance(&self.base.levels, c) > 1) && !self.above_base(c))
-            .cloned()
-            .collect();
-        let evaluated: HashMap<Vec<u8>, Point> =
-            points(self.ev, &eval, self.budget, self.metric)?.into_iter().map(|pt| (pt.levels.clone(), pt)).collect();
+        // Children that need a value are evaluated in one batch.
+        let eval: Vec<Vec<u8>> =
+            ups.iter().filter(|c| !self.cut(c) && !self.deep(c) && !self.outclassed(c)).cloned().collect();
+        self.eval(&eval)?;
         let mut best = own;
         for c in ups {
-            let q = if self.above_base(&c) {
+            let q = if self.cut(&c) {
                 None
-            } else if let Some(pt) = evaluated.get(&c) {
-                if self.beats_base(pt) {
-                    self.height_search(&c, Some(pt.clone()))?
+            } else if self.deep(&c) {
+                self.height_search(&c, None)?
+            } else if let Some(pt) = self.known.get(&c).cloned() {
+                if self.beats_base(&pt) {
+                    self.consider(&pt);
+                    self.height_search(&c, Some(pt))?
                 } else {
                     None
                 }
             } else {
+                // Outclassed: traversed without evaluation.
                 self.height_search(&c, None)?
             };
             best = pick(best, q);
@@ -198,22 +354,23 @@ impl Search<'_, '_> {
         self.hbest.insert(p.to_vec(), best.clone());
         Ok(best)
     }
-}
 
-/// Walk down plateaus: while an immediate specialization of `p` has the same k
-/// and no more loss, it is an equal or better front node (ties go to fewer
-/// levels), and its specialization graph is where the next node lies. Without
-/// this, a neighbour tying with the base hides every node below it.
-fn settle(ev: &mut Evaluator, lattice: &Lattice, mut p: Point, budget: u64, metric: Metric) -> Result<Point> {
-    loop {
-        let below = points(ev, &lattice.down(&p.levels), budget, metric)?;
-        let better = below
-            .into_iter()
-            .filter(|d| d.k == p.k && (d.loss <= p.loss || same(d.loss, p.loss)))
-            .min_by(|a, b| preferred(a, b));
-        match better {
-            Some(d) => p = d,
-            None => return Ok(p),
+    /// Walk down plateaus: while an immediate specialization of `p` has the
+    /// same k and no more loss, it is an equal or better front node (ties go
+    /// to fewer levels), and its specialization graph is where the next node
+    /// lies. Without this, a neighbour tying with the base hides every node
+    /// below it.
+    fn settle(&mut self, mut p: Point) -> Result<Point> {
+        loop {
+            let below = self.eval(&self.lattice.down(&p.levels))?;
+            let better = below
+                .into_iter()
+                .filter(|d| d.k == p.k && (d.loss <= p.loss || same(d.loss, p.loss)))
+                .min_by(|a, b| preferred(a, b));
+            match better {
+                Some(d) => p = d,
+                None => return Ok(p),
+            }
         }
     }
 }
@@ -222,25 +379,47 @@ fn settle(ev: &mut Evaluator, lattice: &Lattice, mut p: Point, budget: u64, metr
 pub fn poka(ev: &mut Evaluator, lattice: &Lattice, budget: u64, metric: Metric, depth: Option<u32>) -> Result<Poka> {
     let depth = depth.unwrap_or_else(|| default_depth(lattice)).max(1);
     let top = points(ev, &[lattice.top()], budget, metric)?.remove(0);
-    let top = settle(ev, lattice, top, budget, metric)?;
+    let mut search = Search {
+        ev,
+        lattice,
+        budget,
+        metric,
+        depth,
+        base: top.clone(),
+        best: None,
+        known: HashMap::new(),
+        bounds: Bounds::default(),
+        hbest: HashMap::new(),
+        dbest: HashMap::new(),
+    };
+    search.eval(std::slice::from_ref(&top.levels))?;
+    let top = search.settle(top)?;
     // The bottom node has the least k of all (k is monotone), so it is the last
     // front node whenever it beats the base; it lies deep in every
     // specialization graph, where the depth search would not evaluate it.
-    let bottom = points(ev, &[vec![0; lattice.heights.len()]], budget, metric)?.remove(0);
+    let bottom = search.eval(&[vec![0; lattice.heights.len()]])?.remove(0);
     let mut front = vec![top.clone()];
-    let mut search =
-        Search { ev, lattice, budget, metric, depth, base: top, hbest: HashMap::new(), dbest: HashMap::new() };
+    search.base = top;
     loop {
         search.hbest.clear();
         search.dbest.clear();
-        let base = search.base.levels.clone();
-        let mut next = search.depth_search(&base)?;
-        if search.beats_base(&bottom) {
-            next = pick(next, Some(bottom.clone()));
+        // Nodes evaluated for earlier bases that beat this one are candidates
+        // already: the search starts with the best of them (in a fixed order,
+        // so the run is deterministic), and the bounds can skip what cannot beat it.
+        search.best = None;
+        let mut warm: Vec<Point> = search.known.values().filter(|p| search.beats_base(p)).cloned().collect();
+        warm.sort_by(|a, b| a.levels.cmp(&b.levels));
+        for p in &warm {
+            search.consider(p);
         }
-        match next {
+        if search.beats_base(&bottom) {
+            search.consider(&bottom);
+        }
+        let base = search.base.levels.clone();
+        search.depth_search(&base)?;
+        match search.best.take() {
             Some(next) => {
-                let next = settle(search.ev, lattice, next, budget, metric)?;
+                let next = search.settle(next)?;
                 front.push(next.clone());
                 search.base = next;
             }
@@ -283,7 +462,7 @@ mod tests {
 
     fn pt(levels: &[u8], k: u64, loss: f64) -> Point {
         let metrics = Metrics { glm: loss, glm_normalized: 0.0, dm: 0.0, precision: 0.0, height: 0.0, cm: None };
-        Point { levels: levels.to_vec(), k, suppressed: 0, metrics, loss }
+        Point { levels: levels.to_vec(), k, suppressed: 0, metrics, loss, floor: loss, per_qi: Vec::new() }
     }
 
     #[test]

@@ -120,11 +120,14 @@ fn incognito_equals_exhaustive_on_adult_with_l_diversity() {
     compare_cases(&loaded, &job, &[5], &[0.01], Some(3));
 }
 
-/// POkA on Adult, 8 QIs, 1% budget: at depth 3 the front equals the exhaustive
-/// front for glm and dm (at the paper's d_avg = 2 it misses two nodes each;
-/// see the pareto benchmark).
+/// POkA on Adult, 8 QIs, 1% budget, at the paper's default depth d_avg = 2:
+/// the front equals the exhaustive front for glm and dm. The paper's search
+/// alone misses two nodes each at this depth (their meet with the base is 3
+/// specializations below it); they are found because nodes evaluated for
+/// earlier bases seed the search. At most the paper's 20% of the lattice is
+/// evaluated (see the pareto benchmark for the measured shares).
 #[test]
-fn poka_front_equals_exhaustive_on_adult_at_depth_3() {
+fn poka_front_equals_exhaustive_on_adult_at_d_avg() {
     use kanon::pareto;
     let Some(adult) = adult_dir() else { return };
     let out = tempfile::tempdir().unwrap();
@@ -138,7 +141,7 @@ fn poka_front_equals_exhaustive_on_adult_at_depth_3() {
     for metric in [Metric::Glm, Metric::Dm] {
         let truth = pareto::front(&pareto::points(&mut all_ev, &nodes, budget, metric).unwrap());
         let mut ev = loaded.evaluator().unwrap();
-        let found = pareto::poka(&mut ev, &lattice, budget, metric, Some(3)).unwrap();
+        let found = pareto::poka(&mut ev, &lattice, budget, metric, None).unwrap();
         let cmp = pareto::compare(&found.front, truth.clone());
         println!(
             "{}: true front {}, found {}, recall {:.3}, {} dominated, {} of {} evaluated",
@@ -153,6 +156,12 @@ fn poka_front_equals_exhaustive_on_adult_at_depth_3() {
         assert_eq!(cmp.recall, 1.0, "{}: missed {:?}", metric.name(), cmp.missed);
         assert!(cmp.dominated_reported.is_empty(), "{}", metric.name());
         assert_eq!(found.front.len(), truth.len());
+        assert!(
+            ev.evaluations() as f64 <= 0.2 * lattice.size() as f64,
+            "{}: {} evaluated",
+            metric.name(),
+            ev.evaluations()
+        );
     }
 }
 

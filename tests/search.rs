@@ -133,6 +133,27 @@ fn poka_front_against_exhaustive_on_a_generated_table() {
                     .iter()
                     .any(|t| pareto::dominates(t, p) || (t.k == p.k && kanon::metrics::same(t.loss, p.loss))));
             }
+            // What POkA prunes with holds with suppression: k never falls under
+            // generalization, the loss of a node and of each generalization is at
+            // least the node's loss with nothing suppressed, and for glm that is a
+            // sum of per-QI terms that depend only on the QI's level and grow with it.
+            let no_less = |a: f64, b: f64| a >= b || kanon::metrics::same(a, b);
+            for x in &all {
+                assert!(no_less(x.loss, x.floor), "{x:?}");
+                if metric == Metric::Glm {
+                    assert!(kanon::metrics::same(x.per_qi.iter().sum(), x.floor), "{x:?}");
+                }
+                for y in all.iter().filter(|y| x.levels.iter().zip(&y.levels).all(|(a, b)| a <= b)) {
+                    assert!(y.k >= x.k, "{x:?} {y:?}");
+                    assert!(no_less(y.loss, x.floor), "{x:?} {y:?}");
+                    for (a, (tx, ty)) in x.per_qi.iter().zip(&y.per_qi).enumerate() {
+                        assert!(no_less(*ty, *tx), "{x:?} {y:?}");
+                        if x.levels[a] == y.levels[a] {
+                            assert!(kanon::metrics::same(*tx, *ty), "{x:?} {y:?}");
+                        }
+                    }
+                }
+            }
             for depth in [1, pareto::default_depth(&lattice), full_depth] {
                 let mut ev = loaded.evaluator().unwrap();
                 let found = pareto::poka(&mut ev, &lattice, budget, metric, Some(depth)).unwrap();
