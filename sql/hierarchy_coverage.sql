@@ -2,7 +2,7 @@
 -- values, and the first few values (most frequent first).
 WITH missing AS (
     SELECT b.v, b.cnt
-    FROM (SELECT {{v}} AS v, sum(cnt) AS cnt FROM kanon_base GROUP BY 1) b
+    FROM (SELECT {{v}} AS v, sum(cnt) AS cnt FROM {{base}} GROUP BY 1) b
     LEFT JOIN {{dim}} l ON b.v IS NOT DISTINCT FROM l.leaf
     WHERE l.c0 IS NULL
 )

@@ -21,15 +21,15 @@ CREATE OR REPLACE TEMP TABLE {{h}} AS
 SELECT DISTINCT v AS v0, {{levels}}
 FROM (
     SELECT v, TRY_CAST(v AS DOUBLE) AS x, TRY_CAST(TRY_CAST(v AS TIMESTAMP) AS DATE) AS d
-    FROM (SELECT DISTINCT {{col}} AS v FROM kanon_base WHERE {{col}} IS NOT NULL)
+    FROM (SELECT DISTINCT {{col}} AS v FROM {{base}} WHERE {{col}} IS NOT NULL)
 )
 -- name: unparsable
 -- Values a numeric or date hierarchy cannot read: how many, and a few.
 WITH bad AS (
-    SELECT v FROM (SELECT DISTINCT {{col}} AS v FROM kanon_base WHERE {{col}} IS NOT NULL)
+    SELECT v FROM (SELECT DISTINCT {{col}} AS v FROM {{base}} WHERE {{col}} IS NOT NULL)
     WHERE {{test}} IS NULL
 )
 SELECT (SELECT count(*) FROM bad)::BIGINT,
        (SELECT string_agg('"' || v || '"', ', ') FROM (SELECT v FROM bad ORDER BY v LIMIT 5))
 -- name: nulls
-SELECT coalesce(sum(cnt), 0)::BIGINT FROM kanon_base WHERE {{col}} IS NULL
+SELECT coalesce(sum(cnt), 0)::BIGINT FROM {{base}} WHERE {{col}} IS NULL

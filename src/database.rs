@@ -60,7 +60,25 @@ pub fn open(job: &Job) -> Result<(Connection, Vec<SourceColumn>)> {
     conn.execute_batch(&sql::render(sql::SOURCE_VIEW, &[("relation", &relation)]))
         .or_bad_input(|| format!("reading source {}", src_path.display()))?;
     let columns = columns(&conn).or_bad_input(|| format!("reading source {}", src_path.display()))?;
+    // Source order for the release: a table's row ids cost nothing; a file's rows are numbered.
+    let position = match &job.source {
+        SourceSpec::Database { .. } => "rowid",
+        _ => "row_number() OVER ()",
+    };
+    conn.execute_batch(&sql::render(
+        sql::SOURCE_ORDERED,
+        &[("position", position), ("column", &sql::ident(&order_column(&columns))), ("relation", &relation)],
+    ))?;
     Ok((conn, columns))
+}
+
+/// The column of `kanon_source_ordered` that holds each row's position in the
+/// source: a name the source does not use.
+pub fn order_column(columns: &[SourceColumn]) -> String {
+    (0..)
+        .map(|i| format!("kanon_row{i}"))
+        .find(|r| !columns.iter().any(|c| c.name.eq_ignore_ascii_case(r)))
+        .unwrap_or_default()
 }
 
 /// Attach the output database as [`OUT`] unless it already is (the source lives

@@ -7,7 +7,7 @@
 //! the base frequency set. Histograms are cached: a node is evaluated at most
 //! once per evaluator.
 
-use crate::frequency::{rollup, Extras, Kid};
+use crate::frequency::{rollup, rollup_sets, Extras, Kid};
 use crate::hierarchy::node_table;
 use crate::lattice::Node;
 use crate::metrics::{Bucket, Dataset, Histogram};
@@ -18,6 +18,10 @@ use std::collections::{HashMap, HashSet};
 
 /// Rows one rollup query may join, roughly: batches are cut to stay under it.
 const BATCH_ROWS: u64 = 4_000_000;
+
+/// Nodes per GROUPING SETS query from the base frequency set, used once the base
+/// is large enough that the join with the batch would read it once per node.
+const SETS: usize = 16;
 
 pub struct Evaluator<'c> {
     conn: &'c Connection,
@@ -34,6 +38,8 @@ pub struct Evaluator<'c> {
     base_rows: u64,
     /// Per QI and level: leaf code // divisor = code at that level.
     divisors: Vec<Vec<i64>>,
+    /// From this many base rows on, batches from the base use GROUPING SETS.
+    sets_from: u64,
 }
 
 impl<'c> Evaluator<'c> {
@@ -52,6 +58,7 @@ impl<'c> Evaluator<'c> {
             next_table: 0,
             base_rows: base_rows.max(1) as u64,
             divisors,
+            sets_from: BATCH_ROWS / 8,
         })
     }
 
@@ -85,7 +92,7 @@ impl<'c> Evaluator<'c> {
         let mut missing: Vec<Node> = nodes.iter().filter(|n| !self.cache.contains_key(n)).cloned().collect();
         missing.sort();
         missing.dedup();
-        let per_batch = (BATCH_ROWS / self.base_rows).max(1) as usize;
+        let per_batch = if self.sets() { SETS } else { (BATCH_ROWS / self.base_rows).max(1) as usize };
         for chunk in missing.chunks(per_batch) {
             let items: Vec<(Node, Option<Node>)> = chunk.iter().map(|n| (n.clone(), None)).collect();
             self.compute(&items, false)?;
@@ -116,7 +123,10 @@ impl<'c> Evaluator<'c> {
                 // Cut the batch where the parents' frequency sets add up to BATCH_ROWS.
                 let mut rows = 0u64;
                 let mut end = start;
-                while end < group.len() && (end == start || rows < BATCH_ROWS) {
+                let from_base_in_sets = source == "kanon_f0_node" && self.sets();
+                while end < group.len()
+                    && (end == start || rows < BATCH_ROWS || (from_base_in_sets && end - start < SETS))
+                {
                     rows += match &group[end].1 {
                         Some(p) => self.cache.get(p).map_or(self.base_rows, |h| h.classes()),
                         None => self.base_rows,
@@ -128,6 +138,18 @@ impl<'c> Evaluator<'c> {
             }
         }
         Ok(items.iter().map(|(n, _)| self.cache[n].clone()).collect())
+    }
+
+    /// Roll up from the base frequency set with GROUPING SETS (one pass per batch)?
+    fn sets(&self) -> bool {
+        self.base_rows >= self.sets_from
+    }
+
+    /// Use GROUPING SETS for batches from the base from `rows` base rows on
+    /// (default 500,000); tests set 0 to exercise that path on small tables.
+    pub fn grouping_sets_from(mut self, rows: u64) -> Self {
+        self.sets_from = rows;
+        self
     }
 
     /// Drop the kept frequency sets of nodes `keep` rejects.
@@ -179,7 +201,13 @@ impl<'c> Evaluator<'c> {
         let target = format!("kanon_fs_{}", self.next_table);
         self.next_table += 1;
         let t0 = std::time::Instant::now();
-        rollup(self.conn, &target, &source, &kids, n, self.extras)?;
+        let in_sets = source == "kanon_f0_node"
+            && kids.len() > 1
+            && self.sets()
+            && rollup_sets(self.conn, &target, &kids, n, self.extras)?;
+        if !in_sets {
+            rollup(self.conn, &target, &source, &kids, n, self.extras)?;
+        }
         let t1 = t0.elapsed().as_secs_f64();
         self.tables.insert(target.clone());
         let mut hists = self.read_histograms(&target, &ids)?;

@@ -38,25 +38,43 @@ impl Extras {
 /// Scan the source once: distinct (QIs, sensitive, label) with counts, into
 /// `kanon_base`. Returns the number of rows.
 pub fn scan_source(conn: &Connection, qis: &[String], sensitive: Option<&str>, label: Option<&str>) -> Result<u64> {
-    let mut cols: Vec<String> =
-        qis.iter().enumerate().map(|(a, c)| format!("CAST({} AS VARCHAR) AS v{a}", ident(c))).collect();
+    let mut cols: Vec<String> = qis.iter().enumerate().map(|(a, c)| format!("{} AS v{a}", ident(c))).collect();
+    // Native types: grouping and encoding cast nothing per row (the marginals carry the text).
     if let Some(s) = sensitive {
-        cols.push(format!("CAST({} AS VARCHAR) AS s", ident(s)));
+        cols.push(format!("{} AS s", ident(s)));
     }
     if let Some(y) = label {
-        cols.push(format!("CAST({} AS VARCHAR) AS y", ident(y)));
+        cols.push(format!("{} AS y", ident(y)));
     }
     let ordinals = list(1..=cols.len(), ", ", |i| i.to_string());
     conn.execute_batch(&render(sql::BASE_FREQUENCY_SET, &[("columns", &cols.join(", ")), ("ordinals", &ordinals)]))
         .context("scanning the source")?;
     let rows: i64 = conn.query_row("SELECT coalesce(sum(cnt), 0)::BIGINT FROM kanon_base", [], |r| r.get(0))?;
+    // Per-QI marginals: the hierarchy steps read these small tables, not the base.
+    for a in 0..qis.len() {
+        conn.execute_batch(&render(
+            sql::BASE_MARGINAL,
+            &[("target", &crate::hierarchy::marginal_table(a)), ("col", &format!("v{a}"))],
+        ))?;
+    }
     Ok(rows as u64)
 }
 
 /// Encode `kanon_base` into `kanon_f0` with leaf codes (every value is a leaf by now).
 pub fn encode(conn: &Connection, n: usize, extras: Extras) -> Result<()> {
+    for a in 0..n {
+        conn.execute_batch(&render(
+            sql::BASE_CODES,
+            &[
+                ("target", &format!("kanon_code_{a}")),
+                ("marginal", &crate::hierarchy::marginal_table(a)),
+                ("dim", &dim_table(a)),
+                ("col", &format!("v{a}")),
+            ],
+        ))?;
+    }
     let codes = list(0..n, ", ", |a| format!("l{a}.c0 AS g{a}"));
-    let mut joins = list(0..n, " ", |a| format!("JOIN {} l{a} ON b.v{a} IS NOT DISTINCT FROM l{a}.leaf", dim_table(a)));
+    let mut joins = list(0..n, " ", |a| format!("JOIN kanon_code_{a} l{a} ON b.v{a} IS NOT DISTINCT FROM l{a}.n"));
     let mut extra_cols = String::new();
     for (on, col) in [(extras.sensitive, "s"), (extras.label, "y")] {
         if on {
@@ -90,10 +108,9 @@ pub struct Kid {
     pub levels: Vec<Option<u8>>,
 }
 
-/// Materialize the frequency sets of `kids` into `target` (column `node` = child
-/// id), rolled up from `source` (column `node` = parent id). The kids stay in
-/// `kanon_kids` until the next rollup.
-pub fn rollup(conn: &Connection, target: &str, source: &str, kids: &[Kid], n: usize, extras: Extras) -> Result<()> {
+/// Fill `kanon_kids` (child, parent, per QI divisor and level) for a rollup;
+/// the histogram query joins it for the levels.
+fn write_kids(conn: &Connection, kids: &[Kid], n: usize) -> Result<()> {
     conn.execute_batch(&format!(
         "CREATE OR REPLACE TEMP TABLE kanon_kids (child BIGINT, parent BIGINT, {})",
         list(0..n, ", ", |a| format!("d{a} BIGINT, l{a} INTEGER"))
@@ -110,6 +127,68 @@ pub fn rollup(conn: &Connection, target: &str, source: &str, kids: &[Kid], n: us
             .collect();
         conn.execute(&q, duckdb::params_from_iter(params))?;
     }
+    Ok(())
+}
+
+/// Materialize the frequency sets of `kids` (all rolled up from the base
+/// frequency set, parent 0) into `target` in one pass with GROUPING SETS.
+/// Returns false, doing nothing, when two kids group by the same codes.
+pub fn rollup_sets(conn: &Connection, target: &str, kids: &[Kid], n: usize, extras: Extras) -> Result<bool> {
+    let mut cols: Vec<(usize, i64)> =
+        kids.iter().flat_map(|k| k.divide.iter().enumerate().filter_map(|(a, d)| d.map(|d| (a, d)))).collect();
+    cols.sort();
+    cols.dedup();
+    if cols.len() > 62 {
+        return Ok(false);
+    }
+    let name = |(a, d): (usize, i64)| format!("x{a}_{d}");
+    let m = cols.len();
+    let mut masks = std::collections::HashSet::new();
+    let mut cases = Vec::new();
+    let mut sets = Vec::new();
+    let extra_cols: Vec<&str> =
+        [(extras.sensitive, "s"), (extras.label, "y")].into_iter().filter_map(|(on, c)| on.then_some(c)).collect();
+    for k in kids {
+        let mine: Vec<(usize, i64)> = k.divide.iter().enumerate().filter_map(|(a, d)| d.map(|d| (a, d))).collect();
+        // GROUPING(): bit set for a column not grouped, the first column the highest bit.
+        let mask: u64 = (0..m).filter(|&j| !mine.contains(&cols[j])).map(|j| 1u64 << (m - 1 - j)).sum();
+        if !masks.insert(mask) {
+            return Ok(false);
+        }
+        cases.push(format!("WHEN {mask} THEN {}", k.child));
+        let keys: Vec<String> = mine.iter().map(|&c| name(c)).chain(extra_cols.iter().map(|c| c.to_string())).collect();
+        sets.push(format!("({})", keys.join(", ")));
+    }
+    write_kids(conn, kids, n)?;
+    let groups = list(0..n, ", ", |a| {
+        let xs: Vec<String> = cols.iter().filter(|c| c.0 == a).map(|&c| name(c)).collect();
+        match xs.len() {
+            0 => format!("NULL::BIGINT AS g{a}"),
+            1 => format!("{} AS g{a}", xs[0]),
+            _ => format!("coalesce({}) AS g{a}", xs.join(", ")),
+        }
+    });
+    let q = render(
+        sql::ROLLUP_SETS,
+        &[
+            ("target", target),
+            ("all", &list(cols.iter().copied(), ", ", name)),
+            ("cases", &cases.join(" ")),
+            ("groups", &groups),
+            ("extras", &list(extra_cols.iter(), "", |c| format!(", {c}"))),
+            ("columns", &list(cols.iter().copied(), ", ", |(a, d)| format!("g{a} // {d} AS x{a}_{d}"))),
+            ("sets", &sets.join(", ")),
+        ],
+    );
+    conn.execute_batch(&q)?;
+    Ok(true)
+}
+
+/// Materialize the frequency sets of `kids` into `target` (column `node` = child
+/// id), rolled up from `source` (column `node` = parent id). The kids stay in
+/// `kanon_kids` until the next rollup.
+pub fn rollup(conn: &Connection, target: &str, source: &str, kids: &[Kid], n: usize, extras: Extras) -> Result<()> {
+    write_kids(conn, kids, n)?;
     // A QI no kid keeps is NULL for every kid; one all kids keep at the parent's level needs no division.
     let groups = list(0..n, ", ", |a| {
         let d: Vec<Option<i64>> = kids.iter().map(|k| k.divide[a]).collect();

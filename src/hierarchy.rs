@@ -33,6 +33,11 @@ pub fn h_table(a: usize) -> String {
 pub fn node_table(a: usize) -> String {
     format!("kanon_hnode_{a}")
 }
+/// QI `a`'s marginal of the base frequency set: `v{a}`, `cnt`. The hierarchy
+/// checks and generators read it instead of the (source-sized) base.
+pub fn marginal_table(a: usize) -> String {
+    format!("kanon_marg_{a}")
+}
 pub fn dim_table(a: usize) -> String {
     format!("kanon_hdim_{a}")
 }
@@ -58,7 +63,10 @@ pub fn finish(conn: &Connection, job: &Job) -> Result<Vec<Hierarchy>> {
         let at = || format!("{}: quasi-identifier \"{}\"", job.at(&qi.column), qi.column.name);
         if !matches!(qi.hierarchy, HierarchySpec::File(_)) {
             let nulls: i64 = conn.query_row(
-                &render(sql::fragment(sql::HIERARCHY_LEVELS, "nulls"), &[("col", &format!("v{a}"))]),
+                &render(
+                    sql::fragment(sql::HIERARCHY_LEVELS, "nulls"),
+                    &[("col", &format!("v{a}")), ("base", &marginal_table(a))],
+                ),
                 [],
                 |r| r.get(0),
             )?;
@@ -191,7 +199,7 @@ fn check_structure(conn: &Connection, job: &Job, a: usize, qi: &QuasiIdentifier)
 fn check_coverage(conn: &Connection, a: usize) -> Result<()> {
     // kanon_hdim_{a} is not built yet; cover against the text table's leaves.
     let dim = format!("(SELECT v0 AS leaf, 0 AS c0 FROM {})", h_table(a));
-    let q = render(sql::HIERARCHY_COVERAGE, &[("v", &format!("v{a}")), ("dim", &dim)]);
+    let q = render(sql::HIERARCHY_COVERAGE, &[("v", &format!("v{a}")), ("dim", &dim), ("base", &marginal_table(a))]);
     let (rows, values, sample): (i64, i64, Option<String>) =
         conn.query_row(&q, [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
     if rows > 0 {
@@ -240,7 +248,7 @@ fn generate(conn: &Connection, a: usize, spec: &HierarchySpec) -> Result<()> {
         HierarchySpec::File(_) => unreachable!("file hierarchies are loaded, not generated"),
     }
     if let Some((kind, expr)) = test {
-        let q = render(frag("unparsable"), &[("col", &col), ("test", expr)]);
+        let q = render(frag("unparsable"), &[("col", &col), ("test", expr), ("base", &marginal_table(a))]);
         let (n, sample): (i64, Option<String>) = conn.query_row(&q, [], |r| Ok((r.get(0)?, r.get(1)?)))?;
         if n > 0 {
             return Err(bad(format!("{n} values are not {kind}, e.g. {}", sample.unwrap_or_default())));
@@ -251,7 +259,10 @@ fn generate(conn: &Connection, a: usize, spec: &HierarchySpec) -> Result<()> {
         levels.push("'*'".into());
     }
     let select = list(levels.iter().enumerate(), ", ", |(i, e)| format!("{e} AS v{}", i + 1));
-    let q = render(frag("generate"), &[("h", &h_table(a)), ("levels", &select), ("col", &col)]);
+    let q = render(
+        frag("generate"),
+        &[("h", &h_table(a)), ("levels", &select), ("col", &col), ("base", &marginal_table(a))],
+    );
     conn.execute(&q, duckdb::params_from_iter(params))?;
     if !needs_star {
         // Masking every character may still leave values of different lengths.

@@ -90,11 +90,7 @@ fn write_attached(conn: &Connection, job: &Job, columns: &[SourceColumn], qis: &
         format!("JOIN {} m{a} ON CAST(s.{} AS VARCHAR) IS NOT DISTINCT FROM m{a}.v", value_map(a), ident(q))
     });
     let class_join = list(0..qis.len(), " AND ", |a| format!("r.c{a} = m{a}.code"));
-    // A row-number column name the source does not use.
-    let row = (0..)
-        .map(|i| format!("kanon_row{i}"))
-        .find(|r| !columns.iter().any(|c| c.name.eq_ignore_ascii_case(r)))
-        .unwrap_or_default();
+    let row = ident(&database::order_column(columns));
     let final_name = format!("{}.main.{}", ident(OUT), ident(&out.table));
     let tmp_table = format!("{}__kanon_tmp", out.table);
     let tmp_name = format!("{}.main.{}", ident(OUT), ident(&tmp_table));
@@ -104,6 +100,12 @@ fn write_attached(conn: &Connection, job: &Job, columns: &[SourceColumn], qis: &
             .filter_map(|(p, f)| p.map(|p| (p, f)))
             .collect();
     let run = || -> Result<u64> {
+        let t = std::time::Instant::now();
+        let trace = |what: &str| {
+            if std::env::var_os("KANON_TRACE").is_some() {
+                eprintln!("TRACE release {what}: {:.3}s", t.elapsed().as_secs_f64());
+            }
+        };
         conn.execute_batch("BEGIN TRANSACTION")?;
         conn.execute_batch(&format!("DROP TABLE IF EXISTS {tmp_name}"))?;
         conn.execute_batch(&render(
@@ -117,6 +119,7 @@ fn write_attached(conn: &Connection, job: &Job, columns: &[SourceColumn], qis: &
             ],
         ))
         .context("writing the release")?;
+        trace("table");
         let rows: i64 = conn.query_row(&format!("SELECT count(*) FROM {tmp_name}"), [], |r| r.get(0))?;
         for (path, format) in &copies {
             conn.execute_batch(&format!(
@@ -127,7 +130,9 @@ fn write_attached(conn: &Connection, job: &Job, columns: &[SourceColumn], qis: &
         }
         conn.execute_batch(&format!("DROP TABLE IF EXISTS {final_name}"))?;
         conn.execute_batch(&format!("ALTER TABLE {tmp_name} RENAME TO {}", ident(&out.table)))?;
+        trace("copies, rename");
         conn.execute_batch("COMMIT")?;
+        trace("commit");
         Ok(rows as u64)
     };
     match run() {

@@ -62,6 +62,10 @@ statements! {
     BASE_F0_NODE => "base_f0_node.sql",
     GENERATE => "generate.sql",
     SEARCH_BOUNDS => "search_bounds.sql",
+    SOURCE_ORDERED => "source_ordered.sql",
+    BASE_MARGINAL => "base_marginal.sql",
+    ROLLUP_SETS => "rollup_sets.sql",
+    BASE_CODES => "base_codes.sql",
     LIMIT => "limit.sql",
 }
 

@@ -163,7 +163,7 @@ pub fn search(
 }
 
 /// Frequency sets kept as rollup sources at once, at most.
-const MAX_HUBS: usize = 6;
+const MAX_HUBS: usize = 8;
 
 fn meet(a: &[u8], b: &[u8]) -> Vec<u8> {
     a.iter().zip(b).map(|(&x, &y)| x.min(y)).collect()
@@ -171,11 +171,11 @@ fn meet(a: &[u8], b: &[u8]) -> Vec<u8> {
 
 /// Histograms of one height's nodes. Each evaluation from the base frequency
 /// set costs a pass over it, as large as the source on sparse data; so nodes
-/// are grouped while the meet of a group stays small (estimated at most 1/16 of
+/// are grouped while the meet of a group stays small (estimated at most 1/8 of
 /// the rows), each group's meet (a hub) is rolled up once from the smallest
 /// kept specialization and kept, and the group is rolled up from it.
 fn evaluate(ev: &mut Evaluator, bound: &Bound, hubs: &mut Vec<Node>, batch: &[Vec<u8>]) -> Result<Vec<Histogram>> {
-    let small = (bound.rows / 16).max(1);
+    let small = (bound.rows / 8).max(1);
     let mut groups: Vec<(Vec<u8>, Vec<usize>)> = Vec::new();
     for (i, levels) in batch.iter().enumerate() {
         match groups.iter_mut().find(|(m, _)| bound.size_estimate(&meet(m, levels)) <= small) {
@@ -189,26 +189,46 @@ fn evaluate(ev: &mut Evaluator, bound: &Bound, hubs: &mut Vec<Node>, batch: &[Ve
     let source = |hubs: &[Node], ev: &Evaluator, node: &Node| -> Option<Node> {
         hubs.iter().filter(|h| node.generalizes(h)).min_by_key(|h| ev.cached_classes(h).unwrap_or(u64::MAX)).cloned()
     };
-    let mut items: Vec<(Node, Option<Node>)> = vec![(Node::full(Vec::new()), None); batch.len()];
+    // This height's new hubs, and the nodes that need none of them, in one
+    // batch (one pass over the base for all those rolled up from it); then the
+    // rest from the new hubs.
+    let mut first: Vec<(Node, Option<Node>)> = Vec::new();
+    let mut later: Vec<usize> = Vec::new();
+    let mut made: Vec<Node> = Vec::new();
     for (m, members) in &groups {
         let hub = Node::full(m.clone());
         if members.len() > 1 && bound.size_estimate(m) <= small && !hubs.contains(&hub) {
-            let from = source(hubs, ev, &hub);
-            ev.materialize(&[(hub.clone(), from)])?;
-            hubs.push(hub.clone());
-            if hubs.len() > MAX_HUBS {
-                let old = hubs.remove(0);
-                ev.retain(|n| *n != old)?;
+            if !made.contains(&hub) {
+                first.push((hub.clone(), source(hubs, ev, &hub)));
+                made.push(hub);
+            }
+            later.extend(members);
+        } else {
+            for &i in members {
+                let node = Node::full(batch[i].clone());
+                let from = source(hubs, ev, &node);
+                first.push((node, from));
             }
         }
-        for &i in members {
+    }
+    ev.materialize(&first)?;
+    hubs.extend(made);
+    let later_items: Vec<(Node, Option<Node>)> = later
+        .iter()
+        .map(|&i| {
             let node = Node::full(batch[i].clone());
             let from = source(hubs, ev, &node);
-            // In batch order: the caller pairs histograms with its nodes.
-            items[i] = (node, from);
-        }
+            (node, from)
+        })
+        .collect();
+    ev.materialize(&later_items)?;
+    while hubs.len() > MAX_HUBS {
+        let old = hubs.remove(0);
+        ev.retain(|n| *n != old)?;
     }
-    let hists = ev.materialize(&items)?;
+    let nodes: Vec<Node> = batch.iter().map(|l| Node::full(l.clone())).collect();
+    // All cached now; in batch order.
+    let hists = ev.histograms(&nodes)?;
     // Keep the hubs only.
     let keep: HashSet<Node> = hubs.iter().cloned().collect();
     ev.retain(|n| keep.contains(n))?;

@@ -65,6 +65,9 @@ fn incognito_equals_exhaustive_on_generated_tables() {
                         let exact = search::exhaustive(&mut reference, &lattice, &req, metric, &bar).unwrap();
                         let mut ev = loaded.evaluator().unwrap();
                         let found = incognito::search(&loaded.conn, &mut ev, &lattice, &req, metric, &bar).unwrap();
+                        let mut sets_ev = loaded.evaluator().unwrap().grouping_sets_from(0);
+                        let in_sets = search::exhaustive(&mut sets_ev, &lattice, &req, metric, &bar).unwrap();
+                        assert_eq!(in_sets.feasible, exact.feasible, "grouping sets {}", metric.name());
                         let case = format!("seed {seed} k {k} l {l:?} budget {budget} {}", metric.name());
                         assert_eq!(found.feasible, exact.feasible, "{case}");
                         assert_eq!(found.minimal, exact.minimal, "{case}");
@@ -78,7 +81,8 @@ fn incognito_equals_exhaustive_on_generated_tables() {
                         }
                         // Top-down branch and bound: the same optimum; only truly feasible
                         // nodes reported, and all of them when no bound prunes (dm).
-                        let mut ev = loaded.evaluator().unwrap();
+                        // Top-down, with batches from the base through GROUPING SETS as on large tables.
+                        let mut ev = loaded.evaluator().unwrap().grouping_sets_from(0);
                         let td = topdown::search(&loaded.conn, &mut ev, &lattice, &req, metric, &bar).unwrap();
                         let same_best = |a: &Option<search::Found>, b: &Option<search::Found>| match (a, b) {
                             (Some(a), Some(b)) => (&a.levels, &a.outcome) == (&b.levels, &b.outcome),
