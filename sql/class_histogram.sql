@@ -2,11 +2,22 @@
 -- (class size, distinct sensitive values) the number of classes; per QI the sum
 -- of size * (leaves under the class's value - 1), from which glm follows
 -- exactly; and the records not of their class's majority label (for cm).
--- Only these histograms cross into Rust.
-WITH classes AS (
-    SELECT p.node, {{groups}}, sum(p.cnt)::BIGINT AS size, {{ldiv}}::BIGINT AS ldiv{{glm}}
-    FROM {{source}} p {{leaf_joins}}
+-- Only these histograms cross into Rust. The leaf sums are looked up only for
+-- classes of at least {{min_size}} records: a search with a fixed k needs none
+-- for classes it suppresses, and near the bottom of the lattice those are
+-- almost all of them.
+WITH sized AS (
+    SELECT p.node, {{groups}}, sum(p.cnt)::BIGINT AS size, {{ldiv}}::BIGINT AS ldiv
+    FROM {{source}} p
     GROUP BY ALL
+), classes AS (
+    SELECT c.*{{glm}}
+    FROM sized c JOIN kanon_kids k ON k.child = c.node {{leaf_joins}}
+    WHERE c.size >= {{min_size}}
+    UNION ALL
+    SELECT c.*{{zeros}}
+    FROM sized c
+    WHERE c.size < {{min_size}}
 ){{label_cte}}
 SELECT c.node, c.size, c.ldiv, count(*)::BIGINT AS classes{{glm_totals}}, {{minority}}::BIGINT AS minority
 FROM classes c {{label_join}}

@@ -40,6 +40,8 @@ pub struct Evaluator<'c> {
     divisors: Vec<Vec<i64>>,
     /// From this many base rows on, batches from the base use GROUPING SETS.
     sets_from: u64,
+    /// Leaf sums (glm) are computed for classes of at least this size only.
+    leaf_sums_from: u64,
 }
 
 impl<'c> Evaluator<'c> {
@@ -59,6 +61,7 @@ impl<'c> Evaluator<'c> {
             base_rows: base_rows.max(1) as u64,
             divisors,
             sets_from: BATCH_ROWS / 8,
+            leaf_sums_from: 0,
         })
     }
 
@@ -149,6 +152,14 @@ impl<'c> Evaluator<'c> {
     /// (default 500,000); tests set 0 to exercise that path on small tables.
     pub fn grouping_sets_from(mut self, rows: u64) -> Self {
         self.sets_from = rows;
+        self
+    }
+
+    /// Compute glm's leaf sums only for classes of at least `k` records. For a
+    /// search with a fixed k, whose smaller classes are suppressed: their sums
+    /// never count. Histograms then judge requirements with this k or more only.
+    pub fn leaf_sums_from(mut self, k: u64) -> Self {
+        self.leaf_sums_from = k;
         self
     }
 
@@ -262,17 +273,15 @@ impl<'c> Evaluator<'c> {
             &[
                 ("groups", &groups),
                 ("ldiv", if self.extras.sensitive { "count(DISTINCT p.s)" } else { "0" }),
-                (
-                    "glm",
-                    &list(0..n, "", |a| format!(", sum(p.cnt * (coalesce(n{a}.leaves, 1) - 1))::BIGINT AS glm{a}")),
-                ),
+                ("glm", &list(0..n, "", |a| format!(", (c.size * (coalesce(n{a}.leaves, 1) - 1))::BIGINT AS glm{a}"))),
+                ("zeros", &list(0..n, "", |a| format!(", 0::BIGINT AS glm{a}"))),
+                ("min_size", &self.leaf_sums_from.to_string()),
                 ("source", table),
                 (
                     "leaf_joins",
-                    &(String::from("JOIN kanon_kids k ON k.child = p.node ")
-                        + &list(0..n, " ", |a| {
-                            format!("LEFT JOIN {} n{a} ON n{a}.level = k.l{a} AND n{a}.code = p.g{a}", node_table(a))
-                        })),
+                    &list(0..n, " ", |a| {
+                        format!("LEFT JOIN {} n{a} ON n{a}.level = k.l{a} AND n{a}.code = c.g{a}", node_table(a))
+                    }),
                 ),
                 ("label_cte", &label_cte),
                 ("glm_totals", &list(0..n, "", |a| format!(", sum(c.glm{a})::BIGINT"))),

@@ -81,8 +81,9 @@ fn incognito_equals_exhaustive_on_generated_tables() {
                         }
                         // Top-down branch and bound: the same optimum; only truly feasible
                         // nodes reported, and all of them when no bound prunes (dm).
-                        // Top-down, with batches from the base through GROUPING SETS as on large tables.
-                        let mut ev = loaded.evaluator().unwrap().grouping_sets_from(0);
+                        // Top-down as `run` evaluates on large tables: batches from the base through
+                        // GROUPING SETS, glm terms only for classes of at least k.
+                        let mut ev = loaded.evaluator().unwrap().grouping_sets_from(0).leaf_sums_from(k);
                         let td = topdown::search(&loaded.conn, &mut ev, &lattice, &req, metric, &bar).unwrap();
                         let same_best = |a: &Option<search::Found>, b: &Option<search::Found>| match (a, b) {
                             (Some(a), Some(b)) => (&a.levels, &a.outcome) == (&b.levels, &b.outcome),

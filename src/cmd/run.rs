@@ -101,7 +101,8 @@ pub fn run(args: Args) -> Result<()> {
     let t_load = start.elapsed().as_secs_f64();
 
     let bar = progress(args.quiet);
-    let mut ev = loaded.evaluator()?;
+    // k is fixed here: classes under k are suppressed, so their glm terms are never needed.
+    let mut ev = loaded.evaluator()?.leaf_sums_from(req.k);
     let result: SearchResult = match &forced {
         Some(levels) => {
             let outcome = ev.histogram(&Node::full(levels.clone()))?.outcome(levels, &req, &ev.data);
