@@ -1,10 +1,13 @@
 -- Per level of QI {{a}}: the sum over records of (leaves under the record's
--- value at that level - 1), from the QI's marginal in the base frequency set.
+-- value at that level - 1), from the QI's marginal.
 -- Divided by (leaves - 1) this is the QI's share of glm when nothing is
 -- suppressed; a suppressed record costs more, so it bounds glm from below.
 -- Also the distinct values at each level, to estimate frequency-set sizes.
 WITH m AS (
-    SELECT g{{a}} AS code, sum(cnt)::BIGINT AS cnt FROM kanon_f0 GROUP BY 1
+    -- The QI's marginal load built for the hierarchies, by leaf code: no scan of the base.
+    SELECT c.c0 AS code, sum(m.cnt)::BIGINT AS cnt
+    FROM {{marginal}} m JOIN {{codes}} c ON m.n IS NOT DISTINCT FROM c.n
+    GROUP BY 1
 ), levels AS (
     SELECT level, divisor FROM kanon_hlevels WHERE qi = {{a}}
 ), leaves AS (

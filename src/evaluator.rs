@@ -222,18 +222,18 @@ impl<'c> Evaluator<'c> {
         let t1 = t0.elapsed().as_secs_f64();
         self.tables.insert(target.clone());
         let mut hists = self.read_histograms(&target, &ids)?;
-        if std::env::var_os("KANON_TRACE").is_some() {
+        crate::trace(|| {
             let rows: u64 = hists.values().map(|h| h.classes()).sum();
             let input: u64 = items
                 .iter()
                 .map(|(_, p)| p.as_ref().and_then(|p| self.cache.get(p)).map_or(self.base_rows, |h| h.classes()))
                 .sum();
-            eprintln!(
-                "TRACE {source} -> {target}: {} nodes, in {input} out {rows} rows, rollup {t1:.3}s hist {:.3}s",
+            format!(
+                "{source} -> {target}: {} nodes, in {input} out {rows} rows, rollup {t1:.3}s hist {:.3}s",
                 items.len(),
                 t0.elapsed().as_secs_f64() - t1
-            );
-        }
+            )
+        });
         for (id, node) in &ids {
             let h = hists.remove(id).unwrap_or_default();
             if self.cache.insert(node.clone(), h).is_none() {

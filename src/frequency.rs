@@ -66,7 +66,7 @@ pub fn encode(conn: &Connection, n: usize, extras: Extras) -> Result<()> {
         conn.execute_batch(&render(
             sql::BASE_CODES,
             &[
-                ("target", &format!("kanon_code_{a}")),
+                ("target", &crate::hierarchy::code_table(a)),
                 ("marginal", &crate::hierarchy::marginal_table(a)),
                 ("dim", &dim_table(a)),
                 ("col", &format!("v{a}")),
@@ -74,7 +74,9 @@ pub fn encode(conn: &Connection, n: usize, extras: Extras) -> Result<()> {
         ))?;
     }
     let codes = list(0..n, ", ", |a| format!("l{a}.c0 AS g{a}"));
-    let mut joins = list(0..n, " ", |a| format!("JOIN kanon_code_{a} l{a} ON b.v{a} IS NOT DISTINCT FROM l{a}.n"));
+    let mut joins = list(0..n, " ", |a| {
+        format!("JOIN {} l{a} ON b.v{a} IS NOT DISTINCT FROM l{a}.n", crate::hierarchy::code_table(a))
+    });
     let mut extra_cols = String::new();
     for (on, col) in [(extras.sensitive, "s"), (extras.label, "y")] {
         if on {

@@ -38,6 +38,10 @@ pub fn node_table(a: usize) -> String {
 pub fn marginal_table(a: usize) -> String {
     format!("kanon_marg_{a}")
 }
+/// QI `a`'s values as the source has them (`n`) with their leaf codes (`c0`).
+pub fn code_table(a: usize) -> String {
+    format!("kanon_code_{a}")
+}
 pub fn dim_table(a: usize) -> String {
     format!("kanon_hdim_{a}")
 }

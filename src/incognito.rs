@@ -40,9 +40,7 @@ pub fn search(
             graph = candidates::next(conn, i)?;
         }
         progress.set_message(format!("Incognito: {i}-QI subsets, {} candidates", graph.nodes.len()));
-        if std::env::var_os("KANON_TRACE").is_some() {
-            eprintln!("ITER {i} {} candidates", graph.nodes.len());
-        }
+        crate::trace(|| format!("incognito {i}-QI subsets: {} candidates", graph.nodes.len()));
         let nodes: HashMap<i32, &Node> = graph.nodes.iter().map(|(id, n)| (*id, n)).collect();
         let mut up: HashMap<i32, Vec<i32>> = HashMap::new();
         let mut has_in: HashSet<i32> = HashSet::new();

@@ -25,3 +25,12 @@ pub mod report;
 pub mod search;
 pub mod sql;
 pub mod topdown;
+
+/// Diagnostics on stderr when `KANON_TRACE` is set (per-phase and per-rollup
+/// timings and volumes); the message is built only then.
+pub fn trace(message: impl FnOnce() -> String) {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if *ON.get_or_init(|| std::env::var_os("KANON_TRACE").is_some()) {
+        eprintln!("TRACE {}", message());
+    }
+}

@@ -58,11 +58,7 @@ pub fn load(job: &Job) -> Result<Loaded> {
     let sensitive = job.privacy.diversity.as_ref().map(|d| d.column.name.as_str());
     let label = job.class_column.as_ref().map(|c| c.name.as_str());
     let t = std::time::Instant::now();
-    let trace = |what: &str| {
-        if std::env::var_os("KANON_TRACE").is_some() {
-            eprintln!("TRACE load {what}: {:.3}s", t.elapsed().as_secs_f64());
-        }
-    };
+    let trace = |what: &str| crate::trace(|| format!("load {what}: {:.3}s", t.elapsed().as_secs_f64()));
     let rows = frequency::scan_source(&conn, &job.qi_names(), sensitive, label)?;
     trace("scan");
     let hierarchies = hierarchy::finish(&conn, job)?;

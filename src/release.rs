@@ -101,11 +101,7 @@ fn write_attached(conn: &Connection, job: &Job, columns: &[SourceColumn], qis: &
             .collect();
     let run = || -> Result<u64> {
         let t = std::time::Instant::now();
-        let trace = |what: &str| {
-            if std::env::var_os("KANON_TRACE").is_some() {
-                eprintln!("TRACE release {what}: {:.3}s", t.elapsed().as_secs_f64());
-            }
-        };
+        let trace = |what: &str| crate::trace(|| format!("release {what}: {:.3}s", t.elapsed().as_secs_f64()));
         conn.execute_batch("BEGIN TRANSACTION")?;
         conn.execute_batch(&format!("DROP TABLE IF EXISTS {tmp_name}"))?;
         conn.execute_batch(&render(

@@ -16,7 +16,7 @@
 //! infeasible node is settled without touching the data.
 
 use crate::evaluator::Evaluator;
-use crate::hierarchy::node_table;
+use crate::hierarchy::{code_table, marginal_table, node_table};
 use crate::job::Metric;
 use crate::lattice::{Lattice, Node};
 use crate::metrics::{better, same, Histogram, Requirement};
@@ -45,7 +45,15 @@ impl Bound {
         let mut glm = vec![Vec::new(); n];
         let mut distinct = vec![Vec::new(); n];
         for a in 0..n {
-            let q = render(sql::SEARCH_BOUNDS, &[("a", &a.to_string()), ("nodes", &node_table(a))]);
+            let q = render(
+                sql::SEARCH_BOUNDS,
+                &[
+                    ("a", &a.to_string()),
+                    ("nodes", &node_table(a)),
+                    ("marginal", &marginal_table(a)),
+                    ("codes", &code_table(a)),
+                ],
+            );
             let mut stmt = conn.prepare(&q)?;
             let rows = stmt.query_map([], |r| Ok((r.get::<_, f64>(1)?, r.get::<_, i64>(2)?)))?;
             let leaves = ev.data.leaves[a];
