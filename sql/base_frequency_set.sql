@@ -1,7 +1,10 @@
--- The one full scan of the search: distinct QI combinations (and sensitive
--- value, when l-diversity is asked) with their counts. Plain SQL on purpose,
--- so a distributed engine could run it instead.
-CREATE OR REPLACE TEMP TABLE kanon_base AS
-SELECT {{columns}}, count(*) AS cnt
-FROM kanon_source
-GROUP BY {{ordinals}}
+-- The one heavy scan of the search: the zero-generalization frequency set,
+-- grouped by the integer leaf codes g0..gn-1 (and the sensitive code s and
+-- label code y, when asked), with counts. Each value gets its code by an
+-- equi-join with a small per-column code table, so the grouping hashes
+-- integers, not text. Plain SQL on purpose, so a distributed engine could run
+-- it instead.
+CREATE OR REPLACE TEMP TABLE kanon_f0 AS
+SELECT {{codes}}, count(*)::BIGINT AS cnt
+FROM kanon_source src {{joins}}
+GROUP BY ALL

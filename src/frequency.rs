@@ -35,33 +35,54 @@ impl Extras {
     }
 }
 
-/// Scan the source once: distinct (QIs, sensitive, label) with counts, into
-/// `kanon_base`. Returns the number of rows.
+/// Extra column tables (sensitive `s`, label `y`): the value → code map.
+fn extra_codes(col: &str) -> String {
+    format!("kanon_codes_{col}")
+}
+
+/// The light first scan: per-column marginals of the source in one pass, into
+/// `kanon_marg_{a}` per QI (and `kanon_marg_s` / `kanon_marg_y`). Returns the
+/// number of rows.
 pub fn scan_source(conn: &Connection, qis: &[String], sensitive: Option<&str>, label: Option<&str>) -> Result<u64> {
-    let mut cols: Vec<String> = qis.iter().enumerate().map(|(a, c)| format!("{} AS v{a}", ident(c))).collect();
-    // Native types: grouping and encoding cast nothing per row (the marginals carry the text).
-    if let Some(s) = sensitive {
-        cols.push(format!("{} AS s", ident(s)));
+    let mut cols: Vec<(String, String)> = qis.iter().enumerate().map(|(a, c)| (ident(c), format!("v{a}"))).collect();
+    for (c, alias) in [(sensitive, "s"), (label, "y")] {
+        if let Some(c) = c {
+            cols.push((ident(c), alias.to_string()));
+        }
     }
-    if let Some(y) = label {
-        cols.push(format!("{} AS y", ident(y)));
-    }
-    let ordinals = list(1..=cols.len(), ", ", |i| i.to_string());
-    conn.execute_batch(&render(sql::BASE_FREQUENCY_SET, &[("columns", &cols.join(", ")), ("ordinals", &ordinals)]))
-        .context("scanning the source")?;
-    let rows: i64 = conn.query_row("SELECT coalesce(sum(cnt), 0)::BIGINT FROM kanon_base", [], |r| r.get(0))?;
-    // Per-QI marginals: the hierarchy steps read these small tables, not the base.
-    for a in 0..qis.len() {
+    let m = cols.len();
+    let all = list(cols.iter(), ", ", |(_, v)| v.clone());
+    conn.execute_batch(&render(
+        sql::fragment(sql::SOURCE_MARGINALS, "scan"),
+        &[
+            ("all", &all),
+            ("columns", &list(cols.iter(), ", ", |(c, v)| format!("{c} AS {v}"))),
+            ("sets", &list(cols.iter(), ", ", |(_, v)| format!("({v})"))),
+        ],
+    ))
+    .context("scanning the source")?;
+    for (j, (_, v)) in cols.iter().enumerate() {
+        // GROUPING(): a bit per column not grouped, the first column the highest bit.
+        let gid: u64 = ((1u64 << m) - 1) & !(1u64 << (m - 1 - j));
+        let target = if j < qis.len() { crate::hierarchy::marginal_table(j) } else { format!("kanon_marg_{v}") };
         conn.execute_batch(&render(
-            sql::BASE_MARGINAL,
-            &[("target", &crate::hierarchy::marginal_table(a)), ("col", &format!("v{a}"))],
+            sql::fragment(sql::SOURCE_MARGINALS, "split"),
+            &[("target", &target), ("col", v), ("gid", &gid.to_string())],
         ))?;
     }
+    conn.execute_batch("DROP TABLE kanon_marginals")?;
+    let rows: i64 = conn.query_row(
+        &format!("SELECT coalesce(sum(cnt), 0)::BIGINT FROM {}", crate::hierarchy::marginal_table(0)),
+        [],
+        |r| r.get(0),
+    )?;
     Ok(rows as u64)
 }
 
-/// Encode `kanon_base` into `kanon_f0` with leaf codes (every value is a leaf by now).
-pub fn encode(conn: &Connection, n: usize, extras: Extras) -> Result<()> {
+/// Group the source into `kanon_f0` by leaf codes (every value is a leaf by
+/// now): the code tables come from the marginals and the hierarchies.
+pub fn encode(conn: &Connection, qis: &[String], sensitive: Option<&str>, label: Option<&str>) -> Result<()> {
+    let n = qis.len();
     for a in 0..n {
         conn.execute_batch(&render(
             sql::BASE_CODES,
@@ -73,30 +94,25 @@ pub fn encode(conn: &Connection, n: usize, extras: Extras) -> Result<()> {
             ],
         ))?;
     }
-    let codes = list(0..n, ", ", |a| format!("l{a}.c0 AS g{a}"));
-    let mut joins = list(0..n, " ", |a| {
-        format!("JOIN {} l{a} ON b.v{a} IS NOT DISTINCT FROM l{a}.n", crate::hierarchy::code_table(a))
+    let mut codes = list(0..n, ", ", |a| format!("l{a}.c0 AS g{a}"));
+    let mut joins = list(qis.iter().enumerate(), " ", |(a, c)| {
+        format!("JOIN {} l{a} ON src.{} IS NOT DISTINCT FROM l{a}.n", crate::hierarchy::code_table(a), ident(c))
     });
-    let mut extra_cols = String::new();
-    for (on, col) in [(extras.sensitive, "s"), (extras.label, "y")] {
-        if on {
+    for (c, col) in [(sensitive, "s"), (label, "y")] {
+        if let Some(c) = c {
             // NULL is a value like any other: it gets a code of its own.
+            let codes_table = extra_codes(col);
             conn.execute_batch(&format!(
-                "CREATE OR REPLACE TEMP TABLE kanon_codes_{col} AS \
-                 SELECT (row_number() OVER (ORDER BY {col} NULLS FIRST))::INTEGER AS code, {col} \
-                 FROM (SELECT DISTINCT {col} FROM kanon_base)"
+                "CREATE OR REPLACE TEMP TABLE {codes_table} AS \
+                 SELECT (row_number() OVER (ORDER BY n NULLS FIRST))::INTEGER AS code, n FROM kanon_marg_{col}"
             ))?;
-            joins.push_str(&format!(" JOIN kanon_codes_{col} k{col} ON b.{col} IS NOT DISTINCT FROM k{col}.{col}"));
-            extra_cols.push_str(&format!(", k{col}.code AS {col}"));
+            joins.push_str(&format!(" JOIN {codes_table} k{col} ON src.{} IS NOT DISTINCT FROM k{col}.n", ident(c)));
+            codes.push_str(&format!(", k{col}.code AS {col}"));
         }
     }
-    conn.execute_batch(&render(
-        sql::ENCODE_FREQUENCY_SET,
-        &[("codes", &codes), ("sensitive", &extra_cols), ("joins", &joins)],
-    ))?;
+    conn.execute_batch(&render(sql::BASE_FREQUENCY_SET, &[("codes", &codes), ("joins", &joins)]))
+        .context("grouping the source")?;
     conn.execute_batch(sql::BASE_F0_NODE)?;
-    // The text frequency set is no longer needed; at scale it is most of the memory.
-    conn.execute_batch("DROP TABLE kanon_base")?;
     Ok(())
 }
 

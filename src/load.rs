@@ -1,6 +1,8 @@
 //! Everything a search needs before it starts: the source opened and its
 //! columns checked, the hierarchies validated and materialized, and the base
-//! frequency set built by the one scan of the source.
+//! frequency set built: a light scan of the source gives per-column marginals
+//! (the hierarchies and integer codes come from these), then one coded
+//! `GROUP BY` over the source gives `kanon_f0`.
 
 use crate::database::{self, SourceColumn};
 use crate::error::bad;
@@ -49,7 +51,7 @@ pub fn check_columns(job: &Job, columns: &[SourceColumn]) -> Result<()> {
     Ok(())
 }
 
-/// Open the source, validate, scan once, materialize hierarchies and `kanon_f0`.
+/// Open the source, validate, take the marginals, materialize hierarchies and `kanon_f0`.
 pub fn load(job: &Job) -> Result<Loaded> {
     job.check_metric()?;
     let (conn, columns) = database::open(job)?;
@@ -64,8 +66,8 @@ pub fn load(job: &Job) -> Result<Loaded> {
     let hierarchies = hierarchy::finish(&conn, job)?;
     trace("hierarchies");
     let extras = Extras { sensitive: sensitive.is_some(), label: label.is_some() };
-    frequency::encode(&conn, hierarchies.len(), extras)?;
-    trace("encode");
+    frequency::encode(&conn, &job.qi_names(), sensitive, label)?;
+    trace("base frequency set");
     let data = Dataset {
         rows,
         heights: hierarchies.iter().map(|h| h.height).collect(),

@@ -2,7 +2,8 @@
 //!
 //! Times the physical limit of a run on the job's source, with no search: one
 //! plain `GROUP BY` of the QI columns (materialized), then one recode-and-write
-//! of every source row at the node (a join per QI to its value → label map,
+//! of every source row at the node (a join per QI, on the values as the
+//! source has them, to its value → label map,
 //! dropped columns left out, no ORDER BY, no suppression) into a scratch DuckDB
 //! file beside the output database, deleted afterwards. Prints one JSON object:
 //! both times, their total, the distinct QI combinations and the rows. Building
@@ -57,7 +58,7 @@ pub fn run(args: Args) -> Result<()> {
     let group_by = start.elapsed().as_secs_f64();
     conn.execute_batch("DROP TABLE kanon_limit_groups")?;
 
-    // Hierarchies as `kanon run` builds them; the generated ones need the base scan.
+    // Hierarchies as `kanon run` builds them; the generated ones need the marginals.
     bar.set_message("building hierarchies");
     let start = Instant::now();
     hierarchy::load_files(&conn, &job)?;
@@ -72,11 +73,15 @@ pub fn run(args: Args) -> Result<()> {
         }
         conn.execute_batch(&render(
             fragment(sql::LIMIT, "map"),
-            &[("map", &map_table(a)), ("label", &format!("v{l}")), ("h", &h_table(a))],
+            &[
+                ("map", &map_table(a)),
+                ("label", &format!("v{l}")),
+                ("h", &h_table(a)),
+                ("marginal", &hierarchy::marginal_table(a)),
+                ("col", &format!("v{a}")),
+            ],
         ))?;
     }
-    // Not needed any more; free the memory before the write.
-    conn.execute_batch("DROP TABLE IF EXISTS kanon_base")?;
     let hierarchy_seconds = start.elapsed().as_secs_f64();
 
     bar.set_message("recode-and-write");
@@ -131,7 +136,7 @@ fn write(
             }
         });
     let joins = list(qis.iter().enumerate(), " ", |(a, q)| {
-        format!("JOIN {} m{a} ON CAST(s.{} AS VARCHAR) IS NOT DISTINCT FROM m{a}.v0", map_table(a), ident(q))
+        format!("JOIN {} m{a} ON s.{} IS NOT DISTINCT FROM m{a}.n", map_table(a), ident(q))
     });
     let target = format!("{}.main.release", ident(SCRATCH));
     conn.execute_batch(&format!("ATTACH {} AS {}", literal(&path.to_string_lossy()), ident(SCRATCH)))

@@ -1,0 +1,17 @@
+-- name: scan
+-- The first, light scan of the source: every QI's (and the sensitive and
+-- label columns') distinct values with their counts, all in one pass with one
+-- grouping set per column. GROUPING() tells which column a row counts. The
+-- hierarchies are built and checked from these small marginals, and they give
+-- every value its integer code before the base frequency set is grouped.
+CREATE OR REPLACE TEMP TABLE kanon_marginals AS
+SELECT {{all}}, GROUPING({{all}}) AS gid, count(*) AS cnt
+FROM (SELECT {{columns}} FROM kanon_source)
+GROUP BY GROUPING SETS ({{sets}})
+-- name: split
+-- One column's marginal: each value (n, as the source has it) with its text
+-- form (hierarchy leaves are text) and count.
+CREATE OR REPLACE TEMP TABLE {{target}} AS
+SELECT {{col}} AS n, CAST({{col}} AS VARCHAR) AS {{col}}, cnt
+FROM kanon_marginals
+WHERE gid = {{gid}}
