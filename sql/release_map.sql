@@ -1,20 +1,24 @@
--- The recoding the release writer applies, in two small tables:
+-- The recoding the release writer applies, in small tables (never one row per
+-- source row or per QI combination):
 -- name: value_map
--- Per QI, each hierarchy leaf (as text) with the code of the group it falls
--- in. For a full-domain node: its code at the node's level.
+-- Per QI, each value as the source has it (n) with the code of the group it
+-- falls in and that group's label. For a full-domain node: the code and label
+-- at the node's level. Recodings that treat classes individually use `code`
+-- only and take their labels from kanon_release_classes.
 CREATE OR REPLACE TEMP TABLE {{map}} AS
-SELECT d.leaf AS v, d.{{code}} AS code FROM {{dim}} d
--- name: classes
--- The kept classes (size >= k, enough distinct sensitive values) by their
--- codes, each with the label every QI is released as. Recodings that treat
--- classes individually (per-class cells) fill the same table with their own
--- labels per class.
-CREATE OR REPLACE TEMP TABLE kanon_release_classes AS
-WITH c AS (
+SELECT k.n, d.{{code}} AS code, h.label
+FROM {{codes}} k
+JOIN {{dim}} d ON d.c0 = k.c0
+JOIN {{nodes}} h ON h.level = {{level}} AND h.code = d.{{code}}
+-- name: suppressed
+-- The classes a full-domain release drops (fewer than k records, or fewer
+-- distinct sensitive values than l), by their codes. Within the budget these
+-- are few, so the write's anti-join against them is cheap.
+CREATE OR REPLACE TEMP TABLE kanon_release_suppressed AS
+SELECT {{class_cols}}
+FROM (
     SELECT {{classes}}, sum(p.cnt) AS size, {{ldiv}} AS ldiv
     FROM kanon_f0 p
     GROUP BY ALL
-)
-SELECT {{class_cols}}, {{labels}}
-FROM c {{label_joins}}
-WHERE size >= ? AND ldiv >= ?
+) c
+WHERE size < ? OR ldiv < ?

@@ -1,14 +1,17 @@
-//! Writing the release: a recoding (per QI a small value → code map, and the
-//! kept classes by code with their released labels) applied to the source in
-//! one plain-SQL scan, into a temporary table renamed over the output in the
-//! same transaction.
+//! Writing the release: a recoding applied to the source in one plain-SQL
+//! scan, into a temporary table renamed over the output in the same
+//! transaction.
 //!
-//! Full-domain nodes build the recoding with [`full_domain_map`]; recodings that
-//! treat classes individually can fill the same tables (`kanon_release_map_{a}`:
-//! `v`, `code`; `kanon_release_classes`: `c0..`, `lab0..`) and call [`write`].
+//! A recoding is small tables: per QI a value map (`kanon_release_map_{a}`:
+//! `n`, the value as the source has it; `code`, its group; `label`), and either
+//! - [`Recoding::FullDomain`]: every class of a QI's group gets the group's
+//!   label; `kanon_release_suppressed` (`c0..`) lists the classes dropped.
+//!   [`full_domain_map`] builds it for a node;
+//! - [`Recoding::PerClass`]: `kanon_release_classes` (`c0..`, `lab0..`) lists
+//!   the kept classes, each with its own label per QI (cell-based recodings).
 
 use crate::database::{self, SourceColumn, OUT};
-use crate::hierarchy::{dim_table, node_table};
+use crate::hierarchy::{code_table, dim_table, node_table};
 use crate::job::Job;
 use crate::metrics::Requirement;
 use crate::sql::{self, ident, list, literal, render};
@@ -16,39 +19,48 @@ use anyhow::{Context, Result};
 use duckdb::Connection;
 use std::path::{Path, PathBuf};
 
-/// Value map table of QI `a`: `v` (leaf as text) → `code`.
+/// Value map table of QI `a`: `n` (value as in the source) → `code`, `label`.
 pub fn value_map(a: usize) -> String {
     format!("kanon_release_map_{a}")
 }
 
-/// Build the recoding for a full-domain node: per QI, leaf → code at the
-/// node's level; the classes kept under `req` with their labels.
-pub fn full_domain_map(conn: &Connection, levels: &[u8], req: &Requirement, sensitive: bool) -> Result<()> {
+/// Which tables beside the value maps say what is kept and how it is labelled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recoding {
+    /// Labels from the value maps; `kanon_release_suppressed` is dropped.
+    FullDomain,
+    /// Only the classes of `kanon_release_classes` are kept, with its labels.
+    PerClass,
+}
+
+/// Build the recoding for a full-domain node: per QI, value → code and label
+/// at the node's level; the classes `req` suppresses.
+pub fn full_domain_map(conn: &Connection, levels: &[u8], req: &Requirement, sensitive: bool) -> Result<Recoding> {
     let n = levels.len();
     let div = crate::hierarchy::divisors(conn, n)?;
     for (a, &l) in levels.iter().enumerate() {
         conn.execute_batch(&render(
             sql::fragment(sql::RELEASE_MAP, "value_map"),
-            &[("map", &value_map(a)), ("code", &format!("c{l}")), ("dim", &dim_table(a))],
+            &[
+                ("map", &value_map(a)),
+                ("code", &format!("c{l}")),
+                ("codes", &code_table(a)),
+                ("dim", &dim_table(a)),
+                ("nodes", &node_table(a)),
+                ("level", &l.to_string()),
+            ],
         ))?;
     }
     let q = render(
-        sql::fragment(sql::RELEASE_MAP, "classes"),
+        sql::fragment(sql::RELEASE_MAP, "suppressed"),
         &[
             ("classes", &list(0..n, ", ", |a| format!("p.g{a} // {} AS c{a}", div[a][levels[a] as usize]))),
             ("ldiv", if sensitive { "count(DISTINCT p.s)" } else { "0" }),
             ("class_cols", &list(0..n, ", ", |a| format!("c.c{a}"))),
-            ("labels", &list(0..n, ", ", |a| format!("n{a}.label AS lab{a}"))),
-            (
-                "label_joins",
-                &list(0..n, " ", |a| {
-                    format!("JOIN {} n{a} ON n{a}.level = {} AND n{a}.code = c.c{a}", node_table(a), levels[a])
-                }),
-            ),
         ],
     );
     conn.execute(&q, duckdb::params![req.k as i64, req.l.unwrap_or(0) as i64])?;
-    Ok(())
+    Ok(Recoding::FullDomain)
 }
 
 /// What was written.
@@ -59,10 +71,10 @@ pub struct Written {
 
 /// Apply the recoding to the source and publish the result atomically:
 /// the table, then its file copies. Nothing is left behind on failure.
-pub fn write(conn: &Connection, job: &Job, columns: &[SourceColumn]) -> Result<Written> {
+pub fn write(conn: &Connection, job: &Job, columns: &[SourceColumn], recoding: Recoding) -> Result<Written> {
     let qis = job.qi_names();
     let created = database::attach_output(conn, job, false)?;
-    let result = write_attached(conn, job, columns, &qis);
+    let result = write_attached(conn, job, columns, &qis, recoding);
     if result.is_err() && created {
         let _ = conn.execute_batch(&format!("DETACH {}", ident(OUT)));
         let db = &job.output.database;
@@ -78,16 +90,28 @@ fn tmp_path(p: &Path) -> PathBuf {
     PathBuf::from(s)
 }
 
-fn write_attached(conn: &Connection, job: &Job, columns: &[SourceColumn], qis: &[String]) -> Result<Written> {
+fn write_attached(
+    conn: &Connection,
+    job: &Job,
+    columns: &[SourceColumn],
+    qis: &[String],
+    recoding: Recoding,
+) -> Result<Written> {
     let out = &job.output;
     let select = list(columns.iter().filter(|c| !out.drop.iter().any(|d| d.name == c.name)), ", ", |c| {
-        match qis.iter().position(|q| *q == c.name) {
-            Some(a) => format!("r.lab{a} AS {}", ident(&c.name)),
-            None => format!("s.{}", ident(&c.name)),
+        let name = ident(&c.name);
+        match (qis.iter().position(|q| *q == c.name), recoding) {
+            (Some(a), Recoding::FullDomain) => format!("m{a}.label AS {name}"),
+            (Some(a), Recoding::PerClass) => format!("r.lab{a} AS {name}"),
+            (None, _) => format!("s.{name}"),
         }
     });
+    let statement = match recoding {
+        Recoding::FullDomain => "full_domain",
+        Recoding::PerClass => "per_class",
+    };
     let value_joins = list(qis.iter().enumerate(), " ", |(a, q)| {
-        format!("JOIN {} m{a} ON CAST(s.{} AS VARCHAR) IS NOT DISTINCT FROM m{a}.v", value_map(a), ident(q))
+        format!("JOIN {} m{a} ON s.{} IS NOT DISTINCT FROM m{a}.n", value_map(a), ident(q))
     });
     let class_join = list(0..qis.len(), " AND ", |a| format!("r.c{a} = m{a}.code"));
     let row = ident(&database::order_column(columns));
@@ -105,7 +129,7 @@ fn write_attached(conn: &Connection, job: &Job, columns: &[SourceColumn], qis: &
         conn.execute_batch("BEGIN TRANSACTION")?;
         conn.execute_batch(&format!("DROP TABLE IF EXISTS {tmp_name}"))?;
         conn.execute_batch(&render(
-            sql::RELEASE_WRITE,
+            sql::fragment(sql::RELEASE_WRITE, statement),
             &[
                 ("target", &tmp_name),
                 ("columns", &select),

@@ -205,9 +205,9 @@ fn cm_matches_the_release() {
         let req = Requirement { k: 3, l: None, budget: 400 };
         let h = ev.histogram(&kanon::lattice::Node::full(levels.clone())).unwrap();
         let cm = h.outcome(&levels, &req, &loaded.data).metrics.cm.unwrap();
-        kanon::release::full_domain_map(&loaded.conn, &levels, &req, false).unwrap();
+        let recoding = kanon::release::full_domain_map(&loaded.conn, &levels, &req, false).unwrap();
         job.output.table = format!("r{i}");
-        kanon::release::write(&loaded.conn, &job, &loaded.columns).unwrap();
+        kanon::release::write(&loaded.conn, &job, &loaded.columns, recoding).unwrap();
         let sql = format!(
             "SELECT (sum(size - top) + (400 - sum(size)))::DOUBLE / 400 FROM (
                SELECT sum(n) size, max(n) top FROM (

@@ -134,8 +134,8 @@ pub fn run(args: Args) -> Result<()> {
         ))));
     };
 
-    release::full_domain_map(&loaded.conn, &best.levels, &req, loaded.extras.sensitive)?;
-    let written = release::write(&loaded.conn, &job, &loaded.columns)?;
+    let recoding = release::full_domain_map(&loaded.conn, &best.levels, &req, loaded.extras.sensitive)?;
+    let written = release::write(&loaded.conn, &job, &loaded.columns, recoding)?;
     let t_release = start.elapsed().as_secs_f64() - t_load - t_search;
     debug_assert_eq!(written.rows + best.outcome.suppressed, rows);
 
