@@ -6,10 +6,13 @@
 -- classes of at least {{min_size}} records: a search with a fixed k needs none
 -- for classes it suppresses, and near the bottom of the lattice those are
 -- almost all of them.
+-- A frequency set without sensitive or label codes has one row per class
+-- already ({{size}} = p.cnt, no {{group_by}}); otherwise its rows are summed
+-- per class.
 WITH sized AS (
-    SELECT p.node, {{groups}}, sum(p.cnt)::BIGINT AS size, {{ldiv}}::BIGINT AS ldiv
+    SELECT p.node, {{groups}}, {{size}}::BIGINT AS size, {{ldiv}}::BIGINT AS ldiv
     FROM {{source}} p
-    GROUP BY ALL
+    {{group_by}}
 ), classes AS (
     SELECT c.*{{glm}}
     FROM sized c JOIN kanon_kids k ON k.child = c.node {{leaf_joins}}

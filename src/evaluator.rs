@@ -212,10 +212,10 @@ impl<'c> Evaluator<'c> {
         let target = format!("kanon_fs_{}", self.next_table);
         self.next_table += 1;
         let t0 = std::time::Instant::now();
+        // From the base, even one node is a plain GROUP BY this way, without the join with kanon_kids.
         let in_sets = source == "kanon_f0_node"
-            && kids.len() > 1
             && self.sets()
-            && rollup_sets(self.conn, &target, &kids, n, self.extras)?;
+            && rollup_sets(self.conn, &target, &kids, &self.data.heights, self.extras)?;
         if !in_sets {
             rollup(self.conn, &target, &source, &kids, n, self.extras)?;
         }
@@ -268,11 +268,14 @@ impl<'c> Evaluator<'c> {
         } else {
             (String::new(), String::new(), "0")
         };
+        let per_class = !self.extras.sensitive && !self.extras.label;
         let q = render(
             sql::CLASS_HISTOGRAM,
             &[
                 ("groups", &groups),
                 ("ldiv", if self.extras.sensitive { "count(DISTINCT p.s)" } else { "0" }),
+                ("size", if per_class { "p.cnt" } else { "sum(p.cnt)" }),
+                ("group_by", if per_class { "" } else { "GROUP BY ALL" }),
                 ("glm", &list(0..n, "", |a| format!(", (c.size * (coalesce(n{a}.leaves, 1) - 1))::BIGINT AS glm{a}"))),
                 ("zeros", &list(0..n, "", |a| format!(", 0::BIGINT AS glm{a}"))),
                 ("min_size", &self.leaf_sums_from.to_string()),

@@ -150,10 +150,16 @@ fn write_kids(conn: &Connection, kids: &[Kid], n: usize) -> Result<()> {
 
 /// Materialize the frequency sets of `kids` (all rolled up from the base
 /// frequency set, parent 0) into `target` in one pass with GROUPING SETS.
+/// A QI at the top of its hierarchy (`heights`) is one value, code 0: it is
+/// left out of the grouping keys, which are narrower and hash faster.
 /// Returns false, doing nothing, when two kids group by the same codes.
-pub fn rollup_sets(conn: &Connection, target: &str, kids: &[Kid], n: usize, extras: Extras) -> Result<bool> {
-    let mut cols: Vec<(usize, i64)> =
-        kids.iter().flat_map(|k| k.divide.iter().enumerate().filter_map(|(a, d)| d.map(|d| (a, d)))).collect();
+pub fn rollup_sets(conn: &Connection, target: &str, kids: &[Kid], heights: &[u8], extras: Extras) -> Result<bool> {
+    let n = heights.len();
+    let at_top = |k: &Kid, a: usize| k.levels[a] == Some(heights[a]);
+    let keys = |k: &Kid| -> Vec<(usize, i64)> {
+        k.divide.iter().enumerate().filter(|&(a, _)| !at_top(k, a)).filter_map(|(a, d)| d.map(|d| (a, d))).collect()
+    };
+    let mut cols: Vec<(usize, i64)> = kids.iter().flat_map(keys).collect();
     cols.sort();
     cols.dedup();
     if cols.len() > 62 {
@@ -164,22 +170,39 @@ pub fn rollup_sets(conn: &Connection, target: &str, kids: &[Kid], n: usize, extr
     let mut masks = std::collections::HashSet::new();
     let mut cases = Vec::new();
     let mut sets = Vec::new();
+    // Per QI, the masks of the kids that hold it at the top (code 0).
+    let mut top_masks: Vec<Vec<u64>> = vec![Vec::new(); n];
     let extra_cols: Vec<&str> =
         [(extras.sensitive, "s"), (extras.label, "y")].into_iter().filter_map(|(on, c)| on.then_some(c)).collect();
     for k in kids {
-        let mine: Vec<(usize, i64)> = k.divide.iter().enumerate().filter_map(|(a, d)| d.map(|d| (a, d))).collect();
+        let mine = keys(k);
         // GROUPING(): bit set for a column not grouped, the first column the highest bit.
         let mask: u64 = (0..m).filter(|&j| !mine.contains(&cols[j])).map(|j| 1u64 << (m - 1 - j)).sum();
         if !masks.insert(mask) {
             return Ok(false);
+        }
+        for (a, tops) in top_masks.iter_mut().enumerate() {
+            if at_top(k, a) {
+                tops.push(mask);
+            }
         }
         cases.push(format!("WHEN {mask} THEN {}", k.child));
         let keys: Vec<String> = mine.iter().map(|&c| name(c)).chain(extra_cols.iter().map(|c| c.to_string())).collect();
         sets.push(format!("({})", keys.join(", ")));
     }
     write_kids(conn, kids, n)?;
+    // With no key column at all (one kid, every QI at the top) there is no GROUPING() to read.
+    let grouping = format!("GROUPING({})", list(cols.iter().copied(), ", ", name));
+    let node = if m == 0 { kids[0].child.to_string() } else { format!("CASE {grouping} {} END", cases.join(" ")) };
     let groups = list(0..n, ", ", |a| {
-        let xs: Vec<String> = cols.iter().filter(|c| c.0 == a).map(|&c| name(c)).collect();
+        let mut xs: Vec<String> = cols.iter().filter(|c| c.0 == a).map(|&c| name(c)).collect();
+        if !top_masks[a].is_empty() {
+            xs.push(if m == 0 {
+                "0::BIGINT".to_string()
+            } else {
+                format!("CASE WHEN {grouping} IN ({}) THEN 0::BIGINT END", list(&top_masks[a], ", ", |x| x.to_string()))
+            });
+        }
         match xs.len() {
             0 => format!("NULL::BIGINT AS g{a}"),
             1 => format!("{} AS g{a}", xs[0]),
@@ -190,11 +213,10 @@ pub fn rollup_sets(conn: &Connection, target: &str, kids: &[Kid], n: usize, extr
         sql::ROLLUP_SETS,
         &[
             ("target", target),
-            ("all", &list(cols.iter().copied(), ", ", name)),
-            ("cases", &cases.join(" ")),
+            ("node", &node),
             ("groups", &groups),
             ("extras", &list(extra_cols.iter(), "", |c| format!(", {c}"))),
-            ("columns", &list(cols.iter().copied(), ", ", |(a, d)| format!("g{a} // {d} AS x{a}_{d}"))),
+            ("columns", &list(cols.iter().map(|&(a, d)| format!("g{a} // {d} AS x{a}_{d}, ")), "", |c| c)),
             ("sets", &sets.join(", ")),
         ],
     );
