@@ -7,7 +7,7 @@
 //! the base frequency set. Histograms are cached: a node is evaluated at most
 //! once per evaluator.
 
-use crate::frequency::{rollup, rollup_sets, Extras, Kid};
+use crate::frequency::{rollup, rollup_sets, Extras, Kid, Sets};
 use crate::hierarchy::node_table;
 use crate::lattice::Node;
 use crate::metrics::{Bucket, Dataset, Histogram};
@@ -42,6 +42,8 @@ pub struct Evaluator<'c> {
     sets_from: u64,
     /// Leaf sums (glm) are computed for classes of at least this size only.
     leaf_sums_from: u64,
+    /// GROUPING SETS batches group each node by one packed key.
+    packed: bool,
 }
 
 impl<'c> Evaluator<'c> {
@@ -62,6 +64,7 @@ impl<'c> Evaluator<'c> {
             divisors,
             sets_from: BATCH_ROWS / 8,
             leaf_sums_from: 0,
+            packed: true,
         })
     }
 
@@ -143,6 +146,12 @@ impl<'c> Evaluator<'c> {
         Ok(items.iter().map(|(n, _)| self.cache[n].clone()).collect())
     }
 
+    fn sets_layout(&self) -> Sets {
+        let heights = self.data.heights.clone();
+        let tops = heights.iter().zip(&self.divisors).map(|(&h, d)| d[h as usize]).collect();
+        Sets { heights, tops, packed: self.packed }
+    }
+
     /// Roll up from the base frequency set with GROUPING SETS (one pass per batch)?
     fn sets(&self) -> bool {
         self.base_rows >= self.sets_from
@@ -160,6 +169,14 @@ impl<'c> Evaluator<'c> {
     /// never count. Histograms then judge requirements with this k or more only.
     pub fn leaf_sums_from(mut self, k: u64) -> Self {
         self.leaf_sums_from = k;
+        self
+    }
+
+    /// Group each node of a GROUPING SETS batch by one packed key (the default)
+    /// or, with false, by a column per QI (what nodes whose codes overflow 63
+    /// bits do); tests compare the two.
+    pub fn packed_keys(mut self, packed: bool) -> Self {
+        self.packed = packed;
         self
     }
 
@@ -215,7 +232,7 @@ impl<'c> Evaluator<'c> {
         // From the base, even one node is a plain GROUP BY this way, without the join with kanon_kids.
         let in_sets = source == "kanon_f0_node"
             && self.sets()
-            && rollup_sets(self.conn, &target, &kids, &self.data.heights, self.extras)?;
+            && rollup_sets(self.conn, &target, &kids, &self.sets_layout(), self.extras)?;
         if !in_sets {
             rollup(self.conn, &target, &source, &kids, n, self.extras)?;
         }

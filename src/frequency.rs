@@ -150,63 +150,112 @@ fn write_kids(conn: &Connection, kids: &[Kid], n: usize) -> Result<()> {
 
 /// Materialize the frequency sets of `kids` (all rolled up from the base
 /// frequency set, parent 0) into `target` in one pass with GROUPING SETS.
-/// A QI at the top of its hierarchy (`heights`) is one value, code 0: it is
-/// left out of the grouping keys, which are narrower and hash faster.
+///
+/// A QI at the top of its hierarchy is one value, code 0: it is left out of
+/// the grouping keys. With `packed`, each kid groups by one BIGINT, its codes
+/// read as a mixed-radix number (QI `a` at divisor `d` has `tops[a] / d`
+/// codes), unpacked once per output row: one narrow key hashes much faster
+/// than a column per QI. Kids whose codes do not fit in 63 bits, or all kids
+/// when `packed` is false, group by one column per QI instead.
 /// Returns false, doing nothing, when two kids group by the same codes.
-pub fn rollup_sets(conn: &Connection, target: &str, kids: &[Kid], heights: &[u8], extras: Extras) -> Result<bool> {
-    let n = heights.len();
-    let at_top = |k: &Kid, a: usize| k.levels[a] == Some(heights[a]);
+pub fn rollup_sets(conn: &Connection, target: &str, kids: &[Kid], sets: &Sets, extras: Extras) -> Result<bool> {
+    let n = sets.heights.len();
+    let at_top = |k: &Kid, a: usize| k.levels[a] == Some(sets.heights[a]);
     let keys = |k: &Kid| -> Vec<(usize, i64)> {
         k.divide.iter().enumerate().filter(|&(a, _)| !at_top(k, a)).filter_map(|(a, d)| d.map(|d| (a, d))).collect()
     };
-    let mut cols: Vec<(usize, i64)> = kids.iter().flat_map(keys).collect();
-    cols.sort();
-    cols.dedup();
+    // Per kid: Some(radix per key column) when it groups by one packed key.
+    let packing: Vec<Option<Vec<i64>>> = kids
+        .iter()
+        .map(|k| {
+            let mine = keys(k);
+            let radix: Vec<i64> = mine.iter().map(|&(a, d)| (sets.tops[a] + d - 1) / d).collect();
+            let fits = radix.iter().try_fold(1i64, |acc, &r| acc.checked_mul(r)).is_some();
+            (sets.packed && fits && mine.len() > 1).then_some(radix)
+        })
+        .collect();
+    let name = |(a, d): (usize, i64)| format!("x{a}_{d}");
+    // Key columns: x{a}_{d} (a code) or p{child} (a kid's packed codes).
+    let mut cols: Vec<String> = Vec::new();
+    let mut exprs: Vec<String> = Vec::new();
+    for (k, radix) in kids.iter().zip(&packing) {
+        let mine = keys(k);
+        match radix {
+            Some(radix) => {
+                // Horner: ((c_1 * r_2 + c_2) * r_3 + c_3) …
+                let mut e = format!("g{} // {}", mine[0].0, mine[0].1);
+                for (&(a, d), r) in mine.iter().zip(radix).skip(1) {
+                    e = format!("({e}) * {r} + g{a} // {d}");
+                }
+                cols.push(format!("p{}", k.child));
+                exprs.push(format!("{e} AS p{}", k.child));
+            }
+            None => {
+                for c in mine {
+                    if !cols.contains(&name(c)) {
+                        cols.push(name(c));
+                        exprs.push(format!("g{} // {} AS {}", c.0, c.1, name(c)));
+                    }
+                }
+            }
+        }
+    }
     if cols.len() > 62 {
         return Ok(false);
     }
-    let name = |(a, d): (usize, i64)| format!("x{a}_{d}");
     let m = cols.len();
-    let mut masks = std::collections::HashSet::new();
-    let mut cases = Vec::new();
-    let mut sets = Vec::new();
-    // Per QI, the masks of the kids that hold it at the top (code 0).
-    let mut top_masks: Vec<Vec<u64>> = vec![Vec::new(); n];
     let extra_cols: Vec<&str> =
         [(extras.sensitive, "s"), (extras.label, "y")].into_iter().filter_map(|(on, c)| on.then_some(c)).collect();
-    for k in kids {
+    let mut masks = std::collections::HashSet::new();
+    let mut cases = Vec::new();
+    let mut groupings = Vec::new();
+    // Per QI: (mask, expression of its code) for every kid that has it.
+    let mut per_qi: Vec<Vec<(u64, String)>> = vec![Vec::new(); n];
+    for (k, radix) in kids.iter().zip(&packing) {
         let mine = keys(k);
+        let own: Vec<String> = match radix {
+            Some(_) => vec![format!("p{}", k.child)],
+            None => mine.iter().map(|&c| name(c)).collect(),
+        };
         // GROUPING(): bit set for a column not grouped, the first column the highest bit.
-        let mask: u64 = (0..m).filter(|&j| !mine.contains(&cols[j])).map(|j| 1u64 << (m - 1 - j)).sum();
+        let mask: u64 = (0..m).filter(|&j| !own.contains(&cols[j])).map(|j| 1u64 << (m - 1 - j)).sum();
         if !masks.insert(mask) {
             return Ok(false);
         }
-        for (a, tops) in top_masks.iter_mut().enumerate() {
-            if at_top(k, a) {
-                tops.push(mask);
-            }
-        }
         cases.push(format!("WHEN {mask} THEN {}", k.child));
-        let keys: Vec<String> = mine.iter().map(|&c| name(c)).chain(extra_cols.iter().map(|c| c.to_string())).collect();
-        sets.push(format!("({})", keys.join(", ")));
+        for a in 0..n {
+            let code = if at_top(k, a) {
+                "0".to_string()
+            } else if let Some(j) = mine.iter().position(|c| c.0 == a) {
+                match radix {
+                    // The place value of column j is the product of the radices after it.
+                    Some(radix) => {
+                        let place: i64 = radix[j + 1..].iter().product();
+                        format!("p{} // {place} % {}", k.child, radix[j])
+                    }
+                    None => name(mine[j]),
+                }
+            } else {
+                continue;
+            };
+            per_qi[a].push((mask, code));
+        }
+        let set: Vec<String> = own.into_iter().chain(extra_cols.iter().map(|c| c.to_string())).collect();
+        groupings.push(format!("({})", set.join(", ")));
     }
     write_kids(conn, kids, n)?;
     // With no key column at all (one kid, every QI at the top) there is no GROUPING() to read.
-    let grouping = format!("GROUPING({})", list(cols.iter().copied(), ", ", name));
+    let grouping = format!("GROUPING({})", cols.join(", "));
     let node = if m == 0 { kids[0].child.to_string() } else { format!("CASE {grouping} {} END", cases.join(" ")) };
     let groups = list(0..n, ", ", |a| {
-        let mut xs: Vec<String> = cols.iter().filter(|c| c.0 == a).map(|&c| name(c)).collect();
-        if !top_masks[a].is_empty() {
-            xs.push(if m == 0 {
-                "0::BIGINT".to_string()
-            } else {
-                format!("CASE WHEN {grouping} IN ({}) THEN 0::BIGINT END", list(&top_masks[a], ", ", |x| x.to_string()))
-            });
-        }
-        match xs.len() {
-            0 => format!("NULL::BIGINT AS g{a}"),
-            1 => format!("{} AS g{a}", xs[0]),
-            _ => format!("coalesce({}) AS g{a}", xs.join(", ")),
+        let codes = &per_qi[a];
+        if codes.is_empty() {
+            format!("NULL::BIGINT AS g{a}")
+        } else if codes.len() == kids.len() && codes.iter().all(|(_, c)| *c == codes[0].1) {
+            format!("({})::BIGINT AS g{a}", codes[0].1)
+        } else {
+            let whens = list(codes, " ", |(mask, code)| format!("WHEN {mask} THEN {code}"));
+            format!("(CASE {grouping} {whens} END)::BIGINT AS g{a}")
         }
     });
     let q = render(
@@ -216,12 +265,21 @@ pub fn rollup_sets(conn: &Connection, target: &str, kids: &[Kid], heights: &[u8]
             ("node", &node),
             ("groups", &groups),
             ("extras", &list(extra_cols.iter(), "", |c| format!(", {c}"))),
-            ("columns", &list(cols.iter().map(|&(a, d)| format!("g{a} // {d} AS x{a}_{d}, ")), "", |c| c)),
-            ("sets", &sets.join(", ")),
+            ("columns", &list(exprs.iter(), "", |e| format!("{e}, "))),
+            ("sets", &groupings.join(", ")),
         ],
     );
     conn.execute_batch(&q)?;
     Ok(true)
+}
+
+/// What [`rollup_sets`] needs to know of the hierarchies, and whether to pack.
+pub struct Sets {
+    /// Per QI: its height (the top level, one value).
+    pub heights: Vec<u8>,
+    /// Per QI: the divisor of its top level, which bounds every leaf code.
+    pub tops: Vec<i64>,
+    pub packed: bool,
 }
 
 /// Materialize the frequency sets of `kids` into `target` (column `node` = child

@@ -220,8 +220,8 @@ fn cm_matches_the_release() {
 }
 
 /// Histograms rolled up with GROUPING SETS (top-level QIs left out of the keys,
-/// alone or in batches, with and without sensitive codes) equal those of the
-/// plain rollup, for every node.
+/// packed keys or a column per QI, alone or in batches, with and without
+/// sensitive codes) equal those of the plain rollup, for every node.
 #[test]
 fn grouping_sets_histograms_equal_plain_rollup() {
     use kanon::lattice::Node;
@@ -234,6 +234,8 @@ fn grouping_sets_histograms_equal_plain_rollup() {
         let expected = plain.histograms(&nodes).unwrap();
         let mut batched = loaded.evaluator().unwrap().grouping_sets_from(0);
         assert_eq!(batched.histograms(&nodes).unwrap(), expected, "diversity {diversity}, batches");
+        let mut columns = loaded.evaluator().unwrap().grouping_sets_from(0).packed_keys(false);
+        assert_eq!(columns.histograms(&nodes).unwrap(), expected, "diversity {diversity}, a column per QI");
         let mut single = loaded.evaluator().unwrap().grouping_sets_from(0);
         for (node, h) in nodes.iter().zip(&expected) {
             assert_eq!(&single.histogram(node).unwrap(), h, "diversity {diversity}, node {node:?} alone");
