@@ -116,6 +116,18 @@ pub fn encode(conn: &Connection, qis: &[String], sensitive: Option<&str>, label:
     Ok(())
 }
 
+/// Distinct QI combinations of the source: rows of `kanon_f0`, or of its
+/// QI codes when it also carries sensitive or label codes.
+pub fn combinations(conn: &Connection, n: usize, extras: Extras) -> Result<u64> {
+    let q = if extras.sensitive || extras.label {
+        format!("SELECT count(*) FROM (SELECT DISTINCT {} FROM kanon_f0)", list(0..n, ", ", |a| format!("g{a}")))
+    } else {
+        "SELECT count(*) FROM kanon_f0".to_string()
+    };
+    let rows: i64 = conn.query_row(&q, [], |r| r.get(0))?;
+    Ok(rows as u64)
+}
+
 /// A child to compute: its id, the id of the parent frequency set it rolls up
 /// from, and per QI the divisor from the parent's codes to the child's (None
 /// for a QI the child leaves out), and its level per QI.

@@ -25,7 +25,7 @@ pub struct Report {
     pub kanon_version: &'static str,
     pub job_sha256: String,
     pub rows_in: u64,
-    /// Distinct QI combinations in the source (rows of the base frequency set).
+    /// Distinct QI combinations in the source.
     pub combinations: u64,
     pub rows_out: u64,
     pub suppressed: u64,

@@ -388,6 +388,9 @@ fn demo_release_is_k_anonymous_and_l_diverse() {
     // masked tops 53*** and 60*** differ), sex kept or '*', education at its level.
     let src = lit(d.path("patients.csv").to_str().unwrap());
     let hier = lit(d.path("hierarchies/education.csv").to_str().unwrap());
+    // `combinations` counts the source's distinct QI combinations, not (QIs, diagnosis) pairs.
+    let distinct = format!("SELECT count(*) FROM (SELECT DISTINCT {} FROM read_csv({src}))", DEMO_QIS.join(", "));
+    assert_eq!(int(&r, "combinations"), scalar(&conn, &distinct));
     let truthful = scalar(
         &conn,
         &format!(

@@ -243,3 +243,20 @@ fn grouping_sets_histograms_equal_plain_rollup() {
         assert!(expected.iter().all(|h| h.classes() > 0));
     }
 }
+
+/// The report's distinct QI combinations: with ℓ-diversity the base frequency
+/// set has a row per (QIs, sensitive value), which must not be counted twice.
+#[test]
+fn combinations_are_distinct_qi_values() {
+    for diversity in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        write_table(dir.path(), 400, 3);
+        let loaded = load(&job(dir.path(), diversity)).unwrap();
+        let q = |sql: &str| -> i64 { loaded.conn.query_row(sql, [], |r| r.get(0)).unwrap() };
+        let want = q("SELECT count(*) FROM (SELECT DISTINCT zip, age, sex FROM kanon_source)");
+        assert_eq!(kanon::frequency::combinations(&loaded.conn, 3, loaded.extras).unwrap() as i64, want);
+        if diversity {
+            assert!(q("SELECT count(*) FROM kanon_f0") > want, "the fixture should repeat QI combinations");
+        }
+    }
+}

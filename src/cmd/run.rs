@@ -13,7 +13,7 @@ use crate::load::load;
 use crate::metrics::Requirement;
 use crate::report::{self, Report, Seconds};
 use crate::search::{self, Found, SearchResult};
-use crate::{database, incognito, release, topdown};
+use crate::{database, frequency, incognito, release, topdown};
 use anyhow::Result;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -97,7 +97,7 @@ pub fn run(args: Args) -> Result<()> {
             return Err(bad(format!("--node: level {l} is above the hierarchy's height {h}")));
         }
     }
-    let combinations: i64 = loaded.conn.query_row("SELECT count(*) FROM kanon_f0", [], |r| r.get(0))?;
+    let combinations = frequency::combinations(&loaded.conn, loaded.data.heights.len(), loaded.extras)?;
     let t_load = start.elapsed().as_secs_f64();
 
     let bar = progress(args.quiet);
@@ -145,7 +145,7 @@ pub fn run(args: Args) -> Result<()> {
         kanon_version: env!("CARGO_PKG_VERSION"),
         job_sha256: job.sha256.clone(),
         rows_in: rows,
-        combinations: combinations as u64,
+        combinations,
         rows_out: written.rows,
         suppressed: rows - written.rows,
         budget: req.budget,
