@@ -53,7 +53,13 @@ pub fn check_columns(job: &Job, columns: &[SourceColumn]) -> Result<()> {
 
 /// Open the source, validate, take the marginals, materialize hierarchies and `kanon_f0`.
 pub fn load(job: &Job) -> Result<Loaded> {
+    load_showing(job, &indicatif::ProgressBar::hidden())
+}
+
+/// [`load`], naming each phase on `bar` (a scan of a large source takes minutes).
+pub fn load_showing(job: &Job, bar: &indicatif::ProgressBar) -> Result<Loaded> {
     job.check_metric()?;
+    bar.set_message("opening the source");
     let (conn, columns) = database::open(job)?;
     check_columns(job, &columns)?;
     hierarchy::load_files(&conn, job)?;
@@ -61,11 +67,14 @@ pub fn load(job: &Job) -> Result<Loaded> {
     let label = job.class_column.as_ref().map(|c| c.name.as_str());
     let t = std::time::Instant::now();
     let trace = |what: &str| crate::trace(|| format!("load {what}: {:.3}s", t.elapsed().as_secs_f64()));
+    bar.set_message("scanning the source for each column's values");
     let rows = frequency::scan_source(&conn, &job.qi_names(), sensitive, label)?;
     trace("scan");
+    bar.set_message("building the hierarchies");
     let hierarchies = hierarchy::finish(&conn, job)?;
     trace("hierarchies");
     let extras = Extras { sensitive: sensitive.is_some(), label: label.is_some() };
+    bar.set_message(format!("grouping the {rows} source rows by their quasi-identifiers"));
     frequency::encode(&conn, &job.qi_names(), sensitive, label)?;
     trace("base frequency set");
     let data = Dataset {

@@ -7,7 +7,7 @@
 //! table of that name in one transaction; the job file defaults to
 //! `<database stem>.job.toml` beside the database.
 
-use crate::cli::progress;
+use crate::cli::spinner;
 use crate::database::write_atomically;
 use crate::error::bad;
 use crate::sql::{self, ident, list, render};
@@ -101,9 +101,8 @@ pub fn run(args: Args) -> Result<()> {
     }
     let job_path = args.job.clone().unwrap_or_else(|| default_job_path(&args.database));
     let start = Instant::now();
-    let bar = progress(args.quiet);
+    let bar = spinner(args.quiet);
     bar.set_message(format!("generating {} rows into {}", args.rows, args.database.display()));
-    bar.enable_steady_tick(std::time::Duration::from_millis(200));
     write_table(&args.database, &args.table, args.rows, args.seed)
         .with_context(|| format!("writing table \"{}\" of {}", args.table, args.database.display()))?;
     bar.finish_and_clear();

@@ -9,7 +9,7 @@
 //! both times, their total, the distinct QI combinations and the rows. Building
 //! the hierarchies is timed apart (`hierarchy_seconds`), not in the total.
 
-use crate::cli::progress;
+use crate::cli::spinner;
 use crate::database;
 use crate::error::bad;
 use crate::frequency;
@@ -43,8 +43,7 @@ pub fn run(args: Args) -> Result<()> {
     let (conn, columns) = database::open(&job)?;
     check_columns(&job, &columns)?;
     let qis = job.qi_names();
-    let bar = progress(args.quiet);
-    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    let bar = spinner(args.quiet);
 
     bar.set_message("GROUP BY of the quasi-identifiers");
     let start = Instant::now();

@@ -6,12 +6,12 @@
 //! node for the true front and reports POkA's recall against it. `--node`
 //! marks a picked node on the plot; release it with `kanon run --node`.
 
-use crate::cli::progress;
+use crate::cli::{progress, spinner};
 use crate::database::write_atomically;
 use crate::error::bad;
 use crate::job::{parse_levels, Job, Metric};
 use crate::lattice::Lattice;
-use crate::load::load;
+use crate::load::load_showing;
 use crate::pareto::{self, Point};
 use crate::plot;
 use crate::report::by_qi;
@@ -65,7 +65,9 @@ pub fn run(args: Args) -> Result<()> {
         return Err(bad("pareto needs a loss metric (glm, dm, cm or height); precision is a utility"));
     }
     let picked_levels = args.node.as_deref().map(|s| parse_levels(&job, s)).transpose()?;
-    let loaded = load(&job)?;
+    let phase = spinner(args.quiet);
+    let loaded = load_showing(&job, &phase)?;
+    phase.finish_and_clear();
     let qis = job.qi_names();
     let lattice = Lattice::new(loaded.data.heights.clone());
     let budget = job.privacy.budget.rows(loaded.data.rows);

@@ -5,11 +5,11 @@
 //! the least loss (or takes `--node`), writes the release atomically and the
 //! JSON report. Exit 3 when no generalization is feasible.
 
-use crate::cli::progress;
+use crate::cli::{progress, spinner};
 use crate::error::{bad, Infeasible};
 use crate::job::{parse_levels, Algorithm, Budget, Job, Metric};
 use crate::lattice::{Lattice, Node};
-use crate::load::load;
+use crate::load::load_showing;
 use crate::metrics::Requirement;
 use crate::report::{self, Report, Seconds};
 use crate::search::{self, Found, SearchResult};
@@ -81,7 +81,9 @@ pub fn run(args: Args) -> Result<()> {
     let start = Instant::now();
     let job = job_with_overrides(&args)?;
     let forced = args.node.as_deref().map(|s| parse_levels(&job, s)).transpose()?;
-    let loaded = load(&job)?;
+    let phase = spinner(args.quiet);
+    let loaded = load_showing(&job, &phase)?;
+    phase.finish_and_clear();
     let rows = loaded.data.rows;
     if job.privacy.k > rows {
         return Err(bad(format!("{}: k = {} is above the number of rows ({rows})", job.path.display(), job.privacy.k)));
@@ -134,8 +136,11 @@ pub fn run(args: Args) -> Result<()> {
         ))));
     };
 
+    let phase = spinner(args.quiet);
+    phase.set_message(format!("writing the release to {}", job.output.database.display()));
     let recoding = release::full_domain_map(&loaded.conn, &best.levels, &req, loaded.extras.sensitive)?;
     let written = release::write(&loaded.conn, &job, &loaded.columns, recoding)?;
+    phase.finish_and_clear();
     let t_release = start.elapsed().as_secs_f64() - t_load - t_search;
     debug_assert_eq!(written.rows + best.outcome.suppressed, rows);
 
