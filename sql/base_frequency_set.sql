@@ -5,6 +5,6 @@
 -- integers, not text. Plain SQL on purpose, so a distributed engine could run
 -- it instead.
 CREATE OR REPLACE TEMP TABLE kanon_f0 AS
-SELECT {{codes}}, count(*)::BIGINT AS cnt
+SELECT {{codes}}, count(*)::{{count}} AS cnt
 FROM kanon_source src {{joins}}
 GROUP BY ALL

@@ -75,7 +75,7 @@ pub fn load_showing(job: &Job, bar: &indicatif::ProgressBar) -> Result<Loaded> {
     trace("hierarchies");
     let extras = Extras { sensitive: sensitive.is_some(), label: label.is_some() };
     bar.set_message(format!("grouping the {rows} source rows by their quasi-identifiers"));
-    frequency::encode(&conn, &job.qi_names(), sensitive, label)?;
+    frequency::encode(&conn, &job.qi_names(), rows, sensitive, label)?;
     trace("base frequency set");
     let data = Dataset {
         rows,

@@ -54,7 +54,8 @@ pub fn full_domain_map(conn: &Connection, levels: &[u8], req: &Requirement, sens
     let q = render(
         sql::fragment(sql::RELEASE_MAP, "suppressed"),
         &[
-            ("classes", &list(0..n, ", ", |a| format!("p.g{a} // {} AS c{a}", div[a][levels[a] as usize]))),
+            // BIGINT like the value maps' codes: the anti-join then compares without a cast per row.
+            ("classes", &list(0..n, ", ", |a| format!("(p.g{a} // {})::BIGINT AS c{a}", div[a][levels[a] as usize]))),
             ("ldiv", if sensitive { "count(DISTINCT p.s)" } else { "0" }),
             ("class_cols", &list(0..n, ", ", |a| format!("c.c{a}"))),
         ],
