@@ -138,6 +138,13 @@ pub fn encode(
     Ok(())
 }
 
+/// Drop the base frequency set once nothing reads it any more: at scale it is
+/// the largest table, and the release's sort wants the memory.
+pub fn drop_base(conn: &Connection) -> Result<()> {
+    conn.execute_batch("DROP VIEW IF EXISTS kanon_f0_node; DROP TABLE IF EXISTS kanon_f0")?;
+    Ok(())
+}
+
 /// Distinct QI combinations of the source: rows of `kanon_f0`, or of its
 /// QI codes when it also carries sensitive or label codes.
 pub fn combinations(conn: &Connection, n: usize, extras: Extras) -> Result<u64> {

@@ -139,6 +139,9 @@ pub fn run(args: Args) -> Result<()> {
     let phase = spinner(args.quiet);
     phase.set_message(format!("writing the release to {}", job.output.database.display()));
     let recoding = release::full_domain_map(&loaded.conn, &best.levels, &req, loaded.extras.sensitive)?;
+    let nodes_evaluated = ev.evaluations();
+    drop(ev);
+    frequency::drop_base(&loaded.conn)?;
     let written = release::write(&loaded.conn, &job, &loaded.columns, recoding)?;
     phase.finish_and_clear();
     let t_release = start.elapsed().as_secs_f64() - t_load - t_search;
@@ -167,7 +170,7 @@ pub fn run(args: Args) -> Result<()> {
         feasible_nodes: result.feasible.len(),
         minimal_nodes: result.minimal,
         nodes_checked: result.checked,
-        nodes_evaluated: ev.evaluations(),
+        nodes_evaluated,
         lattice_size: lattice.size(),
         heights: report::by_qi(&qis, &lattice.heights),
         output: report::Output {
