@@ -1,5 +1,6 @@
-//! Frequency sets: the one `GROUP BY` scan of the source, its integer encoding,
-//! and rollup of frequency sets to nodes above them.
+//! Frequency sets: the source's per-column marginals (a light first scan), the
+//! base frequency set (one `GROUP BY` of the source by integer codes), and
+//! rollup of frequency sets to nodes above them.
 //!
 //! A frequency set has a code `g{a}` per QI `a` (at the node's level; NULL for
 //! a QI the node leaves out), the extra columns `s` (sensitive value code, when
