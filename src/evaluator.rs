@@ -8,7 +8,7 @@
 //! once per evaluator.
 
 use crate::frequency::{rollup, rollup_sets, Extras, Kid, Sets};
-use crate::hierarchy::node_table;
+use crate::hierarchy::{code_table, marginal_table, node_table};
 use crate::lattice::Node;
 use crate::metrics::{Bucket, Dataset, Histogram};
 use crate::sql::{self, list, render};
@@ -22,6 +22,15 @@ const BATCH_ROWS: u64 = 4_000_000;
 /// Nodes per GROUPING SETS query from the base frequency set, used once the base
 /// is large enough that the join with the batch would read it once per node.
 const SETS: usize = 16;
+
+/// What the data says of one level of one QI, before any node is evaluated.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LevelStats {
+    /// Σ over records of (leaves under the record's value at this level − 1).
+    pub leaf_cost: f64,
+    /// Distinct values at this level.
+    pub distinct: u64,
+}
 
 pub struct Evaluator<'c> {
     conn: &'c Connection,
@@ -66,6 +75,34 @@ impl<'c> Evaluator<'c> {
             leaf_sums_from: 0,
             packed: true,
         })
+    }
+
+    /// Per QI and level, from the QI's marginal (no pass over the base): the
+    /// sum over records of (leaves under the record's value − 1), glm's share
+    /// of that QI with nothing suppressed before dividing by (leaves − 1); and
+    /// the distinct values at that level. Searches bound nodes with these.
+    pub fn level_stats(&self) -> Result<Vec<Vec<LevelStats>>> {
+        let n = self.data.heights.len();
+        let mut out = vec![Vec::new(); n];
+        for (a, stats) in out.iter_mut().enumerate() {
+            let q = render(
+                sql::SEARCH_BOUNDS,
+                &[
+                    ("a", &a.to_string()),
+                    ("nodes", &node_table(a)),
+                    ("marginal", &marginal_table(a)),
+                    ("codes", &code_table(a)),
+                ],
+            );
+            let mut stmt = self.conn.prepare(&q)?;
+            let rows = stmt.query_map([], |r| {
+                Ok(LevelStats { leaf_cost: r.get::<_, f64>(1)?, distinct: r.get::<_, i64>(2)? as u64 })
+            })?;
+            for row in rows {
+                stats.push(row?);
+            }
+        }
+        Ok(out)
     }
 
     /// Nodes evaluated so far (cache hits do not count).

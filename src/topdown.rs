@@ -16,14 +16,11 @@
 //! infeasible node is settled without touching the data.
 
 use crate::evaluator::Evaluator;
-use crate::hierarchy::{code_table, marginal_table, node_table};
 use crate::job::Metric;
 use crate::lattice::{Lattice, Node};
 use crate::metrics::{better, same, Histogram, Requirement};
 use crate::search::{Found, SearchResult};
-use crate::sql::{self, render};
 use anyhow::Result;
-use duckdb::Connection;
 use indicatif::ProgressBar;
 use std::collections::{BTreeMap, HashSet};
 
@@ -40,29 +37,16 @@ struct Bound {
 }
 
 impl Bound {
-    fn new(conn: &Connection, ev: &Evaluator, metric: Metric) -> Result<Bound> {
-        let n = ev.data.heights.len();
-        let mut glm = vec![Vec::new(); n];
-        let mut distinct = vec![Vec::new(); n];
-        for a in 0..n {
-            let q = render(
-                sql::SEARCH_BOUNDS,
-                &[
-                    ("a", &a.to_string()),
-                    ("nodes", &node_table(a)),
-                    ("marginal", &marginal_table(a)),
-                    ("codes", &code_table(a)),
-                ],
-            );
-            let mut stmt = conn.prepare(&q)?;
-            let rows = stmt.query_map([], |r| Ok((r.get::<_, f64>(1)?, r.get::<_, i64>(2)?)))?;
-            let leaves = ev.data.leaves[a];
-            for row in rows {
-                let (cost, values) = row?;
-                glm[a].push(if leaves > 1 { cost / (leaves - 1) as f64 } else { 0.0 });
-                distinct[a].push(values as u64);
-            }
-        }
+    fn new(ev: &Evaluator, metric: Metric) -> Result<Bound> {
+        let stats = ev.level_stats()?;
+        let glm = stats
+            .iter()
+            .zip(&ev.data.leaves)
+            .map(|(levels, &leaves)| {
+                levels.iter().map(|s| if leaves > 1 { s.leaf_cost / (leaves - 1) as f64 } else { 0.0 }).collect()
+            })
+            .collect();
+        let distinct = stats.iter().map(|levels| levels.iter().map(|s| s.distinct).collect()).collect();
         Ok(Bound { metric, glm, distinct, heights: ev.data.heights.clone(), rows: ev.data.rows })
     }
 
@@ -110,14 +94,13 @@ impl Bound {
 }
 
 pub fn search(
-    conn: &Connection,
     ev: &mut Evaluator,
     lattice: &Lattice,
     req: &Requirement,
     metric: Metric,
     progress: &ProgressBar,
 ) -> Result<SearchResult> {
-    let bound = Bound::new(conn, ev, metric)?;
+    let bound = Bound::new(ev, metric)?;
     let mut by_height: BTreeMap<u32, Vec<Vec<u8>>> = BTreeMap::new();
     for levels in lattice.nodes() {
         by_height.entry(levels.iter().map(|&l| l as u32).sum()).or_default().push(levels);

@@ -84,7 +84,7 @@ fn incognito_equals_exhaustive_on_generated_tables() {
                         // Top-down as `run` evaluates on large tables: batches from the base through
                         // GROUPING SETS, glm terms only for classes of at least k.
                         let mut ev = loaded.evaluator().unwrap().grouping_sets_from(0).leaf_sums_from(k);
-                        let td = topdown::search(&loaded.conn, &mut ev, &lattice, &req, metric, &bar).unwrap();
+                        let td = topdown::search(&mut ev, &lattice, &req, metric, &bar).unwrap();
                         let same_best = |a: &Option<search::Found>, b: &Option<search::Found>| match (a, b) {
                             (Some(a), Some(b)) => (&a.levels, &a.outcome) == (&b.levels, &b.outcome),
                             (None, None) => true,

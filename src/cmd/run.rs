@@ -118,7 +118,7 @@ pub fn run(args: Args) -> Result<()> {
         }
         None => match job.algorithm {
             Algorithm::Incognito => incognito::search(&loaded.conn, &mut ev, &lattice, &req, job.metric, &bar)?,
-            Algorithm::Topdown => topdown::search(&loaded.conn, &mut ev, &lattice, &req, job.metric, &bar)?,
+            Algorithm::Topdown => topdown::search(&mut ev, &lattice, &req, job.metric, &bar)?,
             Algorithm::Exhaustive => search::exhaustive(&mut ev, &lattice, &req, job.metric, &bar)?,
         },
     };
