@@ -18,6 +18,16 @@ pub enum SourceSpec {
     Parquet { path: PathBuf },
 }
 
+impl SourceSpec {
+    /// The source for messages: its file, and the table in it.
+    pub fn describe(&self) -> String {
+        match self {
+            SourceSpec::Database { path, table } => format!("table \"{table}\" of {}", path.display()),
+            SourceSpec::Csv { path, .. } | SourceSpec::Parquet { path } => path.display().to_string(),
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct OutputSpec {
     pub database: PathBuf,

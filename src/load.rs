@@ -69,6 +69,9 @@ pub fn load_showing(job: &Job, bar: &indicatif::ProgressBar) -> Result<Loaded> {
     let trace = |what: &str| crate::trace(|| format!("load {what}: {:.3}s", t.elapsed().as_secs_f64()));
     bar.set_message("scanning the source for each column's values");
     let rows = frequency::scan_source(&conn, &job.qi_names(), sensitive, label)?;
+    if rows == 0 {
+        return Err(bad(format!("{}: the source, {}, has no rows", job.path.display(), job.source.describe())));
+    }
     trace("scan");
     bar.set_message("building the hierarchies");
     let hierarchies = hierarchy::finish(&conn, job)?;

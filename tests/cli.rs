@@ -607,6 +607,17 @@ fn missing_source_file_is_rejected() {
     d.assert_nothing_written();
 }
 
+/// A source with a header and no rows is bad input, said plainly.
+#[test]
+fn empty_source_is_rejected() {
+    let d = Demo::new();
+    let header = fs::read_to_string(d.path("patients.csv")).unwrap().lines().next().unwrap().to_string();
+    fs::write(d.path("empty.csv"), header + "\n").unwrap();
+    d.job(|j| set(j, "source", "csv", "empty.csv"));
+    assert_fails(&d.run(&["run", "job.toml"]), 2, &["empty.csv", "has no rows"]);
+    d.assert_nothing_written();
+}
+
 /// Rejected both in the job file and on the command line.
 #[test]
 fn unknown_metric_is_rejected() {
