@@ -51,14 +51,16 @@ pub struct Evaluator<'c> {
     sets_from: u64,
     /// Leaf sums (glm) are computed for classes of at least this size only.
     leaf_sums_from: u64,
-    /// GROUPING SETS batches group each node by one packed key.
-    packed: bool,
+    /// What GROUPING SETS batches need of the hierarchies, and whether they pack keys.
+    layout: Sets,
 }
 
 impl<'c> Evaluator<'c> {
     pub fn new(conn: &'c Connection, data: Dataset, extras: Extras) -> Result<Evaluator<'c>> {
         let base_rows: i64 = conn.query_row("SELECT count(*) FROM kanon_f0", [], |r| r.get(0))?;
         let divisors = crate::hierarchy::divisors(conn, data.heights.len())?;
+        let tops = data.heights.iter().zip(&divisors).map(|(&h, d)| d[h as usize]).collect();
+        let layout = Sets { heights: data.heights.clone(), tops, packed: true };
         Ok(Evaluator {
             conn,
             data,
@@ -73,7 +75,7 @@ impl<'c> Evaluator<'c> {
             divisors,
             sets_from: BATCH_ROWS / 8,
             leaf_sums_from: 0,
-            packed: true,
+            layout,
         })
     }
 
@@ -115,7 +117,7 @@ impl<'c> Evaluator<'c> {
         let n = self.data.heights.len();
         let mut out: Vec<Vec<u8>> =
             self.cache.keys().filter(|node| node.attrs.len() == n).map(|node| node.levels.clone()).collect();
-        out.sort_by_key(|l| (l.iter().map(|&x| x as u32).sum::<u32>(), l.clone()));
+        crate::lattice::sort(&mut out);
         out
     }
 
@@ -183,12 +185,6 @@ impl<'c> Evaluator<'c> {
         Ok(items.iter().map(|(n, _)| self.cache[n].clone()).collect())
     }
 
-    fn sets_layout(&self) -> Sets {
-        let heights = self.data.heights.clone();
-        let tops = heights.iter().zip(&self.divisors).map(|(&h, d)| d[h as usize]).collect();
-        Sets { heights, tops, packed: self.packed }
-    }
-
     /// Roll up from the base frequency set with GROUPING SETS (one pass per batch)?
     fn sets(&self) -> bool {
         self.base_rows >= self.sets_from
@@ -213,7 +209,7 @@ impl<'c> Evaluator<'c> {
     /// or, with false, by a column per QI (what nodes whose codes overflow 63
     /// bits do); tests compare the two.
     pub fn packed_keys(mut self, packed: bool) -> Self {
-        self.packed = packed;
+        self.layout.packed = packed;
         self
     }
 
@@ -269,7 +265,7 @@ impl<'c> Evaluator<'c> {
         // From the base, even one node is a plain GROUP BY this way, without the join with kanon_kids.
         let in_sets = source == "kanon_f0_node"
             && self.sets()
-            && rollup_sets(self.conn, &target, &kids, &self.sets_layout(), self.extras)?;
+            && rollup_sets(self.conn, &target, &kids, &self.layout, self.extras)?;
         if !in_sets {
             rollup(self.conn, &target, &source, &kids, n, self.extras)?;
         }

@@ -203,14 +203,17 @@ fn write_kids(conn: &Connection, kids: &[Kid], n: usize) -> Result<()> {
 pub fn rollup_sets(conn: &Connection, target: &str, kids: &[Kid], sets: &Sets, extras: Extras) -> Result<bool> {
     let n = sets.heights.len();
     let at_top = |k: &Kid, a: usize| k.levels[a] == Some(sets.heights[a]);
-    let keys = |k: &Kid| -> Vec<(usize, i64)> {
-        k.divide.iter().enumerate().filter(|&(a, _)| !at_top(k, a)).filter_map(|(a, d)| d.map(|d| (a, d))).collect()
-    };
-    // Per kid: Some(radix per key column) when it groups by one packed key.
-    let packing: Vec<Option<Vec<i64>>> = kids
+    // Per kid: its key columns, (QI, divisor from the leaf codes).
+    let keys: Vec<Vec<(usize, i64)>> = kids
         .iter()
         .map(|k| {
-            let mine = keys(k);
+            k.divide.iter().enumerate().filter(|&(a, _)| !at_top(k, a)).filter_map(|(a, d)| d.map(|d| (a, d))).collect()
+        })
+        .collect();
+    // Per kid: Some(radix per key column) when it groups by one packed key.
+    let packing: Vec<Option<Vec<i64>>> = keys
+        .iter()
+        .map(|mine| {
             let radix: Vec<i64> = mine.iter().map(|&(a, d)| (sets.tops[a] + d - 1) / d).collect();
             let fits = radix.iter().try_fold(1i64, |acc, &r| acc.checked_mul(r)).is_some();
             (sets.packed && fits && mine.len() > 1).then_some(radix)
@@ -220,8 +223,7 @@ pub fn rollup_sets(conn: &Connection, target: &str, kids: &[Kid], sets: &Sets, e
     // Key columns: x{a}_{d} (a code) or p{child} (a kid's packed codes).
     let mut cols: Vec<String> = Vec::new();
     let mut exprs: Vec<String> = Vec::new();
-    for (k, radix) in kids.iter().zip(&packing) {
-        let mine = keys(k);
+    for ((k, mine), radix) in kids.iter().zip(&keys).zip(&packing) {
         match radix {
             Some(radix) => {
                 // Horner: ((c_1 * r_2 + c_2) * r_3 + c_3) …
@@ -234,7 +236,7 @@ pub fn rollup_sets(conn: &Connection, target: &str, kids: &[Kid], sets: &Sets, e
                 exprs.push(format!("{e} AS p{}", k.child));
             }
             None => {
-                for c in mine {
+                for &c in mine {
                     if !cols.contains(&name(c)) {
                         cols.push(name(c));
                         exprs.push(format!("g{} // {} AS {}", c.0, c.1, name(c)));
@@ -254,8 +256,7 @@ pub fn rollup_sets(conn: &Connection, target: &str, kids: &[Kid], sets: &Sets, e
     let mut groupings = Vec::new();
     // Per QI: (mask, expression of its code) for every kid that has it.
     let mut per_qi: Vec<Vec<(u64, String)>> = vec![Vec::new(); n];
-    for (k, radix) in kids.iter().zip(&packing) {
-        let mine = keys(k);
+    for ((k, mine), radix) in kids.iter().zip(&keys).zip(&packing) {
         let own: Vec<String> = match radix {
             Some(_) => vec![format!("p{}", k.child)],
             None => mine.iter().map(|&c| name(c)).collect(),

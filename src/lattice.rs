@@ -17,7 +17,7 @@ impl Node {
     }
 
     pub fn height(&self) -> u32 {
-        self.levels.iter().map(|&l| l as u32).sum()
+        height(&self.levels)
     }
 
     /// Is `self` at or above `other` on every QI of `self` (a rollup source must
@@ -28,6 +28,16 @@ impl Node {
             .zip(&self.levels)
             .all(|(a, l)| other.attrs.iter().position(|b| b == a).is_some_and(|i| other.levels[i] <= *l))
     }
+}
+
+/// A node's height: the sum of its levels.
+pub fn height(levels: &[u8]) -> u32 {
+    levels.iter().map(|&l| l as u32).sum()
+}
+
+/// Sort level vectors in lattice order: by height, then lexicographically.
+pub fn sort(nodes: &mut [Vec<u8>]) {
+    nodes.sort_by_key(|l| (height(l), l.clone()));
 }
 
 /// The full lattice over QIs with these hierarchy heights.
@@ -51,7 +61,7 @@ impl Lattice {
         if self.heights.is_empty() {
             all.clear();
         }
-        all.sort_by_key(|l| (l.iter().map(|&x| x as u32).sum::<u32>(), l.clone()));
+        sort(&mut all);
         all
     }
 

@@ -16,6 +16,19 @@ pub struct Found {
     pub outcome: Outcome,
 }
 
+impl Found {
+    /// Replace `best` with this node when it is better for `metric` (ties: see [`better`]).
+    pub fn keep_better(best: &mut Option<Found>, metric: Metric, levels: &[u8], outcome: Outcome) {
+        let wins = match best {
+            None => true,
+            Some(b) => better(metric, (levels, &outcome.metrics), (&b.levels, &b.outcome.metrics)).is_lt(),
+        };
+        if wins {
+            *best = Some(Found { levels: levels.to_vec(), outcome });
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct SearchResult {
     /// Every feasible full node, in lattice order (height, then lexicographic).
@@ -25,6 +38,16 @@ pub struct SearchResult {
     pub best: Option<Found>,
     /// Nodes whose feasibility the search checked explicitly.
     pub checked: u64,
+}
+
+impl SearchResult {
+    /// The result for these feasible nodes (any order): sorted, minimal ones counted.
+    pub fn new(lattice: &Lattice, mut feasible: Vec<Vec<u8>>, best: Option<Found>, checked: u64) -> SearchResult {
+        crate::lattice::sort(&mut feasible);
+        let set: HashSet<&Vec<u8>> = feasible.iter().collect();
+        let minimal = feasible.iter().filter(|l| lattice.down(l).iter().all(|d| !set.contains(d))).count();
+        SearchResult { minimal, best, checked, feasible }
+    }
 }
 
 /// Score the feasible nodes and pick the best for `metric`.
@@ -37,7 +60,7 @@ pub fn score(
     checked: u64,
     progress: &ProgressBar,
 ) -> Result<SearchResult> {
-    feasible.sort_by_key(|l| (l.iter().map(|&x| x as u32).sum::<u32>(), l.clone()));
+    crate::lattice::sort(&mut feasible);
     progress.set_length(feasible.len() as u64);
     progress.set_position(0);
     progress.set_message("scoring feasible nodes");
@@ -46,25 +69,17 @@ pub fn score(
     for (levels, h) in feasible.iter().zip(hists) {
         let outcome = h.outcome(levels, req, &ev.data);
         debug_assert!(outcome.feasible);
-        let wins = match &best {
-            None => true,
-            Some(b) => better(metric, (levels, &outcome.metrics), (&b.levels, &b.outcome.metrics)).is_lt(),
-        };
-        if wins {
-            best = Some(Found { levels: levels.clone(), outcome });
-        }
+        Found::keep_better(&mut best, metric, levels, outcome);
         progress.inc(1);
     }
-    let set: HashSet<&Vec<u8>> = feasible.iter().collect();
-    let minimal = feasible.iter().filter(|l| lattice.down(l).iter().all(|d| !set.contains(d))).count();
-    Ok(SearchResult { minimal, best, checked, feasible })
+    Ok(SearchResult::new(lattice, feasible, best, checked))
 }
 
 /// Histograms of `nodes` (full, sorted by height), each rolled up from a node
 /// of the set one level below it when there is one, else from the base.
 pub fn evaluate_upward(ev: &mut Evaluator, lattice: &Lattice, nodes: &[Vec<u8>]) -> Result<Vec<Histogram>> {
     let mut out = Vec::with_capacity(nodes.len());
-    let height = |l: &Vec<u8>| l.iter().map(|&x| x as u32).sum::<u32>();
+    let height = |l: &Vec<u8>| crate::lattice::height(l);
     let mut below: HashSet<Vec<u8>> = HashSet::new();
     for batch in nodes.chunk_by(|a, b| height(a) == height(b)) {
         let items: Vec<(Node, Option<Node>)> = batch

@@ -18,7 +18,7 @@
 use crate::evaluator::Evaluator;
 use crate::job::Metric;
 use crate::lattice::{Lattice, Node};
-use crate::metrics::{better, same, Histogram, Requirement};
+use crate::metrics::{same, Histogram, Requirement};
 use crate::search::{Found, SearchResult};
 use anyhow::Result;
 use indicatif::ProgressBar;
@@ -103,7 +103,7 @@ pub fn search(
     let bound = Bound::new(ev, metric)?;
     let mut by_height: BTreeMap<u32, Vec<Vec<u8>>> = BTreeMap::new();
     for levels in lattice.nodes() {
-        by_height.entry(levels.iter().map(|&l| l as u32).sum()).or_default().push(levels);
+        by_height.entry(crate::lattice::height(&levels)).or_default().push(levels);
     }
     progress.set_length(lattice.size());
     progress.set_message("top-down search");
@@ -135,22 +135,13 @@ pub fn search(
                 infeasible.insert(levels);
                 continue;
             }
-            let wins = match &best {
-                None => true,
-                Some(b) => better(metric, (&levels, &outcome.metrics), (&b.levels, &b.outcome.metrics)).is_lt(),
-            };
-            if wins {
-                best = Some(Found { levels: levels.clone(), outcome });
-            }
+            Found::keep_better(&mut best, metric, &levels, outcome);
             feasible.push(levels);
         }
         progress.set_position(checked);
     }
     ev.forget_all()?;
-    feasible.sort_by_key(|l| (l.iter().map(|&x| x as u32).sum::<u32>(), l.clone()));
-    let set: HashSet<&Vec<u8>> = feasible.iter().collect();
-    let minimal = feasible.iter().filter(|l| lattice.down(l).iter().all(|d| !set.contains(d))).count();
-    Ok(SearchResult { minimal, best, checked, feasible })
+    Ok(SearchResult::new(lattice, feasible, best, checked))
 }
 
 /// Frequency sets kept as rollup sources at once, at most.
