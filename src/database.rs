@@ -16,6 +16,9 @@ pub struct SourceColumn {
     pub type_name: String,
 }
 
+/// CSV and Parquet sources up to this size are read into memory once.
+pub const SMALL_FILE_BYTES: u64 = 256 << 20;
+
 /// The catalog name the output database is attached under.
 pub const OUT: &str = "kanon_out";
 
@@ -57,12 +60,24 @@ pub fn open(job: &Job) -> Result<(Connection, Vec<SourceColumn>)> {
         }
         SourceSpec::Parquet { path } => format!("read_parquet({})", sql::literal(&path.to_string_lossy())),
     };
+    // A small file is parsed once into a temporary table instead of once per
+    // scan (kanon reads its source three times); its row ids keep file order.
+    let small = !matches!(job.source, SourceSpec::Database { .. })
+        && std::fs::metadata(src_path).is_ok_and(|m| m.len() <= SMALL_FILE_BYTES);
+    let relation = if small {
+        conn.execute_batch(&sql::render(sql::SOURCE_ROWS, &[("relation", &relation)]))
+            .or_bad_input(|| format!("reading source {}", src_path.display()))?;
+        "temp.main.kanon_source_rows".to_string()
+    } else {
+        relation
+    };
     conn.execute_batch(&sql::render(sql::SOURCE_VIEW, &[("relation", &relation)]))
         .or_bad_input(|| format!("reading source {}", src_path.display()))?;
     let columns = columns(&conn).or_bad_input(|| format!("reading source {}", src_path.display()))?;
-    // Source order for the release: a table's row ids cost nothing; a file's rows are numbered.
+    // Source order for the release: a table's row ids cost nothing; a large file's rows are numbered.
     let position = match &job.source {
         SourceSpec::Database { .. } => "rowid",
+        _ if small => "rowid",
         _ => "row_number() OVER ()",
     };
     conn.execute_batch(&sql::render(

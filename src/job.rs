@@ -93,6 +93,8 @@ impl Metric {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Algorithm {
+    /// kanon picks the search (see `search::choose`).
+    Auto,
     Incognito,
     Topdown,
     Exhaustive,
@@ -101,6 +103,7 @@ pub enum Algorithm {
 impl Algorithm {
     pub fn name(self) -> &'static str {
         match self {
+            Algorithm::Auto => "auto",
             Algorithm::Incognito => "incognito",
             Algorithm::Topdown => "topdown",
             Algorithm::Exhaustive => "exhaustive",
@@ -149,6 +152,8 @@ pub struct QuasiIdentifier {
 #[derive(Debug, Clone, Default)]
 pub struct Engine {
     pub threads: Option<u64>,
+    /// Largest base frequency set (rows) evaluated in memory; None: the default.
+    pub memory_rows: Option<u64>,
     pub memory_limit: Option<String>,
     pub temp_directory: Option<PathBuf>,
 }
@@ -247,7 +252,7 @@ impl Default for RawSearch {
 }
 
 fn default_algorithm() -> Algorithm {
-    Algorithm::Incognito
+    Algorithm::Auto
 }
 fn default_metric() -> Metric {
     Metric::Glm
@@ -257,6 +262,7 @@ fn default_metric() -> Metric {
 #[serde(deny_unknown_fields)]
 struct RawEngine {
     threads: Option<u64>,
+    memory_rows: Option<u64>,
     memory_limit: Option<String>,
     temp_directory: Option<String>,
 }
@@ -418,6 +424,7 @@ impl Job {
 
         let engine = Engine {
             threads: raw.engine.threads,
+            memory_rows: raw.engine.memory_rows,
             memory_limit: raw.engine.memory_limit.clone(),
             temp_directory: raw.engine.temp_directory.as_deref().map(resolve),
         };

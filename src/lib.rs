@@ -1,11 +1,10 @@
 //! kanon: k-anonymity (and ℓ-diversity) by full-domain generalization and
 //! record suppression, with the data work pushed down into DuckDB.
 //!
-//! Flow: [`job`] → [`load`] (source, [`hierarchy`], [`frequency`]) → a search
-//! ([`incognito`], [`search::exhaustive`]) asking the [`evaluator`] about
-//! [`lattice`] nodes and judging them with [`metrics`] → [`release`] → [`report`].
+//! Flow: [`job`] → [`load`] (source, [`hierarchy`], [`frequency`]) → a
+//! [`search`] asking the [`evaluator`] about [`lattice`] nodes and judging them
+//! with [`metrics`] → [`release`] → [`report`].
 
-pub mod candidates;
 pub mod cli;
 pub mod cmd;
 pub mod database;
@@ -13,24 +12,30 @@ pub mod error;
 pub mod evaluator;
 pub mod frequency;
 pub mod hierarchy;
-pub mod incognito;
 pub mod job;
 pub mod lattice;
 pub mod load;
 pub mod metrics;
-pub mod pareto;
 pub mod plot;
+pub mod progress;
 pub mod release;
 pub mod report;
 pub mod search;
 pub mod sql;
-pub mod topdown;
+
+static STARTED: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+
+/// The time the process started (the first call, which `main` makes first).
+pub fn started() -> std::time::Instant {
+    *STARTED.get_or_init(std::time::Instant::now)
+}
 
 /// Diagnostics on stderr when `KANON_TRACE` is set (per-phase and per-rollup
-/// timings and volumes); the message is built only then.
+/// timings and volumes, after the seconds since the start); the message is
+/// built only then.
 pub fn trace(message: impl FnOnce() -> String) {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     if *ON.get_or_init(|| std::env::var_os("KANON_TRACE").is_some()) {
-        eprintln!("TRACE {}", message());
+        eprintln!("TRACE {:8.3}s {}", started().elapsed().as_secs_f64(), message());
     }
 }

@@ -6,7 +6,7 @@
 
 use crate::database::{self, SourceColumn};
 use crate::error::bad;
-use crate::evaluator::Evaluator;
+use crate::evaluator::{Backend, Evaluator, MEMORY_ROWS};
 use crate::frequency::{self, Extras};
 use crate::hierarchy::{self, Hierarchy};
 use crate::job::{Column, Job};
@@ -20,6 +20,9 @@ pub struct Loaded {
     pub hierarchies: Vec<Hierarchy>,
     pub data: Dataset,
     pub extras: Extras,
+    /// `[engine]` memory_rows and threads, for the evaluators.
+    pub memory_rows: u64,
+    pub threads: Option<usize>,
 }
 
 /// Check that every column the job names exists in the source.
@@ -59,14 +62,16 @@ pub fn load(job: &Job) -> Result<Loaded> {
 /// [`load`], naming each phase on `bar` (a scan of a large source takes minutes).
 pub fn load_showing(job: &Job, bar: &indicatif::ProgressBar) -> Result<Loaded> {
     job.check_metric()?;
+    let t = std::time::Instant::now();
+    let trace = |what: &str| crate::trace(|| format!("load {what}: {:.3}s", t.elapsed().as_secs_f64()));
     bar.set_message("opening the source");
     let (conn, columns) = database::open(job)?;
     check_columns(job, &columns)?;
+    trace("open");
     hierarchy::load_files(&conn, job)?;
+    trace("hierarchy files");
     let sensitive = job.privacy.diversity.as_ref().map(|d| d.column.name.as_str());
     let label = job.class_column.as_ref().map(|c| c.name.as_str());
-    let t = std::time::Instant::now();
-    let trace = |what: &str| crate::trace(|| format!("load {what}: {:.3}s", t.elapsed().as_secs_f64()));
     bar.set_message("scanning the source for each column's values");
     let rows = frequency::scan_source(&conn, &job.qi_names(), sensitive, label)?;
     if rows == 0 {
@@ -86,12 +91,25 @@ pub fn load_showing(job: &Job, bar: &indicatif::ProgressBar) -> Result<Loaded> {
         leaves: hierarchies.iter().map(|h| h.leaves).collect(),
         label: extras.label,
     };
-    Ok(Loaded { conn, columns, hierarchies, data, extras })
+    Ok(Loaded {
+        conn,
+        columns,
+        hierarchies,
+        data,
+        extras,
+        memory_rows: job.engine.memory_rows.unwrap_or(MEMORY_ROWS),
+        threads: job.engine.threads.map(|t| t as usize),
+    })
 }
 
 impl Loaded {
-    /// An evaluator over this data.
+    /// An evaluator over this data, on the backend the job's size calls for.
     pub fn evaluator(&self) -> Result<Evaluator<'_>> {
-        Evaluator::new(&self.conn, self.data.clone(), self.extras)
+        self.evaluator_on(Backend::Auto(self.memory_rows))
+    }
+
+    /// An evaluator on a chosen backend (tests compare the two).
+    pub fn evaluator_on(&self, backend: Backend) -> Result<Evaluator<'_>> {
+        Evaluator::new(&self.conn, self.data.clone(), self.extras, backend, self.threads)
     }
 }

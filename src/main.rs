@@ -1,3 +1,4 @@
 fn main() {
+    kanon::started();
     std::process::exit(kanon::cli::main());
 }

@@ -1,6 +1,6 @@
 //! The SVG plot of a Pareto front: loss against k on a log k axis.
 
-use crate::pareto::Point;
+use crate::search::front::Point;
 use anyhow::{anyhow, Result};
 use plotters::prelude::*;
 use std::path::Path;

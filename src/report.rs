@@ -41,13 +41,17 @@ pub struct Report {
     pub l_requested: Option<u64>,
     pub classes: u64,
     pub algorithm: &'static str,
+    /// Why that search (the one asked for, or kanon's pick).
+    pub algorithm_reason: &'static str,
+    /// Where frequency sets were evaluated: "memory" or "sql".
+    pub evaluator: &'static str,
     pub metric: &'static str,
     pub metrics: Metrics,
     pub feasible_nodes: usize,
     pub minimal_nodes: usize,
     /// Nodes whose feasibility the search checked.
     pub nodes_checked: u64,
-    /// Histogram computations in DuckDB (search and scoring).
+    /// Histogram computations (search and scoring).
     pub nodes_evaluated: u64,
     pub lattice_size: u64,
     pub heights: Map<String, Value>,

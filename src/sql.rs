@@ -40,6 +40,7 @@ macro_rules! statements {
 
 statements! {
     SOURCE_VIEW => "source_view.sql",
+    SOURCE_ROWS => "source_rows.sql",
     TABLE_COLUMNS => "table_columns.sql",
     BASE_FREQUENCY_SET => "base_frequency_set.sql",
     HIERARCHY_COVERAGE => "hierarchy_coverage.sql",

@@ -813,12 +813,28 @@ fn adult_is_5_anonymous_with_1_percent_suppression() {
 #[test]
 fn pareto_front_outputs_and_release_of_a_front_node() {
     let demo = Demo::new();
+    // POkA reaching the bottom of the lattice finds the whole front too.
+    let out = demo.run(&[
+        "pareto",
+        "job.toml",
+        "--method",
+        "poka",
+        "--depth",
+        "18",
+        "--exhaustive",
+        "--json",
+        "out/poka.json",
+    ]);
+    assert_ok(&out);
+    let poka = read_json(&demo.path("out/poka.json"));
+    assert_eq!((poka["method"].as_str(), poka["depth"].as_i64()), (Some("poka"), Some(18)));
+    assert_eq!(poka["exhaustive"]["recall"].as_f64(), Some(1.0), "{poka}");
+    assert_fails(&demo.run(&["pareto", "job.toml", "--depth", "3"]), 2, &["--depth applies to --method poka"]);
+    // The default method: the exact front.
     let out = demo.run(&[
         "pareto",
         "job.toml",
         "--exhaustive",
-        "--depth",
-        "18",
         "--json",
         "out/front.json",
         "--csv",
@@ -828,6 +844,8 @@ fn pareto_front_outputs_and_release_of_a_front_node() {
     ]);
     assert_ok(&out);
     let r = read_json(&demo.path("out/front.json"));
+    assert_eq!(r["method"], "exact");
+    assert_eq!(r["front"], poka["front"], "exact and POkA at full depth give the same front");
     let front = r["front"].as_array().unwrap();
     assert!(!front.is_empty());
     assert_eq!(int(&r, "lattice_size"), 1000);

@@ -7,9 +7,9 @@
 //! table of that name in one transaction; the job file defaults to
 //! `<database stem>.job.toml` beside the database.
 
-use crate::cli::spinner;
 use crate::database::write_atomically;
 use crate::error::bad;
+use crate::progress::spinner;
 use crate::sql::{self, ident, list, render};
 use anyhow::{Context, Result};
 use duckdb::Connection;
@@ -186,8 +186,8 @@ max_suppression = 0.01
 # l_diversity = {{ column = "diagnosis", l = 2 }}
 
 [search]
-# topdown: the optimum only, fast on large extracts; incognito: also every feasible node
-algorithm = "topdown"
+# algorithm: none given, so kanon picks the fastest search for the optimum;
+# name "incognito" for every feasible node too
 metric = "glm"
 
 # [engine]

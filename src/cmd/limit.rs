@@ -9,13 +9,13 @@
 //! both times, their total, the distinct QI combinations and the rows. Building
 //! the hierarchies is timed apart (`hierarchy_seconds`), not in the total.
 
-use crate::cli::spinner;
 use crate::database;
 use crate::error::bad;
 use crate::frequency;
 use crate::hierarchy::{self, h_table};
 use crate::job::{parse_levels, Job};
 use crate::load::check_columns;
+use crate::progress::spinner;
 use crate::sql::{self, fragment, ident, list, literal, render};
 use anyhow::{Context, Result};
 use serde_json::json;

@@ -5,15 +5,15 @@
 //! the least loss (or takes `--node`), writes the release atomically and the
 //! JSON report. Exit 3 when no generalization is feasible.
 
-use crate::cli::{progress, spinner};
 use crate::error::{bad, Infeasible};
 use crate::job::{parse_levels, Algorithm, Budget, Job, Metric};
 use crate::lattice::{Lattice, Node};
 use crate::load::load_showing;
 use crate::metrics::Requirement;
+use crate::progress::{progress, spinner};
 use crate::report::{self, Report, Seconds};
-use crate::search::{self, Found, SearchResult};
-use crate::{database, frequency, incognito, release, topdown};
+use crate::search::{self, exhaustive, incognito, topdown, Found, SearchResult};
+use crate::{database, frequency, release};
 use anyhow::Result;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -101,10 +101,13 @@ pub fn run(args: Args) -> Result<()> {
     }
     let combinations = frequency::combinations(&loaded.conn, loaded.data.heights.len(), loaded.extras)?;
     let t_load = start.elapsed().as_secs_f64();
+    crate::trace(|| format!("run loaded: {t_load:.3}s"));
 
     let bar = progress(args.quiet);
     // k is fixed here: classes under k are suppressed, so their glm terms are never needed.
     let mut ev = loaded.evaluator()?.leaf_sums_from(req.k);
+    let (algorithm, why) = search::choose(job.algorithm);
+    crate::trace(|| format!("run evaluator ({}) ready: {:.3}s", ev.backend(), start.elapsed().as_secs_f64() - t_load));
     let result: SearchResult = match &forced {
         Some(levels) => {
             let outcome = ev.histogram(&Node::full(levels.clone()))?.outcome(levels, &req, &ev.data);
@@ -116,10 +119,10 @@ pub fn run(args: Args) -> Result<()> {
                 checked: 1,
             }
         }
-        None => match job.algorithm {
+        None => match algorithm {
             Algorithm::Incognito => incognito::search(&loaded.conn, &mut ev, &lattice, &req, job.metric, &bar)?,
-            Algorithm::Topdown => topdown::search(&mut ev, &lattice, &req, job.metric, &bar)?,
-            Algorithm::Exhaustive => search::exhaustive(&mut ev, &lattice, &req, job.metric, &bar)?,
+            Algorithm::Topdown | Algorithm::Auto => topdown::search(&mut ev, &lattice, &req, job.metric, &bar)?,
+            Algorithm::Exhaustive => exhaustive::search(&mut ev, &lattice, &req, job.metric, &bar)?,
         },
     };
     bar.finish_and_clear();
@@ -139,7 +142,9 @@ pub fn run(args: Args) -> Result<()> {
     let phase = spinner(args.quiet);
     phase.set_message(format!("writing the release to {}", job.output.database.display()));
     let recoding = release::full_domain_map(&loaded.conn, &best.levels, &req, loaded.extras.sensitive)?;
+    crate::trace(|| format!("run recoding: {:.3}s", start.elapsed().as_secs_f64() - t_load - t_search));
     let nodes_evaluated = ev.evaluations();
+    let ev_backend = ev.backend();
     drop(ev);
     frequency::drop_base(&loaded.conn)?;
     let written = release::write(&loaded.conn, &job, &loaded.columns, recoding)?;
@@ -164,7 +169,9 @@ pub fn run(args: Args) -> Result<()> {
         l: best.outcome.l,
         l_requested: req.l,
         classes: best.outcome.classes,
-        algorithm: if forced.is_some() { "node" } else { job.algorithm.name() },
+        algorithm: if forced.is_some() { "node" } else { algorithm.name() },
+        algorithm_reason: if forced.is_some() { "--node given: no search" } else { why },
+        evaluator: ev_backend,
         metric: job.metric.name(),
         metrics: best.outcome.metrics,
         feasible_nodes: result.feasible.len(),
@@ -185,6 +192,7 @@ pub fn run(args: Args) -> Result<()> {
         database::write_atomically(path, serde_json::to_string_pretty(&report)?.as_bytes())?;
     }
     let node = qis.iter().zip(&best.levels).map(|(q, l)| format!("{q}={l}")).collect::<Vec<_>>().join(",");
+    crate::trace(|| format!("run report written: {:.3}s", start.elapsed().as_secs_f64()));
     println!(
         "released {} of {} rows ({} suppressed) as {} at node {node}: k = {}, {} = {}",
         written.rows,

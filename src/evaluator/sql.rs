@@ -1,16 +1,13 @@
-//! The one place a search asks about a node: its class-size histogram, from
-//! which k, ℓ, suppression and loss follow (see [`crate::metrics`]).
-//!
-//! Frequency sets stay in DuckDB, and nodes are evaluated in batches: one
-//! rollup query and one histogram query serve many nodes. A search may keep a
-//! batch's frequency sets so the next batch rolls up from them instead of from
-//! the base frequency set. Histograms are cached: a node is evaluated at most
-//! once per evaluator.
+//! The SQL backend: frequency sets stay in DuckDB tables, and nodes are
+//! evaluated in batches, one rollup query and one histogram query serving many
+//! nodes. A search may keep a batch's frequency sets so the next batch rolls
+//! up from them instead of from the base frequency set. For base frequency
+//! sets too large to hold in memory (see [`super::memory`] for the others).
 
 use crate::frequency::{rollup, rollup_sets, Extras, Kid, Sets};
-use crate::hierarchy::{code_table, marginal_table, node_table};
+use crate::hierarchy::node_table;
 use crate::lattice::Node;
-use crate::metrics::{Bucket, Dataset, Histogram};
+use crate::metrics::{Bucket, Histogram};
 use crate::sql::{self, list, render};
 use anyhow::Result;
 use duckdb::Connection;
@@ -23,21 +20,11 @@ const BATCH_ROWS: u64 = 4_000_000;
 /// is large enough that the join with the batch would read it once per node.
 const SETS: usize = 16;
 
-/// What the data says of one level of one QI, before any node is evaluated.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct LevelStats {
-    /// Σ over records of (leaves under the record's value at this level − 1).
-    pub leaf_cost: f64,
-    /// Distinct values at this level.
-    pub distinct: u64,
-}
-
-pub struct Evaluator<'c> {
+/// The frequency-set tables of one evaluator, and how batches are cut.
+pub struct SqlSets<'c> {
     conn: &'c Connection,
-    pub data: Dataset,
+    n: usize,
     extras: Extras,
-    evaluations: u64,
-    cache: HashMap<Node, Histogram>,
     /// Kept frequency sets: node → (table, id in it).
     stored: HashMap<Node, (String, i64)>,
     /// Frequency-set tables that exist now.
@@ -48,30 +35,30 @@ pub struct Evaluator<'c> {
     /// Per QI and level: leaf code // divisor = code at that level.
     divisors: Vec<Vec<i64>>,
     /// From this many base rows on, batches from the base use GROUPING SETS.
-    sets_from: u64,
+    pub(super) sets_from: u64,
     /// Leaf sums (glm) are computed for classes of at least this size only.
-    leaf_sums_from: u64,
+    pub(super) leaf_sums_from: u64,
     /// What GROUPING SETS batches need of the hierarchies, and whether they pack keys.
-    layout: Sets,
+    pub(super) layout: Sets,
 }
 
-impl<'c> Evaluator<'c> {
-    pub fn new(conn: &'c Connection, data: Dataset, extras: Extras) -> Result<Evaluator<'c>> {
-        let base_rows: i64 = conn.query_row("SELECT count(*) FROM kanon_f0", [], |r| r.get(0))?;
-        let divisors = crate::hierarchy::divisors(conn, data.heights.len())?;
-        let tops = data.heights.iter().zip(&divisors).map(|(&h, d)| d[h as usize]).collect();
-        let layout = Sets { heights: data.heights.clone(), tops, packed: true };
-        Ok(Evaluator {
+/// Histograms computed by one call, with the nodes they belong to.
+pub(super) type Computed = Vec<(Node, Histogram)>;
+
+impl<'c> SqlSets<'c> {
+    pub fn new(conn: &'c Connection, heights: &[u8], base_rows: u64, extras: Extras) -> Result<SqlSets<'c>> {
+        let divisors = crate::hierarchy::divisors(conn, heights.len())?;
+        let tops = heights.iter().zip(&divisors).map(|(&h, d)| d[h as usize]).collect();
+        let layout = Sets { heights: heights.to_vec(), tops, packed: true };
+        Ok(SqlSets {
             conn,
-            data,
+            n: heights.len(),
             extras,
-            evaluations: 0,
-            cache: HashMap::new(),
             stored: HashMap::new(),
             tables: HashSet::new(),
             next_id: 1,
             next_table: 0,
-            base_rows: base_rows.max(1) as u64,
+            base_rows: base_rows.max(1),
             divisors,
             sets_from: BATCH_ROWS / 8,
             leaf_sums_from: 0,
@@ -79,76 +66,26 @@ impl<'c> Evaluator<'c> {
         })
     }
 
-    /// Per QI and level, from the QI's marginal (no pass over the base): the
-    /// sum over records of (leaves under the record's value − 1), glm's share
-    /// of that QI with nothing suppressed before dividing by (leaves − 1); and
-    /// the distinct values at that level. Searches bound nodes with these.
-    pub fn level_stats(&self) -> Result<Vec<Vec<LevelStats>>> {
-        let n = self.data.heights.len();
-        let mut out = vec![Vec::new(); n];
-        for (a, stats) in out.iter_mut().enumerate() {
-            let q = render(
-                sql::SEARCH_BOUNDS,
-                &[
-                    ("a", &a.to_string()),
-                    ("nodes", &node_table(a)),
-                    ("marginal", &marginal_table(a)),
-                    ("codes", &code_table(a)),
-                ],
-            );
-            let mut stmt = self.conn.prepare(&q)?;
-            let rows = stmt.query_map([], |r| {
-                Ok(LevelStats { leaf_cost: r.get::<_, f64>(1)?, distinct: r.get::<_, i64>(2)? as u64 })
-            })?;
-            for row in rows {
-                stats.push(row?);
-            }
-        }
-        Ok(out)
-    }
-
-    /// Nodes evaluated so far (cache hits do not count).
-    pub fn evaluations(&self) -> u64 {
-        self.evaluations
-    }
-
-    /// Full nodes evaluated so far, in lattice order.
-    pub fn cached_full_nodes(&self) -> Vec<Vec<u8>> {
-        let n = self.data.heights.len();
-        let mut out: Vec<Vec<u8>> =
-            self.cache.keys().filter(|node| node.attrs.len() == n).map(|node| node.levels.clone()).collect();
-        crate::lattice::sort(&mut out);
-        out
-    }
-
-    /// Classes of a node already evaluated (its frequency set's rows).
-    pub fn cached_classes(&self, node: &Node) -> Option<u64> {
-        self.cache.get(node).map(|h| h.classes())
-    }
-
-    /// The histogram of one node.
-    pub fn histogram(&mut self, node: &Node) -> Result<Histogram> {
-        Ok(self.histograms(std::slice::from_ref(node))?.remove(0))
-    }
-
-    /// The histograms of `nodes`, in order; those not cached are rolled up from
-    /// the base frequency set, in batches.
-    pub fn histograms(&mut self, nodes: &[Node]) -> Result<Vec<Histogram>> {
-        let mut missing: Vec<Node> = nodes.iter().filter(|n| !self.cache.contains_key(n)).cloned().collect();
-        missing.sort();
-        missing.dedup();
+    /// The histograms of `missing` (none cached, sorted, distinct), rolled up
+    /// from the base frequency set in batches.
+    pub fn histograms(&mut self, missing: &[Node], cache: &HashMap<Node, Histogram>) -> Result<Computed> {
         let per_batch = if self.sets() { SETS } else { (BATCH_ROWS / self.base_rows).max(1) as usize };
+        let mut out = Vec::new();
         for chunk in missing.chunks(per_batch) {
             let items: Vec<(Node, Option<Node>)> = chunk.iter().map(|n| (n.clone(), None)).collect();
-            self.compute(&items, false)?;
+            out.extend(self.compute(&items, false, cache)?);
         }
-        Ok(nodes.iter().map(|n| self.cache[n].clone()).collect())
+        Ok(out)
     }
 
     /// Evaluate `items` (node, the node below it whose kept frequency set it
     /// rolls up from, or None for the base frequency set) and keep their
     /// frequency sets for the nodes above them.
-    pub fn materialize(&mut self, items: &[(Node, Option<Node>)]) -> Result<Vec<Histogram>> {
+    pub fn materialize(
+        &mut self,
+        items: &[(Node, Option<Node>)],
+        cache: &HashMap<Node, Histogram>,
+    ) -> Result<Computed> {
         // Group by source table so each rollup query reads one table.
         let mut by_source: HashMap<String, Vec<(Node, Option<Node>)>> = HashMap::new();
         for (node, parent) in items {
@@ -161,6 +98,7 @@ impl<'c> Evaluator<'c> {
         }
         let mut sources: Vec<String> = by_source.keys().cloned().collect();
         sources.sort();
+        let mut out = Vec::new();
         for source in sources {
             let group = &by_source[&source];
             let mut start = 0;
@@ -173,44 +111,21 @@ impl<'c> Evaluator<'c> {
                     && (end == start || rows < BATCH_ROWS || (from_base_in_sets && end - start < SETS))
                 {
                     rows += match &group[end].1 {
-                        Some(p) => self.cache.get(p).map_or(self.base_rows, |h| h.classes()),
+                        Some(p) => cache.get(p).map_or(self.base_rows, |h| h.classes()),
                         None => self.base_rows,
                     };
                     end += 1;
                 }
-                self.compute(&group[start..end], true)?;
+                out.extend(self.compute(&group[start..end], true, cache)?);
                 start = end;
             }
         }
-        Ok(items.iter().map(|(n, _)| self.cache[n].clone()).collect())
+        Ok(out)
     }
 
     /// Roll up from the base frequency set with GROUPING SETS (one pass per batch)?
     fn sets(&self) -> bool {
         self.base_rows >= self.sets_from
-    }
-
-    /// Use GROUPING SETS for batches from the base from `rows` base rows on
-    /// (default 500,000); tests set 0 to exercise that path on small tables.
-    pub fn grouping_sets_from(mut self, rows: u64) -> Self {
-        self.sets_from = rows;
-        self
-    }
-
-    /// Compute glm's leaf sums only for classes of at least `k` records. For a
-    /// search with a fixed k, whose smaller classes are suppressed: their sums
-    /// never count. Histograms then judge requirements with this k or more only.
-    pub fn leaf_sums_from(mut self, k: u64) -> Self {
-        self.leaf_sums_from = k;
-        self
-    }
-
-    /// Group each node of a GROUPING SETS batch by one packed key (the default)
-    /// or, with false, by a column per QI (what nodes whose codes overflow 63
-    /// bits do); tests compare the two.
-    pub fn packed_keys(mut self, packed: bool) -> Self {
-        self.layout.packed = packed;
-        self
     }
 
     /// Drop the kept frequency sets of nodes `keep` rejects.
@@ -226,14 +141,14 @@ impl<'c> Evaluator<'c> {
         Ok(())
     }
 
-    /// Drop every kept frequency set.
-    pub fn forget_all(&mut self) -> Result<()> {
-        self.retain(|_| false)
-    }
-
     /// Roll up one batch into a new table, read its histograms, keep or drop it.
-    fn compute(&mut self, items: &[(Node, Option<Node>)], keep: bool) -> Result<()> {
-        let n = self.data.heights.len();
+    fn compute(
+        &mut self,
+        items: &[(Node, Option<Node>)],
+        keep: bool,
+        cache: &HashMap<Node, Histogram>,
+    ) -> Result<Computed> {
+        let n = self.n;
         let source = match items[0].1.as_ref().and_then(|p| self.stored.get(p)) {
             Some((t, _)) => t.clone(),
             None => "kanon_f0_node".to_string(),
@@ -276,7 +191,7 @@ impl<'c> Evaluator<'c> {
             let rows: u64 = hists.values().map(|h| h.classes()).sum();
             let input: u64 = items
                 .iter()
-                .map(|(_, p)| p.as_ref().and_then(|p| self.cache.get(p)).map_or(self.base_rows, |h| h.classes()))
+                .map(|(_, p)| p.as_ref().and_then(|p| cache.get(p)).map_or(self.base_rows, |h| h.classes()))
                 .sum();
             format!(
                 "{source} -> {target}: {} nodes, in {input} out {rows} rows, rollup {t1:.3}s hist {:.3}s",
@@ -284,11 +199,9 @@ impl<'c> Evaluator<'c> {
                 t0.elapsed().as_secs_f64() - t1
             )
         });
+        let mut out = Vec::with_capacity(ids.len());
         for (id, node) in &ids {
-            let h = hists.remove(id).unwrap_or_default();
-            if self.cache.insert(node.clone(), h).is_none() {
-                self.evaluations += 1;
-            }
+            out.push((node.clone(), hists.remove(id).unwrap_or_default()));
             if keep {
                 self.stored.insert(node.clone(), (target.clone(), *id));
             }
@@ -297,11 +210,11 @@ impl<'c> Evaluator<'c> {
             self.conn.execute_batch(&format!("DROP TABLE IF EXISTS {target}"))?;
             self.tables.remove(&target);
         }
-        Ok(())
+        Ok(out)
     }
 
     fn read_histograms(&self, table: &str, ids: &HashMap<i64, Node>) -> Result<HashMap<i64, Histogram>> {
-        let n = self.data.heights.len();
+        let n = self.n;
         let groups = list(0..n, ", ", |a| format!("p.g{a}"));
         let plain = list(0..n, ", ", |a| format!("g{a}"));
         let (label_cte, label_join, minority) = if self.extras.label {

@@ -1,5 +1,5 @@
-//! What every full-domain search returns, the exhaustive reference search, and
-//! the scoring of feasible nodes that picks the optimum.
+//! What every full-domain search returns, and the scoring of feasible nodes
+//! that picks the optimum.
 
 use crate::evaluator::Evaluator;
 use crate::job::Metric;
@@ -96,25 +96,4 @@ pub fn evaluate_upward(ev: &mut Evaluator, lattice: &Lattice, nodes: &[Vec<u8>])
     }
     ev.forget_all()?;
     Ok(out)
-}
-
-/// Evaluate every node of the lattice straight from the base frequency set.
-/// The reference the other searches are tested against.
-pub fn exhaustive(
-    ev: &mut Evaluator,
-    lattice: &Lattice,
-    req: &Requirement,
-    metric: Metric,
-    progress: &ProgressBar,
-) -> Result<SearchResult> {
-    let nodes = lattice.nodes();
-    progress.set_length(nodes.len() as u64);
-    progress.set_message("evaluating every node");
-    let full: Vec<Node> = nodes.iter().map(|l| Node::full(l.clone())).collect();
-    let hists = ev.histograms(&full)?;
-    progress.inc(nodes.len() as u64);
-    let feasible: Vec<Vec<u8>> =
-        nodes.into_iter().zip(hists).filter(|(_, h)| h.feasible(req)).map(|(l, _)| l).collect();
-    let checked = lattice.size();
-    score(ev, lattice, feasible, req, metric, checked, progress)
 }

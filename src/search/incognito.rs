@@ -13,12 +13,12 @@
 //! known before the first of them is checked: each height is checked as one
 //! batch (one rollup query, one histogram query).
 
-use crate::candidates;
+use super::candidates;
+use super::result::{score, SearchResult};
 use crate::evaluator::Evaluator;
 use crate::job::Metric;
 use crate::lattice::{Lattice, Node};
 use crate::metrics::Requirement;
-use crate::search::{score, SearchResult};
 use anyhow::Result;
 use duckdb::Connection;
 use indicatif::ProgressBar;

@@ -15,11 +15,11 @@
 //! the evaluated nodes are the high ones (few classes); everything below an
 //! infeasible node is settled without touching the data.
 
+use super::result::{Found, SearchResult};
 use crate::evaluator::Evaluator;
 use crate::job::Metric;
 use crate::lattice::{Lattice, Node};
 use crate::metrics::{same, Histogram, Requirement};
-use crate::search::{Found, SearchResult};
 use anyhow::Result;
 use indicatif::ProgressBar;
 use std::collections::{BTreeMap, HashSet};

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# kanon against ARX on UCI Adult, as whole processes: 5 cold runs of each
+# command (a new process each time), median / min / max seconds and peak RSS.
+# - ARX 3.9.2 (../shared/peers/arx/arx) k = 5, 1%, Loss; kanon run k = 5, 1%,
+#   glm with the default search and with each algorithm;
+# - kanon pareto glm and dm at 1%: exact (the default) and POkA, and --exhaustive;
+# - Adult replicated x10 and x100 with k scaled alike (50, 500: the same optimum
+#   on 10x / 100x the rows), ARX and kanon run on the same files.
+# Usage: bench/small.sh [RUNS]   (default 5). Writes bench/small.csv.
+# Skips (with a notice) what needs ../shared when it is absent.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-5}
+adult=$(cd ../shared/data/adult 2>/dev/null && pwd) || { echo "skipping: ../shared/data/adult not found"; exit 0; }
+arx=$(cd ../shared/peers/arx 2>/dev/null && pwd)/arx || true
+[ -x "$arx" ] || { echo "notice: ../shared/peers/arx not found, ARX rows skipped"; arx=""; }
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/kanon-target}"
+cargo build --release --quiet
+kanon="$CARGO_TARGET_DIR/release/kanon"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+qis="age education marital-status native-country race sex workclass salary-class"
+out=bench/small.csv
+echo "case,tool,rows,k,runs,median_s,min_s,max_s,peak_rss_mb,nodes,result" > "$out"
+
+# Adult and its replicas (header once, rows repeated).
+cp "$adult/adult.csv" "$work/adult_x1.csv"
+for x in 10 100; do
+  { head -1 "$adult/adult.csv"; for _ in $(seq "$x"); do tail -n +2 "$adult/adult.csv"; done; } > "$work/adult_x$x.csv"
+done
+
+# A kanon job over one of those files: the release as a DuckDB table and a CSV copy.
+job() { # job FILE K OUTDIR
+  {
+    printf '[source]\ncsv = "%s"\ndelimiter = ";"\n' "$1"
+    printf '[output]\ndatabase = "%s/out.duckdb"\ntable = "adult_k%s"\ncsv = "%s/out.csv"\nreport = "%s/report.json"\n' "$3" "$2" "$3" "$3"
+    printf '[privacy]\nk = %s\nmax_suppression = 0.01\n[search]\nmetric = "glm"\nclass_column = "salary-class"\n' "$2"
+    for q in $qis; do
+      printf '[[quasi_identifiers]]\ncolumn = "%s"\nhierarchy = { file = "%s/hierarchy_%s.csv" }\n' "$q" "$adult" "$q"
+    done
+  } > "$3/job.toml"
+  echo "$3/job.toml"
+}
+
+# measure CASE TOOL ROWS K RESULT -- COMMAND…: RUNS cold runs; then RESULT (a function below)
+# reads what the last run wrote (its stdout is in $work/last) into $work/result.
+measure() {
+  local case=$1 tool=$2 rows=$3 k=$4 result=$5
+  shift 6
+  : > "$work/times"
+  for _ in $(seq "$runs"); do
+    /usr/bin/time -f "%e %M" -o "$work/t" "$@" > "$work/last" 2> "$work/err" || { cat "$work/err" >&2; exit 1; }
+    cat "$work/t" >> "$work/times"
+  done
+  echo "$case: $tool $(awk '{print $1}' "$work/times" | sort -n | tr '\n' ' ')" >&2
+  "$result"
+  python3 - "$work/times" "$case" "$tool" "$rows" "$k" "$runs" "$work/last" "$work/result" >> "$out" <<'PY'
+import json, statistics, sys
+times = [tuple(map(float, l.split())) for l in open(sys.argv[1]) if l.strip()]
+secs = sorted(t for t, _ in times)
+rss = max(m for _, m in times) / 1024
+nodes, result = open(sys.argv[8]).read().split("|")
+print(",".join([sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6], f"{statistics.median(secs):.3f}",
+                f"{secs[0]:.3f}", f"{secs[-1]:.3f}", f"{rss:.0f}", nodes, result]))
+PY
+}
+
+# What each tool reports (nodes checked or evaluated | the result), for measure().
+cat > "$work/result.py" <<'PY'
+import json, sys
+kind, path = sys.argv[1], sys.argv[2]
+if kind == "arx":
+    r = json.loads(open(path).read().strip().splitlines()[-1])
+    print(f"{r['nodes_checked']}|{';'.join(map(str, r['levels']))} suppressed {r['suppressed']}", end="")
+elif kind == "run":
+    r = json.load(open(path))
+    node = ";".join(str(v) for v in r["node"].values())
+    print(f"{r['nodes_evaluated']}|{node} suppressed {r['suppressed']} ({r['algorithm']}; {r['evaluator']})", end="")
+else:
+    r = json.load(open(path))
+    e = r["exhaustive"]
+    true = f"; true front {e['true_front_size']} recall {e['recall']:.3f}" if e else ""
+    print(f"{r['nodes_evaluated']}|front {len(r['front'])} ({r['method']}; {r['evaluated_percent']:.1f}% evaluated{true})", end="")
+PY
+arx_result() { python3 "$work/result.py" arx "$work/last" > "$work/result"; }
+run_result() { python3 "$work/result.py" run "$dir/report.json" > "$work/result"; }
+pareto_result() { python3 "$work/result.py" pareto "$dir/p.json" > "$work/result"; }
+
+for x in 1 10 100; do
+  k=$((5 * x))
+  rows=$(($(wc -l < "$work/adult_x$x.csv") - 1))
+  dir="$work/x$x" && mkdir -p "$dir"
+  j=$(job "$work/adult_x$x.csv" "$k" "$dir")
+  if [ -n "$arx" ]; then
+    measure "adult_x$x run" arx "$rows" "$k" arx_result -- "$arx" --data "$work/adult_x$x.csv" --hier "$adult" \
+      --qis "${qis// /,}" --k "$k" --budget 0.01 --metric loss --out "$dir/arx.csv"
+  fi
+  algorithms="default"
+  [ "$x" = 1 ] && algorithms="default incognito topdown exhaustive"
+  for a in $algorithms; do
+    flag=() && [ "$a" != default ] && flag=(--algorithm "$a")
+    measure "adult_x$x run" "kanon $a" "$rows" "$k" run_result -- "$kanon" run "$j" --quiet "${flag[@]}"
+  done
+  if [ "$x" = 1 ]; then
+    for metric in glm dm; do
+      for method in exact poka; do
+        measure "adult_x1 pareto $metric" "kanon pareto $method" "$rows" "" pareto_result -- \
+          "$kanon" pareto "$j" --metric "$metric" --method "$method" --quiet --json "$dir/p.json"
+      done
+      # The true front by evaluating every node (after the default method's search, which it checks).
+      measure "adult_x1 pareto $metric" "kanon pareto --exhaustive" "$rows" "" pareto_result -- \
+        "$kanon" pareto "$j" --metric "$metric" --exhaustive --quiet --json "$dir/p.json"
+    done
+  fi
+done
+column -s, -t < "$out"

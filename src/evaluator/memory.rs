@@ -1,0 +1,510 @@
+//! The in-memory backend: the base frequency set (one DuckDB `GROUP BY`, as
+//! for the SQL backend) is fetched once through Arrow into dense columns, and
+//! nodes are evaluated in Rust.
+//!
+//! Every value of a QI at a level gets a dense index (0..distinct values of the
+//! data at that level); `lift` tables turn an index at one level into the index
+//! of its ancestor at a higher one. A node's class key is its QIs' indices
+//! packed into one integer (mixed radix over the distinct counts), and classes
+//! are counted by key in a reused array (small key spaces) or hash table.
+//! A node rolls up from the smallest frequency set held that specializes it
+//! (the rollup property Incognito rests on); sets are held up to a memory
+//! budget, least recently used dropped first. Nodes of one batch that do not
+//! depend on each other run in parallel.
+
+use crate::frequency::Extras;
+use crate::hierarchy::{code_table, node_table};
+use crate::lattice::Node;
+use crate::metrics::{Bucket, Histogram};
+use anyhow::{bail, Context, Result};
+use duckdb::arrow::array::{Array, AsArray};
+use duckdb::arrow::datatypes::{DataType, Int16Type, Int32Type, Int64Type, Int8Type};
+use duckdb::Connection;
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+use std::sync::Arc;
+
+/// Key spaces up to this many slots (or twice the rows rolled up, up to
+/// [`MAX_SLOTS`]) are counted in a plain array, larger ones in a hash table.
+const DENSE_SLOTS: u64 = 1 << 22;
+const MAX_SLOTS: u64 = 1 << 25;
+
+thread_local! {
+    /// Each worker's buffers, kept from node to node and batch to batch.
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
+}
+
+/// Per QI: what the data holds at every level of its hierarchy.
+struct Qi {
+    /// Per level: distinct values of the data there.
+    distinct: Vec<u32>,
+    /// `lift[lf][lt - lf][i]`: the index at level `lt` of index `i` at level `lf`.
+    lift: Vec<Vec<Vec<u32>>>,
+    /// Per level and index: hierarchy leaves under the value, minus one (glm).
+    leaves_m1: Vec<Vec<u64>>,
+}
+
+impl Qi {
+    fn lift(&self, from: u8, to: u8) -> &[u32] {
+        &self.lift[from as usize][(to - from) as usize]
+    }
+}
+
+/// A frequency set: its node's classes (an index per QI of the node, at the
+/// node's level; a size), and what ℓ-diversity and cm need per class. Its
+/// classes need not be distinct (the base's are not when it carries extra
+/// codes); a rollup merges equal ones.
+pub struct Set {
+    node: Node,
+    codes: Vec<Vec<u32>>,
+    size: Vec<u64>,
+    /// Distinct (class, sensitive code) pairs.
+    sensitive: Option<(Vec<u32>, Vec<u32>)>,
+    /// (class, label code) pairs with their counts.
+    labels: Option<(Vec<u32>, Vec<u32>, Vec<u64>)>,
+}
+
+impl Set {
+    fn bytes(&self) -> u64 {
+        let classes = self.size.len() as u64 * (4 * self.codes.len() as u64 + 8);
+        let s = self.sensitive.as_ref().map_or(0, |(c, _)| c.len() as u64 * 8);
+        let y = self.labels.as_ref().map_or(0, |(c, _, _)| c.len() as u64 * 16);
+        classes + s + y
+    }
+
+    pub fn classes(&self) -> usize {
+        self.size.len()
+    }
+}
+
+/// Buffers one worker reuses from node to node.
+#[derive(Default)]
+struct Scratch {
+    keys: Vec<u64>,
+    class_of: Vec<u32>,
+    first: Vec<u32>,
+    sizes: Vec<u64>,
+    slots: Vec<u32>,
+    map: FxHashMap<u64, u32>,
+    pairs: FxHashMap<u64, u64>,
+    ldiv: Vec<u64>,
+    majority: Vec<u64>,
+    buckets: FxHashMap<(u64, u64), usize>,
+}
+
+impl Scratch {
+    /// Dense ids for `self.keys` (in `class_of`), first row and count of
+    /// each; `space` bounds the keys.
+    fn group(&mut self, space: u64) {
+        let m = self.keys.len();
+        self.class_of.clear();
+        self.class_of.reserve(m);
+        self.first.clear();
+        if space <= DENSE_SLOTS.max(2 * m as u64).min(MAX_SLOTS) {
+            if self.slots.len() < space as usize {
+                self.slots.resize(space as usize, u32::MAX);
+            }
+            for (i, &k) in self.keys.iter().enumerate() {
+                let slot = &mut self.slots[k as usize];
+                if *slot == u32::MAX {
+                    *slot = self.first.len() as u32;
+                    self.first.push(i as u32);
+                }
+                self.class_of.push(*slot);
+            }
+            // Leave the slots as they were found.
+            for &f in &self.first {
+                self.slots[self.keys[f as usize] as usize] = u32::MAX;
+            }
+        } else {
+            self.map.clear();
+            for (i, &k) in self.keys.iter().enumerate() {
+                let next = self.first.len() as u32;
+                let id = *self.map.entry(k).or_insert(next);
+                if id == next {
+                    self.first.push(i as u32);
+                }
+                self.class_of.push(id);
+            }
+        }
+    }
+}
+
+/// The in-memory frequency sets of one evaluator.
+pub struct MemorySets {
+    qis: Vec<Qi>,
+    extras: Extras,
+    /// Distinct sensitive and label codes (they are 1..=count).
+    s_count: u64,
+    y_count: u64,
+    base: Arc<Set>,
+    /// Held sets with the time they were last used.
+    held: Vec<(Arc<Set>, u64)>,
+    held_bytes: u64,
+    budget: u64,
+    clock: u64,
+    pub(super) leaf_sums_from: u64,
+    pool: rayon::ThreadPool,
+}
+
+/// One QI's column of an Arrow batch as i64 (DuckDB gives the narrow types of `kanon_f0`).
+fn ints(array: &dyn Array, out: &mut Vec<i64>) -> Result<()> {
+    match array.data_type() {
+        DataType::Int8 => out.extend(array.as_primitive::<Int8Type>().values().iter().map(|&v| v as i64)),
+        DataType::Int16 => out.extend(array.as_primitive::<Int16Type>().values().iter().map(|&v| v as i64)),
+        DataType::Int32 => out.extend(array.as_primitive::<Int32Type>().values().iter().map(|&v| v as i64)),
+        DataType::Int64 => out.extend(array.as_primitive::<Int64Type>().values().iter().copied()),
+        t => bail!("unexpected column type {t} in the base frequency set"),
+    }
+    Ok(())
+}
+
+impl MemorySets {
+    /// Fetch the base frequency set and the hierarchies' level structure.
+    pub fn new(conn: &Connection, heights: &[u8], extras: Extras, threads: Option<usize>) -> Result<MemorySets> {
+        let n = heights.len();
+        let divisors = crate::hierarchy::divisors(conn, n)?;
+        let mut qis = Vec::with_capacity(n);
+        // Per QI: leaf code → leaf index (sorted leaf codes, searched).
+        let mut leaf_codes: Vec<Vec<i64>> = Vec::with_capacity(n);
+        for (a, &h) in heights.iter().enumerate() {
+            let mut stmt = conn.prepare(&format!("SELECT DISTINCT c0 FROM {} ORDER BY c0", code_table(a)))?;
+            let codes: Vec<i64> = stmt.query_map([], |r| r.get(0))?.collect::<duckdb::Result<_>>()?;
+            let mut leaves: FxHashMap<(u8, i64), u64> = FxHashMap::default();
+            let mut stmt = conn.prepare(&format!("SELECT level, code, leaves FROM {}", node_table(a)))?;
+            let mut rows = stmt.query([])?;
+            while let Some(r) = rows.next()? {
+                leaves.insert((r.get::<_, i32>(0)? as u8, r.get(1)?), r.get::<_, i64>(2)? as u64);
+            }
+            // Codes are mixed-radix, so sorted leaf codes give sorted codes at every level.
+            let mut index: Vec<Vec<u32>> = Vec::with_capacity(h as usize + 1);
+            let mut leaves_m1 = Vec::with_capacity(h as usize + 1);
+            for l in 0..=h as usize {
+                let d = divisors[a][l];
+                let mut idx = Vec::with_capacity(codes.len());
+                let mut lm1 = Vec::new();
+                let mut last = None;
+                for &c in &codes {
+                    let code = c / d;
+                    if last != Some(code) {
+                        last = Some(code);
+                        lm1.push(leaves.get(&(l as u8, code)).copied().unwrap_or(1).saturating_sub(1));
+                    }
+                    idx.push(lm1.len() as u32 - 1);
+                }
+                index.push(idx);
+                leaves_m1.push(lm1);
+            }
+            let distinct: Vec<u32> = leaves_m1.iter().map(|v| v.len() as u32).collect();
+            let mut lift = Vec::with_capacity(h as usize + 1);
+            for lf in 0..=h as usize {
+                let mut per_to = Vec::with_capacity(h as usize + 1 - lf);
+                for lt in lf..=h as usize {
+                    let mut t = vec![0u32; distinct[lf] as usize];
+                    for (from, to) in index[lf].iter().zip(&index[lt]) {
+                        t[*from as usize] = *to;
+                    }
+                    per_to.push(t);
+                }
+                lift.push(per_to);
+            }
+            qis.push(Qi { distinct, lift, leaves_m1 });
+            leaf_codes.push(codes);
+        }
+
+        let mut select: Vec<String> = (0..n).map(|a| format!("g{a}")).collect();
+        if extras.sensitive {
+            select.push("s".into());
+        }
+        if extras.label {
+            select.push("y".into());
+        }
+        select.push("cnt".into());
+        let mut stmt = conn.prepare(&format!("SELECT {} FROM kanon_f0", select.join(", ")))?;
+        let mut cols: Vec<Vec<i64>> = vec![Vec::new(); select.len()];
+        for batch in stmt.query_arrow([])? {
+            for (j, col) in cols.iter_mut().enumerate() {
+                ints(batch.column(j).as_ref(), col)?;
+            }
+        }
+        let rows = cols[0].len();
+        let mut codes = Vec::with_capacity(n);
+        for a in 0..n {
+            let known = &leaf_codes[a];
+            let col = cols[a]
+                .iter()
+                .map(|c| known.binary_search(c).map(|i| i as u32))
+                .collect::<std::result::Result<Vec<u32>, _>>()
+                .ok()
+                .with_context(|| format!("a leaf code of QI {a} in the base frequency set has no code table entry"))?;
+            codes.push(col);
+        }
+        let mut j = n;
+        let mut take = || {
+            j += 1;
+            std::mem::take(&mut cols[j - 1])
+        };
+        let all: Vec<u32> = (0..rows as u32).collect();
+        let sensitive = extras.sensitive.then(|| (all.clone(), take().into_iter().map(|v| v as u32).collect()));
+        let labels_col = extras.label.then(&mut take);
+        let size: Vec<u64> = take().into_iter().map(|v| v as u64).collect();
+        let labels =
+            labels_col.map(|y| (all.clone(), y.into_iter().map(|v| v as u32).collect::<Vec<u32>>(), size.clone()));
+        let max_of =
+            |v: &Option<(Vec<u32>, Vec<u32>)>| v.as_ref().map_or(0, |(_, x)| x.iter().copied().max().unwrap_or(0));
+        let s_count = max_of(&sensitive) as u64 + 1;
+        let y_count = labels.as_ref().map_or(0, |(_, y, _)| y.iter().copied().max().unwrap_or(0)) as u64 + 1;
+        let base = Arc::new(Set { node: Node::full(vec![0; n]), codes, size, sensitive, labels });
+        let budget = (256u64 << 20).max(base.bytes());
+        let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |p| p.get()));
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads.max(1)).build()?;
+        Ok(MemorySets {
+            qis,
+            extras,
+            s_count,
+            y_count,
+            base,
+            held: Vec::new(),
+            held_bytes: 0,
+            budget,
+            clock: 0,
+            leaf_sums_from: 0,
+            pool,
+        })
+    }
+
+    /// Rows of the base frequency set.
+    pub fn base_rows(&self) -> u64 {
+        self.base.size.len() as u64
+    }
+
+    /// Per QI and level: Σ over records of (leaves under the record's value − 1),
+    /// the distinct values there, and the most values of the level below
+    /// under one of them; from the base (no query).
+    pub fn level_stats(&self) -> Vec<Vec<(f64, u64, u64)>> {
+        self.qis
+            .iter()
+            .enumerate()
+            .map(|(a, q)| {
+                let mut per_leaf = vec![0u64; q.distinct[0] as usize];
+                for (&c, &s) in self.base.codes[a].iter().zip(&self.base.size) {
+                    per_leaf[c as usize] += s;
+                }
+                (0..q.distinct.len())
+                    .map(|l| {
+                        let lift = q.lift(0, l as u8);
+                        let cost: u64 =
+                            per_leaf.iter().enumerate().map(|(i, &s)| s * q.leaves_m1[l][lift[i] as usize]).sum();
+                        let fanout = if l == 0 {
+                            1
+                        } else {
+                            let mut children = vec![0u64; q.distinct[l] as usize];
+                            for &p in q.lift(l as u8 - 1, l as u8) {
+                                children[p as usize] += 1;
+                            }
+                            children.into_iter().max().unwrap_or(1)
+                        };
+                        (cost as f64, q.distinct[l] as u64, fanout)
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// The smallest held set (or the base) that `node` can roll up from.
+    fn source(&mut self, node: &Node, hint: Option<&Node>) -> Arc<Set> {
+        self.clock += 1;
+        let hinted = hint.and_then(|h| self.held.iter().position(|(s, _)| &s.node == h));
+        let best = hinted.or_else(|| {
+            (self.held.iter().enumerate())
+                .filter(|(_, (s, _))| node.generalizes(&s.node))
+                .min_by_key(|(_, (s, _))| s.size.len())
+                .map(|(i, _)| i)
+        });
+        match best {
+            Some(i) if node.generalizes(&self.held[i].0.node) => {
+                self.held[i].1 = self.clock;
+                self.held[i].0.clone()
+            }
+            _ => self.base.clone(),
+        }
+    }
+
+    /// Hold `set` for later rollups, dropping the least recently used beyond the budget.
+    fn hold(&mut self, set: Set) {
+        let bytes = set.bytes();
+        if bytes > self.budget / 4 || self.held.iter().any(|(s, _)| s.node == set.node) {
+            return;
+        }
+        self.clock += 1;
+        self.held.push((Arc::new(set), self.clock));
+        self.held_bytes += bytes;
+        while self.held_bytes > self.budget {
+            let oldest = (self.held.iter().enumerate()).min_by_key(|(_, (_, t))| *t).map(|(i, _)| i).expect("held");
+            let (s, _) = self.held.swap_remove(oldest);
+            self.held_bytes -= s.bytes();
+        }
+    }
+
+    /// Histograms of `items` (node, a held node to roll up from if it still
+    /// is), which do not depend on each other: in parallel; their sets are held.
+    pub fn evaluate(&mut self, items: &[(Node, Option<Node>)]) -> Vec<(Node, Histogram)> {
+        let jobs: Vec<(Node, Arc<Set>)> = items.iter().map(|(n, h)| (n.clone(), self.source(n, h.as_ref()))).collect();
+        let this = &*self;
+        let results: Vec<(Histogram, Set)> = self.pool.install(|| {
+            jobs.par_iter().map(|(node, src)| SCRATCH.with(|sc| this.rollup(&mut sc.borrow_mut(), src, node))).collect()
+        });
+        let mut out = Vec::with_capacity(items.len());
+        for ((node, _), (h, set)) in jobs.into_iter().zip(results) {
+            self.hold(set);
+            out.push((node, h));
+        }
+        out
+    }
+
+    /// Histograms of `nodes` (distinct, not cached), lower heights first so
+    /// higher nodes roll up from them.
+    pub fn histograms(&mut self, nodes: &[Node]) -> Vec<(Node, Histogram)> {
+        let mut sorted: Vec<Node> = nodes.to_vec();
+        sorted.sort_by_key(|n| n.height());
+        let mut out = Vec::with_capacity(nodes.len());
+        for wave in sorted.chunk_by(|a, b| a.height() == b.height()) {
+            let items: Vec<(Node, Option<Node>)> = wave.iter().map(|n| (n.clone(), None)).collect();
+            out.extend(self.evaluate(&items));
+        }
+        out
+    }
+
+    /// Drop the held sets of nodes `keep` rejects.
+    pub fn retain(&mut self, keep: impl Fn(&Node) -> bool) {
+        self.held.retain(|(s, _)| keep(&s.node));
+        self.held_bytes = self.held.iter().map(|(s, _)| s.bytes()).sum();
+    }
+
+    /// `node`'s frequency set rolled up from `src`, and its histogram.
+    fn rollup(&self, sc: &mut Scratch, src: &Set, node: &Node) -> (Histogram, Set) {
+        let m = src.size.len();
+        // Per attribute of the node: its column in the source and the lift to the node's level.
+        let cols: Vec<(&[u32], &[u32], &Qi, u8)> = node
+            .attrs
+            .iter()
+            .zip(&node.levels)
+            .map(|(&a, &l)| {
+                let p = src.node.attrs.iter().position(|&b| b == a).expect("a rollup source covers the node");
+                let q = &self.qis[a];
+                (src.codes[p].as_slice(), q.lift(src.node.levels[p], l), q, l)
+            })
+            .collect();
+        sc.keys.clear();
+        sc.keys.resize(m, 0);
+        let mut space: u64 = 1;
+        for &(col, lift, q, l) in &cols {
+            let radix = q.distinct[l as usize] as u64;
+            if radix <= 1 {
+                continue;
+            }
+            if space.checked_mul(radix).is_none() {
+                // Renumber the keys so far densely (at most m of them), then go on.
+                sc.group(u64::MAX);
+                space = sc.first.len() as u64;
+                for (k, &c) in sc.keys.iter_mut().zip(&sc.class_of) {
+                    *k = c as u64;
+                }
+            }
+            for (k, &c) in sc.keys.iter_mut().zip(col) {
+                *k = *k * radix + lift[c as usize] as u64;
+            }
+            space *= radix;
+        }
+        sc.group(space);
+        let classes = sc.first.len();
+        sc.sizes.clear();
+        sc.sizes.resize(classes, 0);
+        for (&c, &s) in sc.class_of.iter().zip(&src.size) {
+            sc.sizes[c as usize] += s;
+        }
+        let codes: Vec<Vec<u32>> = cols
+            .iter()
+            .map(|&(col, lift, _, _)| sc.first.iter().map(|&f| lift[col[f as usize] as usize]).collect())
+            .collect();
+        // ℓ: distinct (class, sensitive) pairs; cm: (class, label) counts.
+        let sensitive = src.sensitive.as_ref().map(|(class, value)| {
+            sc.pairs.clear();
+            let (mut cs, mut vs) = (Vec::new(), Vec::new());
+            for (&c, &v) in class.iter().zip(value) {
+                let nc = sc.class_of[c as usize];
+                let key = nc as u64 * self.s_count + v as u64;
+                if sc.pairs.insert(key, 0).is_none() {
+                    cs.push(nc);
+                    vs.push(v);
+                }
+            }
+            (cs, vs)
+        });
+        let labels = src.labels.as_ref().map(|(class, value, cnt)| {
+            sc.pairs.clear();
+            let (mut cs, mut vs, mut ns) = (Vec::new(), Vec::new(), Vec::new());
+            for ((&c, &v), &k) in class.iter().zip(value).zip(cnt) {
+                let nc = sc.class_of[c as usize];
+                let key = nc as u64 * self.y_count + v as u64;
+                let next = cs.len() as u64;
+                let at = *sc.pairs.entry(key).or_insert(next);
+                if at == next {
+                    cs.push(nc);
+                    vs.push(v);
+                    ns.push(0);
+                }
+                ns[at as usize] += k;
+            }
+            (cs, vs, ns)
+        });
+        let set = Set { node: node.clone(), codes, size: std::mem::take(&mut sc.sizes), sensitive, labels };
+        let h = self.histogram(sc, &set, &cols);
+        sc.sizes = Vec::new();
+        (h, set)
+    }
+
+    /// A set's class-size histogram (what the SQL backend's histogram query gives).
+    fn histogram(&self, sc: &mut Scratch, set: &Set, cols: &[(&[u32], &[u32], &Qi, u8)]) -> Histogram {
+        let classes = set.size.len();
+        sc.ldiv.clear();
+        sc.ldiv.resize(classes, 0);
+        if let Some((class, _)) = &set.sensitive {
+            for &c in class {
+                sc.ldiv[c as usize] += 1;
+            }
+        }
+        sc.majority.clear();
+        sc.majority.resize(classes, 0);
+        if let Some((class, _, cnt)) = &set.labels {
+            for (&c, &k) in class.iter().zip(cnt) {
+                let m = &mut sc.majority[c as usize];
+                *m = (*m).max(k);
+            }
+        }
+        let width = cols.len();
+        let mut buckets: Vec<Bucket> = Vec::new();
+        sc.buckets.clear();
+        for c in 0..classes {
+            let size = set.size[c];
+            let ldiv = sc.ldiv[c];
+            let next = buckets.len();
+            let b = *sc.buckets.entry((size, ldiv)).or_insert(next);
+            if b == next {
+                buckets.push(Bucket { size, ldiv, classes: 0, leaf_sums: vec![0; width], minority: 0 });
+            }
+            let bucket = &mut buckets[b];
+            bucket.classes += 1;
+            if size >= self.leaf_sums_from {
+                for (j, &(_, _, q, l)) in cols.iter().enumerate() {
+                    bucket.leaf_sums[j] += size * q.leaves_m1[l as usize][set.codes[j][c] as usize];
+                }
+            }
+            if self.extras.label {
+                bucket.minority += size - sc.majority[c];
+            }
+        }
+        buckets.sort_by_key(|b| (b.size, b.ldiv));
+        Histogram { buckets }
+    }
+}

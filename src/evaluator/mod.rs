@@ -1,0 +1,246 @@
+//! The one place a search asks about a node: its class-size histogram, from
+//! which k, ℓ, suppression and loss follow (see [`crate::metrics`]).
+//!
+//! Two backends hold the frequency sets, and a search never knows which:
+//! [`memory`] (the base frequency set fetched once into Rust, nodes rolled up
+//! there) when the base has at most [`MEMORY_ROWS`] rows (`[engine]
+//! memory_rows`), and [`sql`] (frequency sets as DuckDB tables, rolled up by
+//! queries) above. Both give the same histograms (tests compare them node by
+//! node). Histograms are cached: a node is evaluated at most once per
+//! evaluator.
+
+pub mod memory;
+pub mod sql;
+
+use crate::frequency::Extras;
+use crate::hierarchy::{code_table, marginal_table, node_table};
+use crate::lattice::Node;
+use crate::metrics::{Dataset, Histogram};
+use anyhow::Result;
+use duckdb::Connection;
+use memory::MemorySets;
+use sql::SqlSets;
+use std::collections::HashMap;
+
+/// The default largest base frequency set (rows) evaluated in memory. Chosen
+/// by measurement (see docs/evaluator.md): up to here the memory backend is
+/// faster at every size measured, and its sets stay well within memory.
+pub const MEMORY_ROWS: u64 = 20_000_000;
+
+/// Which backend holds the frequency sets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// Memory when the base frequency set has at most this many rows, else SQL.
+    Auto(u64),
+    Memory,
+    Sql,
+}
+
+/// What the data says of one level of one QI, before any node is evaluated.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LevelStats {
+    /// Σ over records of (leaves under the record's value at this level − 1).
+    pub leaf_cost: f64,
+    /// Distinct values at this level.
+    pub distinct: u64,
+    /// The most values of the level below under one value of this level (1 at level 0).
+    pub fanout: u64,
+}
+
+enum Sets<'c> {
+    Memory(Box<MemorySets>),
+    Sql(SqlSets<'c>),
+}
+
+pub struct Evaluator<'c> {
+    conn: &'c Connection,
+    pub data: Dataset,
+    evaluations: u64,
+    cache: HashMap<Node, Histogram>,
+    sets: Sets<'c>,
+}
+
+impl<'c> Evaluator<'c> {
+    pub fn new(
+        conn: &'c Connection,
+        data: Dataset,
+        extras: Extras,
+        backend: Backend,
+        threads: Option<usize>,
+    ) -> Result<Evaluator<'c>> {
+        let base_rows: i64 = conn.query_row("SELECT count(*) FROM kanon_f0", [], |r| r.get(0))?;
+        let memory = match backend {
+            Backend::Auto(limit) => base_rows as u64 <= limit,
+            Backend::Memory => true,
+            Backend::Sql => false,
+        };
+        let sets = if memory {
+            Sets::Memory(Box::new(MemorySets::new(conn, &data.heights, extras, threads)?))
+        } else {
+            Sets::Sql(SqlSets::new(conn, &data.heights, base_rows as u64, extras)?)
+        };
+        Ok(Evaluator { conn, data, evaluations: 0, cache: HashMap::new(), sets })
+    }
+
+    /// Which backend this evaluator uses: "memory" or "sql".
+    pub fn backend(&self) -> &'static str {
+        match self.sets {
+            Sets::Memory(_) => "memory",
+            Sets::Sql(_) => "sql",
+        }
+    }
+
+    /// Per QI and level: the sum over records of (leaves under the record's
+    /// value − 1), glm's share of that QI with nothing suppressed before
+    /// dividing by (leaves − 1); and the distinct values at that level.
+    /// Searches bound nodes with these.
+    pub fn level_stats(&self) -> Result<Vec<Vec<LevelStats>>> {
+        if let Sets::Memory(m) = &self.sets {
+            return Ok(m
+                .level_stats()
+                .into_iter()
+                .map(|levels| {
+                    levels
+                        .into_iter()
+                        .map(|(leaf_cost, distinct, fanout)| LevelStats { leaf_cost, distinct, fanout })
+                        .collect()
+                })
+                .collect());
+        }
+        let n = self.data.heights.len();
+        let mut out = vec![Vec::new(); n];
+        for (a, stats) in out.iter_mut().enumerate() {
+            let q = crate::sql::render(
+                crate::sql::SEARCH_BOUNDS,
+                &[
+                    ("a", &a.to_string()),
+                    ("nodes", &node_table(a)),
+                    ("marginal", &marginal_table(a)),
+                    ("codes", &code_table(a)),
+                ],
+            );
+            let mut stmt = self.conn.prepare(&q)?;
+            let rows = stmt.query_map([], |r| {
+                Ok(LevelStats {
+                    leaf_cost: r.get::<_, f64>(1)?,
+                    distinct: r.get::<_, i64>(2)? as u64,
+                    fanout: r.get::<_, i64>(3)? as u64,
+                })
+            })?;
+            for row in rows {
+                stats.push(row?);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Nodes evaluated so far (cache hits do not count).
+    pub fn evaluations(&self) -> u64 {
+        self.evaluations
+    }
+
+    /// Full nodes evaluated so far, in lattice order.
+    pub fn cached_full_nodes(&self) -> Vec<Vec<u8>> {
+        let n = self.data.heights.len();
+        let mut out: Vec<Vec<u8>> =
+            self.cache.keys().filter(|node| node.attrs.len() == n).map(|node| node.levels.clone()).collect();
+        crate::lattice::sort(&mut out);
+        out
+    }
+
+    /// Classes of a node already evaluated (its frequency set's rows).
+    pub fn cached_classes(&self, node: &Node) -> Option<u64> {
+        self.cache.get(node).map(|h| h.classes())
+    }
+
+    /// The histogram of one node.
+    pub fn histogram(&mut self, node: &Node) -> Result<Histogram> {
+        Ok(self.histograms(std::slice::from_ref(node))?.remove(0))
+    }
+
+    /// The histograms of `nodes`, in order: the batch entry point (a search
+    /// that evaluates a generation at once asks for all of it in one call).
+    pub fn histograms(&mut self, nodes: &[Node]) -> Result<Vec<Histogram>> {
+        let mut missing: Vec<Node> = nodes.iter().filter(|n| !self.cache.contains_key(n)).cloned().collect();
+        missing.sort();
+        missing.dedup();
+        let computed = match &mut self.sets {
+            Sets::Memory(m) => m.histograms(&missing),
+            Sets::Sql(s) => s.histograms(&missing, &self.cache)?,
+        };
+        self.remember(computed);
+        Ok(nodes.iter().map(|n| self.cache[n].clone()).collect())
+    }
+
+    /// Evaluate `items` (node, the node below it whose kept frequency set it
+    /// should roll up from, or None) and keep their frequency sets for the
+    /// nodes above them.
+    pub fn materialize(&mut self, items: &[(Node, Option<Node>)]) -> Result<Vec<Histogram>> {
+        let computed = match &mut self.sets {
+            Sets::Memory(m) => {
+                // The memory backend picks the best source itself; cached nodes need no set.
+                let mut todo: Vec<(Node, Option<Node>)> =
+                    items.iter().filter(|(n, _)| !self.cache.contains_key(n)).cloned().collect();
+                todo.sort();
+                todo.dedup_by(|a, b| a.0 == b.0);
+                m.evaluate(&todo)
+            }
+            Sets::Sql(s) => s.materialize(items, &self.cache)?,
+        };
+        self.remember(computed);
+        Ok(items.iter().map(|(n, _)| self.cache[n].clone()).collect())
+    }
+
+    fn remember(&mut self, computed: Vec<(Node, Histogram)>) {
+        for (node, h) in computed {
+            if self.cache.insert(node, h).is_none() {
+                self.evaluations += 1;
+            }
+        }
+    }
+
+    /// Compute glm's leaf sums only for classes of at least `k` records. For a
+    /// search with a fixed k, whose smaller classes are suppressed: their sums
+    /// never count. Histograms then judge requirements with this k or more only.
+    pub fn leaf_sums_from(mut self, k: u64) -> Self {
+        match &mut self.sets {
+            Sets::Memory(m) => m.leaf_sums_from = k,
+            Sets::Sql(s) => s.leaf_sums_from = k,
+        }
+        self
+    }
+
+    /// SQL backend: use GROUPING SETS for batches from the base from `rows`
+    /// base rows on (default 500,000); tests set 0 to exercise that path on
+    /// small tables.
+    pub fn grouping_sets_from(mut self, rows: u64) -> Self {
+        if let Sets::Sql(s) = &mut self.sets {
+            s.sets_from = rows;
+        }
+        self
+    }
+
+    /// SQL backend: group each node of a GROUPING SETS batch by one packed key
+    /// (the default) or, with false, by a column per QI (what nodes whose codes
+    /// overflow 63 bits do); tests compare the two.
+    pub fn packed_keys(mut self, packed: bool) -> Self {
+        if let Sets::Sql(s) = &mut self.sets {
+            s.layout.packed = packed;
+        }
+        self
+    }
+
+    /// Drop the kept frequency sets of nodes `keep` rejects.
+    pub fn retain(&mut self, keep: impl Fn(&Node) -> bool) -> Result<()> {
+        match &mut self.sets {
+            Sets::Memory(m) => m.retain(keep),
+            Sets::Sql(s) => s.retain(keep)?,
+        }
+        Ok(())
+    }
+
+    /// Drop every kept frequency set.
+    pub fn forget_all(&mut self) -> Result<()> {
+        self.retain(|_| false)
+    }
+}
