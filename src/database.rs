@@ -35,6 +35,7 @@ pub fn open(job: &Job) -> Result<(Connection, Vec<SourceColumn>)> {
         return Err(bad(format!("{}: source file {} not found", job.path.display(), src_path.display())));
     }
     let conn = Connection::open_in_memory().context("starting DuckDB")?;
+    crate::trace(|| "open: DuckDB started".into());
     configure(&conn, &job.engine)?;
     let relation = match &job.source {
         SourceSpec::Database { path, table } => {
@@ -73,6 +74,7 @@ pub fn open(job: &Job) -> Result<(Connection, Vec<SourceColumn>)> {
     };
     conn.execute_batch(&sql::render(sql::SOURCE_VIEW, &[("relation", &relation)]))
         .or_bad_input(|| format!("reading source {}", src_path.display()))?;
+    crate::trace(|| "open: source read".into());
     let columns = columns(&conn).or_bad_input(|| format!("reading source {}", src_path.display()))?;
     // Source order for the release: a table's row ids cost nothing; a large file's rows are numbered.
     let position = match &job.source {

@@ -11,10 +11,11 @@
 //!   a frequency set up is integer division, with no join per row.
 
 use crate::error::bad;
-use crate::job::{DateUnit, HierarchySpec, Job, QuasiIdentifier};
+use crate::job::{DateUnit, HierarchySpec, Job};
 use crate::sql::{self, list, render};
 use anyhow::{Context, Result};
 use duckdb::Connection;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
 /// A materialized hierarchy.
@@ -46,24 +47,40 @@ pub fn dim_table(a: usize) -> String {
     format!("kanon_hdim_{a}")
 }
 
-/// Load and check the hierarchy files of the job, before any scan of the source.
-pub fn load_files(conn: &Connection, job: &Job) -> Result<()> {
-    for (a, qi) in job.quasi_identifiers.iter().enumerate() {
-        if let HierarchySpec::File(path) = &qi.hierarchy {
-            let rows = read_arx(path)
-                .with_context(|| format!("{}: hierarchy of \"{}\"", job.at(&qi.column), qi.column.name))?;
-            load_rows(conn, a, &rows)?;
-            check_structure(conn, job, a, qi)?;
-        }
-    }
-    Ok(())
-}
+/// A hierarchy's rows as text: one per leaf (`None` for a NULL leaf), the
+/// leaf's value at every level, top last. Hierarchies are small, so their
+/// checks and codes are computed here rather than by many small queries.
+type Rows = Vec<Vec<Option<String>>>;
 
-/// Build the generated hierarchies (they need the base frequency set's values),
-/// check that every value of every QI is a leaf, and build the code tables.
-pub fn finish(conn: &Connection, job: &Job) -> Result<Vec<Hierarchy>> {
+/// The job's hierarchy files, read and checked (None for built-in hierarchies).
+pub struct Files(Vec<Option<Rows>>);
+
+/// Load and check the hierarchy files of the job, before any scan of the source.
+pub fn load_files(conn: &Connection, job: &Job) -> Result<Files> {
     let mut out = Vec::new();
     for (a, qi) in job.quasi_identifiers.iter().enumerate() {
+        if let HierarchySpec::File(path) = &qi.hierarchy {
+            let at = || format!("{}: hierarchy of \"{}\"", job.at(&qi.column), qi.column.name);
+            let mut rows = read_arx(path).with_context(at)?;
+            // Identical duplicate rows are harmless; differing ones are caught as two parents.
+            rows.sort();
+            rows.dedup();
+            check_structure(&rows).map_err(|e| bad(format!("{}: {e}", at())))?;
+            load_rows(conn, a, &rows)?;
+            out.push(Some(rows));
+        } else {
+            out.push(None);
+        }
+    }
+    Ok(Files(out))
+}
+
+/// Build the generated hierarchies (they need the source's values), check
+/// that every value of every QI is a leaf, and build the code tables.
+pub fn finish(conn: &Connection, job: &Job, files: Files) -> Result<Vec<Hierarchy>> {
+    let mut out = Vec::new();
+    conn.execute_batch("CREATE OR REPLACE TEMP TABLE kanon_hlevels (qi INTEGER, level INTEGER, divisor BIGINT)")?;
+    for ((a, qi), file) in job.quasi_identifiers.iter().enumerate().zip(files.0) {
         let at = || format!("{}: quasi-identifier \"{}\"", job.at(&qi.column), qi.column.name);
         if !matches!(qi.hierarchy, HierarchySpec::File(_)) {
             let nulls: i64 = conn.query_row(
@@ -83,16 +100,22 @@ pub fn finish(conn: &Connection, job: &Job) -> Result<Vec<Hierarchy>> {
             generate(conn, a, &qi.hierarchy).with_context(at)?;
         }
         // File hierarchies were checked by load_files, before the scan.
-        let (height, leaves) = match qi.hierarchy {
-            HierarchySpec::File(_) => {
-                let leaves: i64 = conn.query_row(&format!("SELECT count(*) FROM {}", h_table(a)), [], |r| r.get(0))?;
-                (height_of(conn, a)?, leaves as u64)
+        let rows = match file {
+            Some(rows) => rows,
+            None => {
+                let rows = read_rows(conn, a)?;
+                let what = format!("{}: hierarchy of \"{}\"", job.at(&qi.column), qi.column.name);
+                check_structure(&rows).map_err(|e| bad(format!("{what}: {e}")))?;
+                rows
             }
-            _ => check_structure(conn, job, a, qi)?,
         };
-        check_coverage(conn, a).with_context(at)?;
-        build_codes(conn, a, height)?;
-        out.push(Hierarchy { column: qi.column.name.clone(), height, leaves });
+        let height = u8::try_from(rows[0].len() - 1).map_err(|_| bad(format!("{}: too many levels", at())))?;
+        build_codes(conn, a, &rows).with_context(at)?;
+        out.push(Hierarchy { column: qi.column.name.clone(), height, leaves: rows.len() as u64 });
+    }
+    if let Some(a) = check_coverage(conn, job.quasi_identifiers.len())? {
+        let qi = &job.quasi_identifiers[a.0];
+        return Err(bad(format!("{}: quasi-identifier \"{}\": {}", job.at(&qi.column), qi.column.name, a.1)));
     }
     Ok(out)
 }
@@ -137,82 +160,89 @@ fn read_arx(path: &Path) -> Result<Vec<Vec<Option<String>>>> {
     Ok(rows)
 }
 
-/// Insert rows into `kanon_h{a}` with bound parameters, a few hundred at a time.
-fn load_rows(conn: &Connection, a: usize, rows: &[Vec<Option<String>>]) -> Result<()> {
+/// `kanon_h{a}` (v0 … vh, text) from `rows`, through an appender.
+fn load_rows(conn: &Connection, a: usize, rows: &Rows) -> Result<()> {
     let width = rows[0].len();
-    let table = format!("kanon_hraw{a}");
     conn.execute_batch(&format!(
-        "CREATE OR REPLACE TEMP TABLE {table} ({})",
+        "CREATE OR REPLACE TEMP TABLE {} ({})",
+        h_table(a),
         list(0..width, ", ", |i| format!("v{i} VARCHAR"))
     ))?;
-    let tuple = format!("({})", vec!["?"; width].join(", "));
-    for chunk in rows.chunks(500) {
-        let stmt = format!("INSERT INTO {table} VALUES {}", vec![tuple.as_str(); chunk.len()].join(", "));
-        conn.execute(&stmt, duckdb::params_from_iter(chunk.iter().flatten()))?;
+    let mut app = conn.appender_to_catalog_and_db(&h_table(a), "temp", "main")?;
+    for row in rows {
+        app.append_row(duckdb::appender_params_from_iter(row))?;
     }
-    // Identical duplicate rows are harmless; differing ones are caught as two parents.
-    conn.execute_batch(&format!(
-        "CREATE OR REPLACE TEMP TABLE {} AS SELECT DISTINCT * FROM {table}; DROP TABLE {table}",
-        h_table(a)
-    ))?;
+    app.flush()?;
     Ok(())
 }
 
-/// Height of `kanon_h{a}` (columns − 1).
-fn height_of(conn: &Connection, a: usize) -> Result<u8> {
-    let n: i64 = conn.query_row(
-        "SELECT count(*) FROM duckdb_columns() WHERE database_name = 'temp' AND table_name = ?",
-        [h_table(a)],
-        |r| r.get(0),
-    )?;
-    u8::try_from(n - 1).map_err(|_| bad(format!("hierarchy {a} has too many levels")))
+/// The rows of `kanon_h{a}`, sorted.
+fn read_rows(conn: &Connection, a: usize) -> Result<Rows> {
+    let mut stmt = conn.prepare(&format!("SELECT * FROM {}", h_table(a)))?;
+    let mut rows: Rows = stmt
+        .query_map([], |r| (0..r.as_ref().column_count()).map(|i| r.get::<_, Option<String>>(i)).collect())?
+        .collect::<duckdb::Result<_>>()?;
+    if rows.is_empty() {
+        return Err(bad(format!("hierarchy {a} has no leaves")));
+    }
+    rows.sort();
+    Ok(rows)
+}
+
+fn quoted(v: &Option<String>) -> String {
+    v.as_ref().map_or("NULL".to_string(), |v| format!("\"{v}\""))
 }
 
 /// Each value has exactly one parent and the top is a single value.
-fn check_structure(conn: &Connection, job: &Job, a: usize, qi: &QuasiIdentifier) -> Result<(u8, u64)> {
-    let at = format!("{}: hierarchy of \"{}\"", job.at(&qi.column), qi.column.name);
-    let height = height_of(conn, a)?;
-    let h = h_table(a);
+fn check_structure(rows: &Rows) -> std::result::Result<(), String> {
+    let height = rows[0].len() - 1;
     for lo in 0..height {
-        let q =
-            render(sql::HIERARCHY_PARENTS, &[("lo", &format!("v{lo}")), ("hi", &format!("v{}", lo + 1)), ("h", &h)]);
-        let mut stmt = conn.prepare(&q)?;
-        let bad_rows: Vec<(String, String)> =
-            stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<duckdb::Result<_>>()?;
-        if let Some((v, parents)) = bad_rows.first() {
+        let mut parents: BTreeMap<&Option<String>, BTreeSet<&Option<String>>> = BTreeMap::new();
+        for row in rows {
+            parents.entry(&row[lo]).or_default().insert(&row[lo + 1]);
+        }
+        if let Some((v, ps)) = parents.iter().find(|(_, ps)| ps.len() > 1) {
             let what = if lo == 0 { "leaf".to_string() } else { format!("level-{lo} value") };
-            return Err(bad(format!(
-                "{at}: {what} {v} has more than one parent at level {} ({parents}); each value needs exactly one",
-                lo + 1
-            )));
+            let ps: Vec<String> = ps.iter().map(|p| quoted(p)).collect();
+            return Err(format!(
+                "{what} {} has more than one parent at level {} ({}); each value needs exactly one",
+                quoted(v),
+                lo + 1,
+                ps.join(" and ")
+            ));
         }
     }
-    let q = render(sql::HIERARCHY_TOPS, &[("top", &format!("v{height}")), ("h", &h)]);
-    let (tops, sample, leaves): (i64, Option<String>, i64) =
-        conn.query_row(&q, [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
-    if tops != 1 {
-        return Err(bad(format!(
-            "{at}: the top level must be a single value, found {tops} ({})",
-            sample.unwrap_or_default()
-        )));
-    }
-    Ok((height, leaves as u64))
-}
-
-/// Every value of the column is a leaf.
-fn check_coverage(conn: &Connection, a: usize) -> Result<()> {
-    // kanon_hdim_{a} is not built yet; cover against the text table's leaves.
-    let dim = format!("(SELECT v0 AS leaf, 0 AS c0 FROM {})", h_table(a));
-    let q = render(sql::HIERARCHY_COVERAGE, &[("v", &format!("v{a}")), ("dim", &dim), ("base", &marginal_table(a))]);
-    let (rows, values, sample): (i64, i64, Option<String>) =
-        conn.query_row(&q, [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
-    if rows > 0 {
-        return Err(bad(format!(
-            "{rows} rows ({values} distinct values) are not covered by the hierarchy, e.g. {}",
-            sample.unwrap_or_default()
-        )));
+    let tops: BTreeSet<&Option<String>> = rows.iter().map(|r| &r[height]).collect();
+    if tops.len() != 1 {
+        let sample: Vec<String> = tops.iter().take(3).map(|t| quoted(t)).collect();
+        return Err(format!("the top level must be a single value, found {} ({})", tops.len(), sample.join(", ")));
     }
     Ok(())
+}
+
+/// Every value of every QI is a leaf (one query for all): the first QI with
+/// values that are not, and what to say.
+fn check_coverage(conn: &Connection, n: usize) -> Result<Option<(usize, String)>> {
+    let per_qi = list(0..n, " UNION ALL ", |a| {
+        let q = render(
+            sql::HIERARCHY_COVERAGE,
+            &[("v", &format!("v{a}")), ("dim", &dim_table(a)), ("base", &marginal_table(a))],
+        );
+        format!("SELECT {a} AS qi, * FROM ({q})")
+    });
+    let mut stmt = conn.prepare(&format!("SELECT * FROM ({per_qi}) ORDER BY qi"))?;
+    let mut rows = stmt.query([])?;
+    while let Some(r) = rows.next()? {
+        let (a, rows, values, sample): (i64, i64, i64, Option<String>) = (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?);
+        if rows > 0 {
+            let text = format!(
+                "{rows} rows ({values} distinct values) are not covered by the hierarchy, e.g. {}",
+                sample.unwrap_or_default()
+            );
+            return Ok(Some((a as usize, text)));
+        }
+    }
+    Ok(None)
 }
 
 /// Built-in hierarchies from the distinct values of QI `a` in the base frequency set.
@@ -280,55 +310,70 @@ fn generate(conn: &Connection, a: usize, spec: &HierarchySpec) -> Result<()> {
     Ok(())
 }
 
-/// The code tables of QI `a`: leaf dimension and nodes, with the level
-/// divisors recorded in `kanon_hlevels`.
-fn build_codes(conn: &Connection, a: usize, height: u8) -> Result<()> {
-    let h = h_table(a);
-    let ranks = |j: u8| format!("kanon_hrank_{a}_{j}");
-    // divisor(l) = product of the sibling counts (radices) of levels below l.
+/// The code tables of QI `a`: each value of a level is numbered among its
+/// siblings (the values with the same parent, in text order, NULL first) from
+/// 0, and a leaf's code is these numbers read as one mixed-radix integer, so
+/// a code at level l is the leaf code integer-divided by that level's divisor
+/// (rollup needs no join). Written: `kanon_hdim_{a}` (leaf, c0 … ch),
+/// `kanon_hnode_{a}` (level, code, label, leaves under it) and the divisors in
+/// `kanon_hlevels`.
+fn build_codes(conn: &Connection, a: usize, rows: &Rows) -> Result<()> {
+    let height = rows[0].len() - 1;
+    // Per level below the top: value → its number among its siblings; and the radix.
     let mut divisors: Vec<i64> = vec![1];
+    let mut ranks: Vec<HashMap<&Option<String>, i64>> = Vec::with_capacity(height);
     for j in 0..height {
-        conn.execute_batch(&render(
-            sql::HIERARCHY_RANKS,
-            &[("ranks", &ranks(j)), ("lo_col", &format!("v{j}")), ("hi_col", &format!("v{}", j + 1)), ("h", &h)],
-        ))?;
-        let radix: i64 =
-            conn.query_row(&format!("SELECT coalesce(max(idx), 0) + 1 FROM {}", ranks(j)), [], |r| r.get(0))?;
-        let next = divisors[j as usize]
+        let mut siblings: BTreeMap<&Option<String>, BTreeSet<&Option<String>>> = BTreeMap::new();
+        for row in rows {
+            siblings.entry(&row[j + 1]).or_default().insert(&row[j]);
+        }
+        let mut rank = HashMap::new();
+        let mut radix = 1i64;
+        for values in siblings.values() {
+            for (i, v) in values.iter().enumerate() {
+                rank.insert(*v, i as i64);
+            }
+            radix = radix.max(values.len() as i64);
+        }
+        let next = divisors[j]
             .checked_mul(radix)
             .filter(|d| *d < 1 << 62)
             .ok_or_else(|| bad(format!("hierarchy {a} is too wide to encode in 64-bit codes")))?;
         divisors.push(next);
+        ranks.push(rank);
     }
-    let leaf_code = if height == 0 {
-        "0".to_string()
-    } else {
-        list(0..height, " + ", |j| format!("r{j}.idx * {}", divisors[j as usize]))
-    };
-    let codes = list(0..=height, ", ", |l| format!("({leaf_code})::BIGINT // {} AS c{l}", divisors[l as usize]));
-    let rank_joins =
-        list(0..height, " ", |j| format!("JOIN {} r{j} ON r{j}.label IS NOT DISTINCT FROM h.v{j}", ranks(j)));
-    let levels =
-        list(0..=height, " UNION ALL ", |l| format!("SELECT {l} AS level, c{l} AS code, v{l} AS label FROM x"));
-    conn.execute_batch(&render(
-        sql::HIERARCHY_NODES,
-        &[
-            ("dim", &dim_table(a)),
-            ("codes", &codes),
-            ("h", &h),
-            ("rank_joins", &rank_joins),
-            ("nodes", &node_table(a)),
-            ("levels", &levels),
-        ],
+    let leaf_code = |row: &Vec<Option<String>>| -> i64 { (0..height).map(|j| ranks[j][&row[j]] * divisors[j]).sum() };
+    conn.execute_batch(&format!(
+        "CREATE OR REPLACE TEMP TABLE {} (leaf VARCHAR, {}); \
+         CREATE OR REPLACE TEMP TABLE {} (level INTEGER, code BIGINT, label VARCHAR, leaves BIGINT)",
+        dim_table(a),
+        list(0..=height, ", ", |l| format!("c{l} BIGINT")),
+        node_table(a),
     ))?;
-    for j in 0..height {
-        conn.execute_batch(&format!("DROP TABLE {}", ranks(j)))?;
+    let mut nodes: BTreeMap<(i32, i64), (&Option<String>, i64)> = BTreeMap::new();
+    let mut app = conn.appender_to_catalog_and_db(&dim_table(a), "temp", "main")?;
+    for row in rows {
+        let c0 = leaf_code(row);
+        let mut values: Vec<duckdb::types::Value> = vec![row[0].clone().into()];
+        for (l, d) in divisors.iter().enumerate() {
+            values.push((c0 / d).into());
+            nodes.entry((l as i32, c0 / d)).or_insert((&row[l], 0)).1 += 1;
+        }
+        app.append_row(duckdb::appender_params_from_iter(values))?;
     }
-    conn.execute_batch("CREATE TEMP TABLE IF NOT EXISTS kanon_hlevels (qi INTEGER, level INTEGER, divisor BIGINT)")?;
-    conn.execute("DELETE FROM kanon_hlevels WHERE qi = ?", [a as i64])?;
+    app.flush()?;
+    drop(app);
+    let mut app = conn.appender_to_catalog_and_db(&node_table(a), "temp", "main")?;
+    for ((level, code), (label, leaves)) in &nodes {
+        app.append_row(duckdb::params![level, code, label, leaves])?;
+    }
+    app.flush()?;
+    drop(app);
+    let mut app = conn.appender_to_catalog_and_db("kanon_hlevels", "temp", "main")?;
     for (l, d) in divisors.iter().enumerate() {
-        conn.execute("INSERT INTO kanon_hlevels VALUES (?, ?, ?)", duckdb::params![a as i64, l as i64, d])?;
+        app.append_row(duckdb::params![a as i32, l as i32, d])?;
     }
+    app.flush()?;
     Ok(())
 }
 

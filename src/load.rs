@@ -68,7 +68,7 @@ pub fn load_showing(job: &Job, bar: &indicatif::ProgressBar) -> Result<Loaded> {
     let (conn, columns) = database::open(job)?;
     check_columns(job, &columns)?;
     trace("open");
-    hierarchy::load_files(&conn, job)?;
+    let files = hierarchy::load_files(&conn, job)?;
     trace("hierarchy files");
     let sensitive = job.privacy.diversity.as_ref().map(|d| d.column.name.as_str());
     let label = job.class_column.as_ref().map(|c| c.name.as_str());
@@ -79,7 +79,7 @@ pub fn load_showing(job: &Job, bar: &indicatif::ProgressBar) -> Result<Loaded> {
     }
     trace("scan");
     bar.set_message("building the hierarchies");
-    let hierarchies = hierarchy::finish(&conn, job)?;
+    let hierarchies = hierarchy::finish(&conn, job, files)?;
     trace("hierarchies");
     let extras = Extras { sensitive: sensitive.is_some(), label: label.is_some() };
     bar.set_message(format!("grouping the {rows} source rows by their quasi-identifiers"));

@@ -60,9 +60,9 @@ pub fn run(args: Args) -> Result<()> {
     // Hierarchies as `kanon run` builds them; the generated ones need the marginals.
     bar.set_message("building hierarchies");
     let start = Instant::now();
-    hierarchy::load_files(&conn, &job)?;
+    let files = hierarchy::load_files(&conn, &job)?;
     frequency::scan_source(&conn, &qis, None, None)?;
-    let hierarchies = hierarchy::finish(&conn, &job)?;
+    let hierarchies = hierarchy::finish(&conn, &job, files)?;
     for (a, (h, &l)) in hierarchies.iter().zip(&levels).enumerate() {
         if l > h.height {
             return Err(bad(format!(
