@@ -147,6 +147,34 @@ pub struct MemorySets {
     pool: rayon::ThreadPool,
 }
 
+/// Leaf code → leaf index (the rank among the sorted leaf codes present).
+enum Lookup {
+    Table(Vec<u32>),
+    Sorted(Vec<i64>),
+}
+
+impl Lookup {
+    fn new(sorted: &[i64]) -> Lookup {
+        match sorted.last() {
+            Some(&max) if max >= 0 && max < 1 << 24 && sorted[0] >= 0 => {
+                let mut t = vec![u32::MAX; max as usize + 1];
+                for (i, &c) in sorted.iter().enumerate() {
+                    t[c as usize] = i as u32;
+                }
+                Lookup::Table(t)
+            }
+            _ => Lookup::Sorted(sorted.to_vec()),
+        }
+    }
+
+    fn index(&self, code: i64) -> Option<u32> {
+        match self {
+            Lookup::Table(t) => usize::try_from(code).ok().and_then(|c| t.get(c)).copied().filter(|&i| i != u32::MAX),
+            Lookup::Sorted(s) => s.binary_search(&code).ok().map(|i| i as u32),
+        }
+    }
+}
+
 /// One QI's column of an Arrow batch as i64 (DuckDB gives the narrow types of `kanon_f0`).
 fn ints(array: &dyn Array, out: &mut Vec<i64>) -> Result<()> {
     match array.data_type() {
@@ -221,38 +249,37 @@ impl MemorySets {
         }
         select.push("cnt".into());
         let mut stmt = conn.prepare(&format!("SELECT {} FROM kanon_f0", select.join(", ")))?;
-        let mut cols: Vec<Vec<i64>> = vec![Vec::new(); select.len()];
+        // Leaf code → leaf index: a table when the codes are small enough, else a search.
+        let lookups: Vec<Lookup> = leaf_codes.iter().map(|codes| Lookup::new(codes)).collect();
+        let mut codes: Vec<Vec<u32>> = vec![Vec::new(); n];
+        let mut extra: Vec<Vec<u32>> = vec![Vec::new(); select.len() - n - 1];
+        let mut size: Vec<u64> = Vec::new();
+        let mut buf: Vec<i64> = Vec::new();
         for batch in stmt.query_arrow([])? {
-            for (j, col) in cols.iter_mut().enumerate() {
-                ints(batch.column(j).as_ref(), col)?;
+            for (a, col) in codes.iter_mut().enumerate() {
+                buf.clear();
+                ints(batch.column(a).as_ref(), &mut buf)?;
+                for &c in &buf {
+                    col.push(lookups[a].index(c).with_context(|| {
+                        format!("leaf code {c} of QI {a} in the base frequency set has no code table entry")
+                    })?);
+                }
             }
+            for (j, col) in extra.iter_mut().enumerate() {
+                buf.clear();
+                ints(batch.column(n + j).as_ref(), &mut buf)?;
+                col.extend(buf.iter().map(|&v| v as u32));
+            }
+            buf.clear();
+            ints(batch.column(select.len() - 1).as_ref(), &mut buf)?;
+            size.extend(buf.iter().map(|&v| v as u64));
         }
-        let rows = cols[0].len();
-        let mut codes = Vec::with_capacity(n);
-        for a in 0..n {
-            let known = &leaf_codes[a];
-            let col = cols[a]
-                .iter()
-                .map(|c| known.binary_search(c).map(|i| i as u32))
-                .collect::<std::result::Result<Vec<u32>, _>>()
-                .ok()
-                .with_context(|| format!("a leaf code of QI {a} in the base frequency set has no code table entry"))?;
-            codes.push(col);
-        }
-        let mut j = n;
-        let mut take = || {
-            j += 1;
-            std::mem::take(&mut cols[j - 1])
-        };
+        let rows = size.len();
         let all: Vec<u32> = (0..rows as u32).collect();
-        let sensitive = extras.sensitive.then(|| (all.clone(), take().into_iter().map(|v| v as u32).collect()));
-        let labels_col = extras.label.then(&mut take);
-        let size: Vec<u64> = take().into_iter().map(|v| v as u64).collect();
-        let labels =
-            labels_col.map(|y| (all.clone(), y.into_iter().map(|v| v as u32).collect::<Vec<u32>>(), size.clone()));
-        let max_of =
-            |v: &Option<(Vec<u32>, Vec<u32>)>| v.as_ref().map_or(0, |(_, x)| x.iter().copied().max().unwrap_or(0));
-        let s_count = max_of(&sensitive) as u64 + 1;
+        let mut extra = extra.into_iter();
+        let sensitive = extras.sensitive.then(|| (all.clone(), extra.next().expect("s column")));
+        let labels = extras.label.then(|| (all.clone(), extra.next().expect("y column"), size.clone()));
+        let s_count = sensitive.as_ref().map_or(0, |(_, s)| s.iter().copied().max().unwrap_or(0)) as u64 + 1;
         let y_count = labels.as_ref().map_or(0, |(_, y, _)| y.iter().copied().max().unwrap_or(0)) as u64 + 1;
         let base = Arc::new(Set { node: Node::full(vec![0; n]), codes, size, sensitive, labels });
         let budget = (256u64 << 20).max(base.bytes());

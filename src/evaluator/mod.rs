@@ -23,9 +23,11 @@ use sql::SqlSets;
 use std::collections::HashMap;
 
 /// The default largest base frequency set (rows) evaluated in memory. Chosen
-/// by measurement (see docs/evaluator.md): up to here the memory backend is
-/// faster at every size measured, and its sets stay well within memory.
-pub const MEMORY_ROWS: u64 = 20_000_000;
+/// by measurement (docs/evaluator.md): the memory backend was faster at every
+/// size measured up to here (1M and 10M generated rows), and it needs some 150
+/// bytes per base row at 7 QIs (the base, a worker's buffers per core, the
+/// sets it holds), about 1.5 GB here, beside DuckDB's own memory.
+pub const MEMORY_ROWS: u64 = 10_000_000;
 
 /// Which backend holds the frequency sets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

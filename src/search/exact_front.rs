@@ -29,6 +29,10 @@ use crate::metrics::same;
 use anyhow::Result;
 use std::collections::HashMap;
 
+/// Nodes evaluated per batch within a height: small enough that what a batch
+/// finds excludes much of the rest, large enough to keep both cores busy.
+const CHUNK: usize = 32;
+
 /// The exact front, and how many nodes it took.
 #[derive(Debug, Clone)]
 pub struct ExactFront {
@@ -114,7 +118,8 @@ pub fn exact_front(ev: &mut Evaluator, lattice: &Lattice, budget: u64, metric: M
     add(first, &mut known, &mut floor_up, &mut current);
 
     for nodes in by_height.iter().rev() {
-        let mut batch: Vec<Vec<u8>> = Vec::new();
+        // Bound every node of this height first (its bounds come from the heights above).
+        let mut bounded: Vec<(u64, f64, &Vec<u8>)> = Vec::new();
         for levels in nodes {
             if known.contains_key(levels) {
                 continue;
@@ -139,14 +144,24 @@ pub fn exact_front(ev: &mut Evaluator, lattice: &Lattice, budget: u64, metric: M
                 dm_low.insert(levels.clone(), from_above);
                 low = low.max(from_above);
             }
-            if excluded(&current, ku, low, levels) {
-                excluded_count += 1;
-            } else {
-                batch.push(levels.clone());
-            }
+            bounded.push((ku, low, levels));
         }
-        let pts = points(ev, &batch, budget, metric)?;
-        add(pts, &mut known, &mut floor_up, &mut current);
+        // The most promising first (highest k, then least loss), in small
+        // batches, so the points they add can exclude the rest of the height.
+        bounded.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.total_cmp(&b.1)).then(a.2.cmp(b.2)));
+        for chunk in bounded.chunks(CHUNK) {
+            let batch: Vec<Vec<u8>> = chunk
+                .iter()
+                .filter(|(ku, low, levels)| {
+                    let out = excluded(&current, *ku, *low, levels);
+                    excluded_count += out as u64;
+                    !out
+                })
+                .map(|(_, _, levels)| (*levels).clone())
+                .collect();
+            let pts = points(ev, &batch, budget, metric)?;
+            add(pts, &mut known, &mut floor_up, &mut current);
+        }
     }
     // The front of the evaluated points, by k descending.
     Ok(ExactFront { front: current, excluded: excluded_count })
