@@ -23,7 +23,7 @@ for budget in 0 0.01 0.05; do
   } > "$work/job.toml"
   for metric in glm dm cm; do
     # shellcheck disable=SC2086
-    "$kanon" pareto "$work/job.toml" --metric "$metric" $depth --exhaustive --quiet --json "$work/r.json" > /dev/null
+    "$kanon" pareto "$work/job.toml" --metric "$metric" --method poka $depth --exhaustive --quiet --json "$work/r.json" > /dev/null
     python3 - "$work/r.json" "$metric" "$budget" >> "$out" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1])); e = r["exhaustive"]
