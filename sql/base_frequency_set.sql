@@ -2,9 +2,10 @@
 -- grouped by the integer leaf codes g0..gn-1 (and the sensitive code s and
 -- label code y, when asked), with counts. Each value gets its code by an
 -- equi-join with a small per-column code table, so the grouping hashes
--- integers, not text. Plain SQL on purpose, so a distributed engine could run
+-- integers, not text. {{relation}} is the source, or a small file grouped
+-- once (frequency.rs Input; {{count}} then sums its counts). Plain SQL on purpose, so a distributed engine could run
 -- it instead.
 CREATE OR REPLACE TEMP TABLE kanon_f0 AS
-SELECT {{codes}}, count(*)::{{count}} AS cnt
-FROM kanon_source src {{joins}}
+SELECT {{codes}}, ({{count}})::{{type}} AS cnt
+FROM {{relation}} src {{joins}}
 GROUP BY ALL

@@ -1,21 +1,10 @@
 -- The second full scan: every source row of a kept class, QIs replaced by
--- their labels, dropped columns left out, in source order ({{row}} is the
--- row's position there), so the same input gives the same output. Plain SQL:
--- one small equi-join per QI (value -> code, label).
--- name: full_domain
--- Labels come from the value maps; the suppressed classes are anti-joined.
+-- their labels, dropped columns left out. {{groups}}, {{columns}} and
+-- {{kept}} call the recoding's scalar functions (release.rs): each row's group
+-- per QI, once, then labels and the kept test from those. No join, no sort:
+-- DuckDB keeps the source's row order through scan, projection and filter,
+-- so the same input gives the same output.
 CREATE TABLE {{target}} AS
 SELECT {{columns}}
-FROM kanon_source_ordered s
-{{value_joins}}
-WHERE NOT EXISTS (SELECT 1 FROM kanon_release_suppressed r WHERE {{class_join}})
-ORDER BY s.{{row}}
--- name: per_class
--- Labels come from the kept classes (kanon_release_classes: codes c0.., and
--- per QI the label lab0.. that class is released as), joined on the codes.
-CREATE TABLE {{target}} AS
-SELECT {{columns}}
-FROM kanon_source_ordered s
-{{value_joins}}
-JOIN kanon_release_classes r ON {{class_join}}
-ORDER BY s.{{row}}
+FROM (SELECT *, {{groups}} FROM kanon_source s) s
+WHERE {{kept}}

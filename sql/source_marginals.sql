@@ -5,8 +5,8 @@
 -- hierarchies are built and checked from these small marginals, and they give
 -- every value its integer code before the base frequency set is grouped.
 CREATE OR REPLACE TEMP TABLE kanon_marginals AS
-SELECT {{all}}, GROUPING({{all}}) AS gid, count(*) AS cnt
-FROM (SELECT {{columns}} FROM kanon_source)
+SELECT {{all}}, GROUPING({{all}}) AS gid, {{count}} AS cnt
+FROM (SELECT {{columns}} FROM {{relation}})
 GROUP BY GROUPING SETS ({{sets}})
 -- name: split
 -- One column's marginal: each value (n, as the source has it) with its text

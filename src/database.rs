@@ -16,8 +16,19 @@ pub struct SourceColumn {
     pub type_name: String,
 }
 
-/// CSV and Parquet sources up to this size are read into memory once.
+/// CSV and Parquet sources up to this size are parsed once for the search,
+/// grouped ([`crate::frequency::Input`]); larger ones are scanned per pass.
 pub const SMALL_FILE_BYTES: u64 = 256 << 20;
+
+/// Is the job's source a CSV or Parquet file of at most [`SMALL_FILE_BYTES`]?
+pub fn small_file(job: &Job) -> bool {
+    match &job.source {
+        SourceSpec::Database { .. } => false,
+        SourceSpec::Csv { path, .. } | SourceSpec::Parquet { path } => {
+            std::fs::metadata(path).is_ok_and(|m| m.len() <= SMALL_FILE_BYTES)
+        }
+    }
+}
 
 /// The catalog name the output database is attached under.
 pub const OUT: &str = "kanon_out";
@@ -61,41 +72,11 @@ pub fn open(job: &Job) -> Result<(Connection, Vec<SourceColumn>)> {
         }
         SourceSpec::Parquet { path } => format!("read_parquet({})", sql::literal(&path.to_string_lossy())),
     };
-    // A small file is parsed once into a temporary table instead of once per
-    // scan (kanon reads its source three times); its row ids keep file order.
-    let small = !matches!(job.source, SourceSpec::Database { .. })
-        && std::fs::metadata(src_path).is_ok_and(|m| m.len() <= SMALL_FILE_BYTES);
-    let relation = if small {
-        conn.execute_batch(&sql::render(sql::SOURCE_ROWS, &[("relation", &relation)]))
-            .or_bad_input(|| format!("reading source {}", src_path.display()))?;
-        "temp.main.kanon_source_rows".to_string()
-    } else {
-        relation
-    };
     conn.execute_batch(&sql::render(sql::SOURCE_VIEW, &[("relation", &relation)]))
         .or_bad_input(|| format!("reading source {}", src_path.display()))?;
     crate::trace(|| "open: source read".into());
     let columns = columns(&conn).or_bad_input(|| format!("reading source {}", src_path.display()))?;
-    // Source order for the release: a table's row ids cost nothing; a large file's rows are numbered.
-    let position = match &job.source {
-        SourceSpec::Database { .. } => "rowid",
-        _ if small => "rowid",
-        _ => "row_number() OVER ()",
-    };
-    conn.execute_batch(&sql::render(
-        sql::SOURCE_ORDERED,
-        &[("position", position), ("column", &sql::ident(&order_column(&columns))), ("relation", &relation)],
-    ))?;
     Ok((conn, columns))
-}
-
-/// The column of `kanon_source_ordered` that holds each row's position in the
-/// source: a name the source does not use.
-pub fn order_column(columns: &[SourceColumn]) -> String {
-    (0..)
-        .map(|i| format!("kanon_row{i}"))
-        .find(|r| !columns.iter().any(|c| c.name.eq_ignore_ascii_case(r)))
-        .unwrap_or_default()
 }
 
 /// Attach the output database as [`OUT`] unless it already is (the source lives

@@ -41,10 +41,58 @@ fn extra_codes(col: &str) -> String {
     format!("kanon_codes_{col}")
 }
 
+/// What the marginal scan and the base frequency set read: the source itself,
+/// a row per record; or, for a small file, the source grouped once by the
+/// columns the search reads, a row per distinct combination with its count
+/// (parsing a file costs more than scanning a table, and the grouped rows are
+/// no more than the file's).
+pub struct Input {
+    relation: String,
+    /// The count column of a grouped input.
+    weight: Option<String>,
+}
+
+impl Input {
+    /// The source as it is.
+    pub fn source() -> Input {
+        Input { relation: "kanon_source".into(), weight: None }
+    }
+
+    /// Group the source once by `columns` (QIs, then the sensitive and label
+    /// columns) into `kanon_source_grouped`, counting records in a column
+    /// named apart from them.
+    pub fn grouped(conn: &Connection, columns: &[&str]) -> Result<Input> {
+        let weight = (0..)
+            .map(|i| format!("kanon_count{i}"))
+            .find(|w| !columns.iter().any(|c| c.eq_ignore_ascii_case(w)))
+            .unwrap_or_default();
+        conn.execute_batch(&render(
+            sql::SOURCE_GROUPED,
+            &[("columns", &list(columns, ", ", |c| ident(c))), ("count", &ident(&weight))],
+        ))
+        .map_err(|e| crate::error::bad(format!("reading the source: {e}")))?;
+        Ok(Input { relation: "kanon_source_grouped".into(), weight: Some(weight) })
+    }
+
+    /// Records per group, as an aggregate over rows of this input aliased `alias`.
+    fn count(&self, alias: &str) -> String {
+        match &self.weight {
+            None => "count(*)".into(),
+            Some(w) => format!("sum({alias}{})::BIGINT", ident(w)),
+        }
+    }
+}
+
 /// The light first scan: per-column marginals of the source in one pass, into
 /// `kanon_marg_{a}` per QI (and `kanon_marg_s` / `kanon_marg_y`). Returns the
 /// number of rows.
-pub fn scan_source(conn: &Connection, qis: &[String], sensitive: Option<&str>, label: Option<&str>) -> Result<u64> {
+pub fn scan_source(
+    conn: &Connection,
+    input: &Input,
+    qis: &[String],
+    sensitive: Option<&str>,
+    label: Option<&str>,
+) -> Result<u64> {
     let mut cols: Vec<(String, String)> = qis.iter().enumerate().map(|(a, c)| (ident(c), format!("v{a}"))).collect();
     for (c, alias) in [(sensitive, "s"), (label, "y")] {
         if let Some(c) = c {
@@ -53,11 +101,17 @@ pub fn scan_source(conn: &Connection, qis: &[String], sensitive: Option<&str>, l
     }
     let m = cols.len();
     let all = list(cols.iter(), ", ", |(_, v)| v.clone());
+    let mut columns = list(cols.iter(), ", ", |(c, v)| format!("{c} AS {v}"));
+    if let Some(w) = &input.weight {
+        columns.push_str(&format!(", {}", ident(w)));
+    }
     conn.execute_batch(&render(
         sql::fragment(sql::SOURCE_MARGINALS, "scan"),
         &[
             ("all", &all),
-            ("columns", &list(cols.iter(), ", ", |(c, v)| format!("{c} AS {v}"))),
+            ("columns", &columns),
+            ("relation", &input.relation),
+            ("count", &input.count("")),
             ("sets", &list(cols.iter(), ", ", |(_, v)| format!("({v})"))),
         ],
     ))
@@ -97,6 +151,7 @@ fn int_type(bound: i64) -> &'static str {
 /// instead of 64), where every pass from it would otherwise read spilled data.
 pub fn encode(
     conn: &Connection,
+    input: &Input,
     qis: &[String],
     rows: u64,
     sensitive: Option<&str>,
@@ -133,8 +188,17 @@ pub fn encode(
         }
     }
     let count = int_type(rows.saturating_add(1).min(i64::MAX as u64) as i64);
-    conn.execute_batch(&render(sql::BASE_FREQUENCY_SET, &[("codes", &codes), ("joins", &joins), ("count", count)]))
-        .context("grouping the source")?;
+    conn.execute_batch(&render(
+        sql::BASE_FREQUENCY_SET,
+        &[
+            ("codes", &codes),
+            ("joins", &joins),
+            ("relation", &input.relation),
+            ("count", &input.count("src.")),
+            ("type", count),
+        ],
+    ))
+    .context("grouping the source")?;
     conn.execute_batch(sql::BASE_F0_NODE)?;
     Ok(())
 }

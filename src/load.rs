@@ -73,7 +73,20 @@ pub fn load_showing(job: &Job, bar: &indicatif::ProgressBar) -> Result<Loaded> {
     let sensitive = job.privacy.diversity.as_ref().map(|d| d.column.name.as_str());
     let label = job.class_column.as_ref().map(|c| c.name.as_str());
     bar.set_message("scanning the source for each column's values");
-    let rows = frequency::scan_source(&conn, &job.qi_names(), sensitive, label)?;
+    let input = if database::small_file(job) {
+        let mut read: Vec<&str> = job.quasi_identifiers.iter().map(|q| q.column.name.as_str()).collect();
+        for c in sensitive.into_iter().chain(label) {
+            if !read.contains(&c) {
+                read.push(c);
+            }
+        }
+        let input = frequency::Input::grouped(&conn, &read)?;
+        trace("source grouped");
+        input
+    } else {
+        frequency::Input::source()
+    };
+    let rows = frequency::scan_source(&conn, &input, &job.qi_names(), sensitive, label)?;
     if rows == 0 {
         return Err(bad(format!("{}: the source, {}, has no rows", job.path.display(), job.source.describe())));
     }
@@ -83,7 +96,7 @@ pub fn load_showing(job: &Job, bar: &indicatif::ProgressBar) -> Result<Loaded> {
     trace("hierarchies");
     let extras = Extras { sensitive: sensitive.is_some(), label: label.is_some() };
     bar.set_message(format!("grouping the {rows} source rows by their quasi-identifiers"));
-    frequency::encode(&conn, &job.qi_names(), rows, sensitive, label)?;
+    frequency::encode(&conn, &input, &job.qi_names(), rows, sensitive, label)?;
     trace("base frequency set");
     let data = Dataset {
         rows,

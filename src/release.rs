@@ -1,67 +1,349 @@
-//! Writing the release: a recoding applied to the source in one plain-SQL
+//! Writing the release: a recoding applied to the source in one streaming SQL
 //! scan, into a temporary table renamed over the output in the same
-//! transaction.
+//! transaction, then copied to the job's CSV / Parquet files.
 //!
-//! A recoding is small tables: per QI a value map (`kanon_release_map_{a}`:
-//! `n`, the value as the source has it; `code`, its group; `label`), and either
-//! - [`Recoding::FullDomain`]: every class of a QI's group gets the group's
-//!   label; `kanon_release_suppressed` (`c0..`) lists the classes dropped.
-//!   [`full_domain_map`] builds it for a node;
-//! - [`Recoding::PerClass`]: `kanon_release_classes` (`c0..`, `lab0..`) lists
-//!   the kept classes, each with its own label per QI (cell-based recodings).
+//! A [`Recoding`] is small and lives here, in Rust: per QI, each source value
+//! → its group and the group's label; and the classes (tuples of groups) to
+//! drop. The write calls it through scalar functions registered on the
+//! connection for the one statement (`kanon_group_*`, `kanon_kept_*`, and
+//! `kanon_label_*` when a QI has too many groups to list its labels in the
+//! statement), so the statement has no join and no sort: DuckDB keeps the
+//! source's row order through scan, projection and filter (a hash join would
+//! not; see docs/scale.md). A level per QI is one such recoding; a partition
+//! of each QI's values is another of the same shape.
 
 use crate::database::{self, SourceColumn, OUT};
 use crate::hierarchy::{code_table, dim_table, node_table};
 use crate::job::Job;
 use crate::metrics::Requirement;
 use crate::sql::{self, ident, list, literal, render};
-use anyhow::{Context, Result};
+use anyhow::{anyhow, Context, Result};
+use duckdb::core::{DataChunkHandle, Inserter, LogicalTypeHandle, LogicalTypeId};
+use duckdb::ffi::duckdb_string_t;
+use duckdb::types::ValueRef;
+use duckdb::vscalar::{ScalarFunctionSignature, VScalar};
+use duckdb::vtab::arrow::WritableVector;
 use duckdb::Connection;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
-/// Value map table of QI `a`: `n` (value as in the source) → `code`, `label`.
-pub fn value_map(a: usize) -> String {
-    format!("kanon_release_map_{a}")
+/// One QI's groups: each source value → the index of its group, and each
+/// group's label. Values are keyed as [`key_expr`] turns them into BIGINT
+/// (integer columns) or text (any other type); `null` is NULL's group.
+#[derive(Debug, Default)]
+struct Groups {
+    by_int: FxHashMap<i64, u32>,
+    /// Text of up to 15 bytes, packed into the key itself ([`short_key`]): a
+    /// lookup then reads no key from the heap.
+    by_short: FxHashMap<u128, u32>,
+    by_text: FxHashMap<Box<[u8]>, u32>,
+    null: Option<u32>,
+    labels: Vec<String>,
 }
 
-/// Which tables beside the value maps say what is kept and how it is labelled.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Recoding {
-    /// Labels from the value maps; `kanon_release_suppressed` is dropped.
-    FullDomain,
-    /// Only the classes of `kanon_release_classes` are kept, with its labels.
-    PerClass,
+impl Groups {
+    fn text(&self, bytes: &[u8]) -> Option<u32> {
+        match short_key(bytes) {
+            Some(k) => self.by_short.get(&k).copied(),
+            None => self.by_text.get(bytes).copied(),
+        }
+    }
+
+    fn insert_text(&mut self, bytes: &[u8], group: u32) {
+        match short_key(bytes) {
+            Some(k) => self.by_short.insert(k, group),
+            None => self.by_text.insert(bytes.into(), group),
+        };
+    }
 }
 
-/// Build the recoding for a full-domain node: per QI, value → code and label
+/// Text of at most 15 bytes as one integer: the bytes, then the length in the top byte.
+fn short_key(bytes: &[u8]) -> Option<u128> {
+    (bytes.len() < 16).then(|| {
+        let mut k = [0u8; 16];
+        k[..bytes.len()].copy_from_slice(bytes);
+        k[15] = bytes.len() as u8;
+        u128::from_le_bytes(k)
+    })
+}
+
+/// How the release hands a QI's values of DuckDB type `type_name` to kanon: as
+/// BIGINT for integer types (hashing an integer is cheaper than formatting it),
+/// as they are for VARCHAR, else cast to text. The value maps use the same
+/// expression, so both sides agree on every value.
+fn key_expr(type_name: &str, x: &str) -> String {
+    match type_name {
+        "TINYINT" | "SMALLINT" | "INTEGER" | "BIGINT" | "UTINYINT" | "USMALLINT" | "UINTEGER" => {
+            format!("CAST({x} AS BIGINT)")
+        }
+        "VARCHAR" => x.to_string(),
+        _ => format!("CAST({x} AS VARCHAR)"),
+    }
+}
+
+/// What the release writes: per QI the groups and their labels, and the
+/// classes (one group index per QI) whose rows are dropped.
+#[derive(Debug, Default)]
+pub struct Recoding {
+    groups: Vec<Groups>,
+    dropped: FxHashSet<Box<[u32]>>,
+}
+
+/// Build the recoding for a full-domain node: per QI, value → group and label
 /// at the node's level; the classes `req` suppresses.
-pub fn full_domain_map(conn: &Connection, levels: &[u8], req: &Requirement, sensitive: bool) -> Result<Recoding> {
+pub fn full_domain_map(
+    conn: &Connection,
+    job: &Job,
+    columns: &[SourceColumn],
+    levels: &[u8],
+    req: &Requirement,
+    sensitive: bool,
+) -> Result<Recoding> {
     let n = levels.len();
+    let types = qi_types(job, columns);
     let div = crate::hierarchy::divisors(conn, n)?;
+    let mut rec = Recoding::default();
+    // Per QI: the node-level code → group index.
+    let mut index: Vec<FxHashMap<i64, u32>> = vec![FxHashMap::default(); n];
     for (a, &l) in levels.iter().enumerate() {
-        conn.execute_batch(&render(
+        let q = render(
             sql::fragment(sql::RELEASE_MAP, "value_map"),
             &[
-                ("map", &value_map(a)),
+                ("n", &key_expr(types[a], "k.n")),
                 ("code", &format!("c{l}")),
                 ("codes", &code_table(a)),
                 ("dim", &dim_table(a)),
                 ("nodes", &node_table(a)),
                 ("level", &l.to_string()),
             ],
-        ))?;
+        );
+        let mut g = Groups::default();
+        let mut stmt = conn.prepare(&q)?;
+        let mut rows = stmt.query([])?;
+        while let Some(r) = rows.next()? {
+            let code: i64 = r.get(1)?;
+            let next = g.labels.len() as u32;
+            let group = *index[a].entry(code).or_insert_with(|| {
+                g.labels.push(String::new());
+                next
+            });
+            g.labels[group as usize] = r.get(2)?;
+            match r.get_ref(0)? {
+                ValueRef::Null => g.null = Some(group),
+                ValueRef::BigInt(v) => _ = g.by_int.insert(v, group),
+                ValueRef::Text(v) => g.insert_text(v, group),
+                v => return Err(anyhow!("value map of QI {a}: unexpected {:?}", v.data_type())),
+            }
+        }
+        rec.groups.push(g);
     }
     let q = render(
         sql::fragment(sql::RELEASE_MAP, "suppressed"),
         &[
-            // BIGINT like the value maps' codes: the anti-join then compares without a cast per row.
             ("classes", &list(0..n, ", ", |a| format!("(p.g{a} // {})::BIGINT AS c{a}", div[a][levels[a] as usize]))),
             ("ldiv", if sensitive { "count(DISTINCT p.s)" } else { "0" }),
             ("class_cols", &list(0..n, ", ", |a| format!("c.c{a}"))),
         ],
     );
-    conn.execute(&q, duckdb::params![req.k as i64, req.l.unwrap_or(0) as i64])?;
-    Ok(Recoding::FullDomain)
+    let mut stmt = conn.prepare(&q)?;
+    let mut rows = stmt.query(duckdb::params![req.k as i64, req.l.unwrap_or(0) as i64])?;
+    while let Some(r) = rows.next()? {
+        let mut class = Vec::with_capacity(n);
+        for (a, index) in index.iter().enumerate() {
+            let code: i64 = r.get(a)?;
+            class
+                .push(*index.get(&code).ok_or_else(|| anyhow!("suppressed class code {code} of QI {a} has no group"))?);
+        }
+        rec.dropped.insert(class.into_boxed_slice());
+    }
+    Ok(rec)
+}
+
+/// The QIs' DuckDB types, in QI order.
+fn qi_types<'a>(job: &Job, columns: &'a [SourceColumn]) -> Vec<&'a str> {
+    job.qi_names()
+        .iter()
+        .map(|q| columns.iter().find(|c| c.name == *q).map_or("VARCHAR", |c| c.type_name.as_str()))
+        .collect()
+}
+
+/// `kanon_group_*(value BIGINT | VARCHAR) -> UINTEGER`: one QI's group of each value.
+/// Volatile, so the optimizer evaluates it once per row where it is written,
+/// instead of copying it into the filter above.
+struct GroupFn;
+
+impl VScalar for GroupFn {
+    type State = (Arc<Recoding>, usize);
+
+    fn invoke(
+        (rec, a): &Self::State,
+        input: &mut DataChunkHandle,
+        output: &mut dyn WritableVector,
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        let g = &rec.groups[*a];
+        let len = input.len();
+        let values = input.flat_vector(0);
+        let mut out = output.flat_vector();
+        let missing = |v: String| format!("QI {a}: value {v} has no group in the recoding");
+        let is_int = values.logical_type().id() == LogicalTypeId::Bigint;
+        // SAFETY: the vector holds `len` values of its logical type (BIGINT: i64;
+        // VARCHAR: duckdb_string_t); the output UINTEGER vector `len` u32s.
+        let groups = unsafe { out.as_mut_slice_with_len::<u32>(len) };
+        let ints = unsafe { values.as_slice_with_len::<i64>(if is_int { len } else { 0 }) };
+        let texts = unsafe { values.as_slice_with_len::<duckdb_string_t>(if is_int { 0 } else { len }) };
+        for (i, group) in groups.iter_mut().enumerate() {
+            *group = if values.row_is_null(i as u64) {
+                g.null.ok_or_else(|| missing("NULL".into()))?
+            } else if is_int {
+                *g.by_int.get(&ints[i]).ok_or_else(|| missing(ints[i].to_string()))?
+            } else {
+                let bytes = text_bytes(&texts[i]);
+                g.text(bytes).ok_or_else(|| missing(format!("{:?}", String::from_utf8_lossy(bytes))))?
+            };
+        }
+        Ok(())
+    }
+
+    fn signatures() -> Vec<ScalarFunctionSignature> {
+        [LogicalTypeId::Bigint, LogicalTypeId::Varchar]
+            .into_iter()
+            .map(|t| ScalarFunctionSignature::exact(vec![t.into()], LogicalTypeId::UInteger.into()))
+            .collect()
+    }
+
+    fn volatile() -> bool {
+        true
+    }
+}
+
+/// The bytes of a DuckDB string: up to 12 are stored in the value itself, longer
+/// ones behind its pointer (DuckDB's documented `duckdb_string_t` layout).
+fn text_bytes(s: &duckdb_string_t) -> &[u8] {
+    // SAFETY: both union variants start with the length; a string of at most 12
+    // bytes is inlined, a longer one points to `length` bytes that live as long
+    // as the vector holding `s`.
+    unsafe {
+        let len = s.value.inlined.length as usize;
+        if len <= 12 {
+            std::slice::from_raw_parts(s.value.inlined.inlined.as_ptr().cast(), len)
+        } else {
+            std::slice::from_raw_parts(s.value.pointer.ptr.cast(), len)
+        }
+    }
+}
+
+/// `kanon_label_*(group UINTEGER) -> VARCHAR`: the label of one QI's group.
+struct LabelFn;
+
+impl VScalar for LabelFn {
+    type State = (Arc<Recoding>, usize);
+
+    fn invoke(
+        (rec, a): &Self::State,
+        input: &mut DataChunkHandle,
+        output: &mut dyn WritableVector,
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        let labels = &rec.groups[*a].labels;
+        // SAFETY: a UINTEGER input vector holds len() u32s; groups come from GroupFn, never NULL.
+        let vector = input.flat_vector(0);
+        let groups = unsafe { vector.as_slice_with_len::<u32>(input.len()) };
+        let out = output.flat_vector();
+        for (i, &g) in groups.iter().enumerate() {
+            out.insert(i, labels[g as usize].as_str());
+        }
+        Ok(())
+    }
+
+    fn signatures() -> Vec<ScalarFunctionSignature> {
+        vec![ScalarFunctionSignature::exact(vec![LogicalTypeId::UInteger.into()], LogicalTypeId::Varchar.into())]
+    }
+}
+
+/// `kanon_kept_*(group UINTEGER, …) -> BOOLEAN`, one group per QI: is the row's class kept?
+struct KeptFn;
+
+impl VScalar for KeptFn {
+    type State = Arc<Recoding>;
+
+    fn invoke(
+        rec: &Self::State,
+        input: &mut DataChunkHandle,
+        output: &mut dyn WritableVector,
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        let len = input.len();
+        // SAFETY: each input is a UINTEGER vector of len() u32s; the output BOOLEAN one byte per row.
+        let vectors: Vec<_> = (0..rec.groups.len()).map(|a| input.flat_vector(a)).collect();
+        let columns: Vec<&[u32]> = vectors.iter().map(|v| unsafe { v.as_slice_with_len::<u32>(len) }).collect();
+        let mut out = output.flat_vector();
+        let kept = unsafe { out.as_mut_slice_with_len::<bool>(len) };
+        let mut class = vec![0u32; columns.len()];
+        for (i, k) in kept.iter_mut().enumerate() {
+            for (c, col) in class.iter_mut().zip(&columns) {
+                *c = col[i];
+            }
+            *k = !rec.dropped.contains(&class[..]);
+        }
+        Ok(())
+    }
+
+    fn signatures() -> Vec<ScalarFunctionSignature> {
+        vec![ScalarFunctionSignature::variadic(
+            LogicalTypeId::UInteger.into(),
+            LogicalTypeHandle::from(LogicalTypeId::Boolean),
+        )]
+    }
+}
+
+/// The SQL pieces of the write, calling `rec` through functions registered on
+/// `conn` under names no other release on this connection uses.
+struct Calls {
+    /// Per QI: `kanon_group_…(key) AS <group column>`, for the inner SELECT.
+    groups: Vec<String>,
+    /// Per QI: `kanon_label_…(<group column>)`.
+    labels: Vec<String>,
+    /// The WHERE condition.
+    kept: String,
+}
+
+/// Up to this many groups, a QI's labels are written into the statement as a list.
+const LITERAL_LABELS: usize = 100_000;
+
+fn register(conn: &Connection, rec: Recoding, job: &Job, columns: &[SourceColumn]) -> Result<Calls> {
+    static SERIAL: AtomicUsize = AtomicUsize::new(0);
+    let serial = SERIAL.fetch_add(1, Ordering::Relaxed);
+    let qis = job.qi_names();
+    let types = qi_types(job, columns);
+    // Group columns named apart from every source column.
+    let prefix = (0..)
+        .map(|i| format!("kanon_group{i}_"))
+        .find(|p| !columns.iter().any(|c| c.name.to_lowercase().starts_with(p)))
+        .unwrap_or_default();
+    let group_col = |a: usize| ident(&format!("{prefix}{a}"));
+    let any_dropped = !rec.dropped.is_empty();
+    let rec = Arc::new(rec);
+    let mut calls = Calls { groups: Vec::new(), labels: Vec::new(), kept: "true".into() };
+    for (a, q) in qis.iter().enumerate() {
+        let group = format!("kanon_group_{serial}_{a}");
+        conn.register_scalar_function_with_state::<GroupFn>(&group, &(rec.clone(), a))?;
+        calls.groups.push(format!("{group}({}) AS {}", key_expr(types[a], &format!("s.{}", ident(q))), group_col(a)));
+        let labels = &rec.groups[a].labels;
+        if labels.len() <= LITERAL_LABELS {
+            // A constant list indexed per row: DuckDB reads each label in place, no copy.
+            calls.labels.push(format!("[{}][s.{} + 1]", list(labels, ", ", |l| literal(l)), group_col(a)));
+        } else {
+            let label = format!("kanon_label_{serial}_{a}");
+            conn.register_scalar_function_with_state::<LabelFn>(&label, &(rec.clone(), a))?;
+            calls.labels.push(format!("{label}(s.{})", group_col(a)));
+        }
+    }
+    if any_dropped {
+        let kept = format!("kanon_kept_{serial}");
+        conn.register_scalar_function_with_state::<KeptFn>(&kept, &rec)?;
+        calls.kept = format!("{kept}({})", list(0..qis.len(), ", ", |a| format!("s.{}", group_col(a))));
+    }
+    Ok(calls)
 }
 
 /// What was written.
@@ -99,23 +381,14 @@ fn write_attached(
     recoding: Recoding,
 ) -> Result<Written> {
     let out = &job.output;
+    let calls = register(conn, recoding, job, columns)?;
     let select = list(columns.iter().filter(|c| !out.drop.iter().any(|d| d.name == c.name)), ", ", |c| {
         let name = ident(&c.name);
-        match (qis.iter().position(|q| *q == c.name), recoding) {
-            (Some(a), Recoding::FullDomain) => format!("m{a}.label AS {name}"),
-            (Some(a), Recoding::PerClass) => format!("r.lab{a} AS {name}"),
-            (None, _) => format!("s.{name}"),
+        match qis.iter().position(|q| *q == c.name) {
+            Some(a) => format!("{} AS {name}", calls.labels[a]),
+            None => format!("s.{name}"),
         }
     });
-    let statement = match recoding {
-        Recoding::FullDomain => "full_domain",
-        Recoding::PerClass => "per_class",
-    };
-    let value_joins = list(qis.iter().enumerate(), " ", |(a, q)| {
-        format!("JOIN {} m{a} ON s.{} IS NOT DISTINCT FROM m{a}.n", value_map(a), ident(q))
-    });
-    let class_join = list(0..qis.len(), " AND ", |a| format!("r.c{a} = m{a}.code"));
-    let row = ident(&database::order_column(columns));
     let final_name = format!("{}.main.{}", ident(OUT), ident(&out.table));
     let tmp_table = format!("{}__kanon_tmp", out.table);
     let tmp_name = format!("{}.main.{}", ident(OUT), ident(&tmp_table));
@@ -130,14 +403,8 @@ fn write_attached(
         conn.execute_batch("BEGIN TRANSACTION")?;
         conn.execute_batch(&format!("DROP TABLE IF EXISTS {tmp_name}"))?;
         conn.execute_batch(&render(
-            sql::fragment(sql::RELEASE_WRITE, statement),
-            &[
-                ("target", &tmp_name),
-                ("columns", &select),
-                ("value_joins", &value_joins),
-                ("class_join", &class_join),
-                ("row", &row),
-            ],
+            sql::RELEASE_WRITE,
+            &[("target", &tmp_name), ("columns", &select), ("groups", &calls.groups.join(", ")), ("kept", &calls.kept)],
         ))
         .context("writing the release")?;
         trace("table");

@@ -40,7 +40,7 @@ macro_rules! statements {
 
 statements! {
     SOURCE_VIEW => "source_view.sql",
-    SOURCE_ROWS => "source_rows.sql",
+    SOURCE_GROUPED => "source_grouped.sql",
     TABLE_COLUMNS => "table_columns.sql",
     BASE_FREQUENCY_SET => "base_frequency_set.sql",
     HIERARCHY_COVERAGE => "hierarchy_coverage.sql",
@@ -58,7 +58,6 @@ statements! {
     BASE_F0_NODE => "base_f0_node.sql",
     GENERATE => "generate.sql",
     SEARCH_BOUNDS => "search_bounds.sql",
-    SOURCE_ORDERED => "source_ordered.sql",
     SOURCE_MARGINALS => "source_marginals.sql",
     ROLLUP_SETS => "rollup_sets.sql",
     BASE_CODES => "base_codes.sql",

@@ -90,8 +90,15 @@ fn compare_cases(loaded: &Loaded, job: &Job, ks: &[u64], budgets: &[f64], l: Opt
                     // Write the release and re-measure it independently.
                     let mut job = job.clone();
                     job.output.table = format!("r_k{k}_{}", (fraction * 100.0) as u32);
-                    let recoding =
-                        release::full_domain_map(&loaded.conn, &a.levels, &req, loaded.extras.sensitive).unwrap();
+                    let recoding = release::full_domain_map(
+                        &loaded.conn,
+                        &job,
+                        &loaded.columns,
+                        &a.levels,
+                        &req,
+                        loaded.extras.sensitive,
+                    )
+                    .unwrap();
                     let w = release::write(&loaded.conn, &job, &loaded.columns, recoding).unwrap();
                     assert_eq!(w.rows + a.outcome.suppressed, loaded.data.rows, "{case}");
                     loaded.conn.execute_batch("DETACH kanon_out").unwrap();

@@ -1,86 +1,106 @@
-//! The release writer's two recodings: full-domain (labels per value, the
-//! suppressed classes anti-joined) and per-class (each kept class with its own
-//! labels), written from the same node, must keep the same rows in source order.
+//! The release writer on a source of several row groups, read by two threads,
+//! from a DuckDB table and from a CSV file: every row of a kept class is
+//! written, labelled by its groups, in source order, and exactly the rows of
+//! classes under k are dropped (re-measured here from a release that drops
+//! nothing).
 
 use kanon::job::Job;
 use kanon::load::load;
 use kanon::metrics::Requirement;
-use kanon::release::{self, Recoding};
-use std::fmt::Write;
+use kanon::release;
 
-#[test]
-fn per_class_recoding_keeps_the_full_domain_rows_with_its_own_labels() {
-    let dir = tempfile::tempdir().unwrap();
-    // Rows written in id order; a few rare (zip, age) pairs get suppressed.
-    let mut csv = String::from("id,zip,age,sex\n");
-    for i in 0..300u32 {
-        let zip = 53700 + (i * 7919 % 23) * (i % 3);
-        let age = 20 + (i * 31 % 47);
-        let sex = if i % 5 < 2 { "F" } else { "M" };
-        writeln!(csv, "{i},{zip},{age},{sex}").unwrap();
-    }
-    std::fs::write(dir.path().join("t.csv"), csv).unwrap();
-    let text = "[source]\ncsv = \"t.csv\"\n[output]\ndatabase = \"out.duckdb\"\ntable = \"full\"\n[privacy]\nk = 4\n\
-        [[quasi_identifiers]]\ncolumn = \"zip\"\nhierarchy = { mask = 3 }\n\
-        [[quasi_identifiers]]\ncolumn = \"age\"\nhierarchy = { intervals = [5, 10, 20] }\n\
-        [[quasi_identifiers]]\ncolumn = \"sex\"\nhierarchy = \"suppress\"\n";
-    let mut job = Job::parse(&dir.path().join("job.toml"), text).unwrap();
-    let loaded = load(&job).unwrap();
-    let conn = &loaded.conn;
-    let levels = [1u8, 1, 0];
-    let req = Requirement { k: 4, l: None, budget: 300 };
-    let recoding = release::full_domain_map(conn, &levels, &req, false).unwrap();
-    assert_eq!(recoding, Recoding::FullDomain);
-    let full = release::write(conn, &job, &loaded.columns, recoding).unwrap();
-    let suppressed: i64 = conn
-        .query_row(
-            "SELECT count(*) FROM kanon_source s \
-             JOIN kanon_release_map_0 m0 ON s.zip = m0.n \
-             JOIN kanon_release_map_1 m1 ON s.age = m1.n \
-             JOIN kanon_release_map_2 m2 ON s.sex = m2.n \
-             JOIN kanon_release_suppressed r ON r.c0 = m0.code AND r.c1 = m1.code AND r.c2 = m2.code",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
-    assert!(suppressed > 0, "the fixture should suppress some rows");
-    assert_eq!(full.rows as i64 + suppressed, 300);
+const ROWS: i64 = 300_000;
+const K: u64 = 46;
 
-    // Per-class: the kept classes of the same node, zip labelled per class.
-    let div = kanon::hierarchy::divisors(conn, 3).unwrap();
+/// Write the source (id, zip INTEGER, birth DATE, sex VARCHAR, note) as table
+/// `people` of `src.duckdb` and as `people.csv`, rows in id order.
+fn write_sources(dir: &std::path::Path) {
+    let conn = duckdb::Connection::open(dir.join("src.duckdb")).unwrap();
     conn.execute_batch(&format!(
-        "CREATE OR REPLACE TEMP TABLE kanon_release_classes AS
-         SELECT c.c0, c.c1, c.c2, 'cell ' || c.c0 || '/' || c.c1 || '/' || c.c2 AS lab0,
-                (SELECT DISTINCT label FROM kanon_release_map_1 WHERE code = c.c1) AS lab1,
-                (SELECT DISTINCT label FROM kanon_release_map_2 WHERE code = c.c2) AS lab2
-         FROM (SELECT g0 // {} AS c0, g1 // {} AS c1, g2 // {} AS c2, sum(cnt) AS size FROM kanon_f0 GROUP BY ALL) c
-         WHERE c.size >= 4",
-        div[0][1], div[1][1], div[2][0]
+        "CREATE TABLE people AS
+         SELECT i AS id, (10000 + i * 7919 % 500)::INTEGER AS zip,
+                DATE '1950-01-01' + (i * 31 % 20000)::INTEGER AS birth,
+                CASE WHEN i % 7 < 3 THEN 'F' ELSE 'M' END AS sex,
+                'row ' || i AS note
+         FROM range({ROWS}) t(i);
+         COPY people TO '{}' (HEADER)",
+        dir.join("people.csv").display()
     ))
     .unwrap();
-    job.output.table = "cells".into();
-    let cells = release::write(conn, &job, &loaded.columns, Recoding::PerClass).unwrap();
-    assert_eq!(cells.rows, full.rows);
+}
 
-    let q = |sql: &str| -> i64 { conn.query_row(sql, [], |r| r.get(0)).unwrap() };
-    // Same rows, in source order, the other QIs labelled alike.
-    assert_eq!(
-        q("SELECT count(*) FROM kanon_out.full f JOIN kanon_out.cells c ON f.id = c.id AND f.age = c.age AND f.sex = c.sex"),
-        full.rows as i64
+fn job(dir: &std::path::Path, source: &str, table: &str) -> Job {
+    let text = format!(
+        "{source}\n[output]\ndatabase = \"out.duckdb\"\ntable = \"{table}\"\n[privacy]\nk = {K}\n\
+         [engine]\nthreads = 2\n\
+         [[quasi_identifiers]]\ncolumn = \"zip\"\nhierarchy = {{ mask = 5 }}\n\
+         [[quasi_identifiers]]\ncolumn = \"birth\"\nhierarchy = {{ date = [\"year\", \"decade\"] }}\n\
+         [[quasi_identifiers]]\ncolumn = \"sex\"\nhierarchy = \"suppress\"\n"
     );
-    for t in ["full", "cells"] {
+    Job::parse(&dir.join("job.toml"), &text).unwrap()
+}
+
+#[test]
+fn release_keeps_source_order_and_drops_exactly_the_small_classes() {
+    let dir = tempfile::tempdir().unwrap();
+    write_sources(dir.path());
+    let sources = [
+        ("table", "[source]\ndatabase = \"src.duckdb\"\ntable = \"people\""),
+        ("csv", "[source]\ncsv = \"people.csv\""),
+    ];
+    for (name, source) in sources {
+        let levels = [1u8, 1, 0];
+        for (table, k) in [(format!("{name}_all"), 1), (format!("{name}_k"), K)] {
+            let job = job(dir.path(), source, &table);
+            let loaded = load(&job).unwrap();
+            let req = Requirement { k, l: None, budget: ROWS as u64 };
+            let recoding = release::full_domain_map(&loaded.conn, &job, &loaded.columns, &levels, &req, false).unwrap();
+            release::write(&loaded.conn, &job, &loaded.columns, recoding).unwrap();
+        }
+    }
+    let conn = duckdb::Connection::open(dir.path().join("out.duckdb")).unwrap();
+    conn.execute_batch(&format!("ATTACH '{}' AS src (READ_ONLY)", dir.path().join("src.duckdb").display())).unwrap();
+    let q = |sql: &str| -> i64 { conn.query_row(sql, [], |r| r.get(0)).unwrap() };
+    for (name, _) in sources {
+        let (all, kept) = (format!("{name}_all"), format!("{name}_k"));
+        // Nothing dropped at k = 1, every row labelled by its groups: zip with its last
+        // digit masked, birth as its year, sex as it is; other columns as they were.
+        assert_eq!(q(&format!("SELECT count(*) FROM {all}")), ROWS, "{name}");
         assert_eq!(
-            q(&format!("SELECT count(*) FROM (SELECT id, lag(id) OVER (ORDER BY rowid) AS prev FROM kanon_out.{t}) WHERE id < prev")),
-            0,
-            "{t} is not in source order"
+            q(&format!(
+                "SELECT count(*) FROM {all} a JOIN src.people p ON a.id = p.id
+                 WHERE a.zip = left(p.zip::VARCHAR, 4) || '*' AND a.birth = year(p.birth)::VARCHAR
+                   AND a.sex = p.sex AND a.note = p.note"
+            )),
+            ROWS,
+            "{name}: labels"
+        );
+        // Source order, in both releases.
+        for t in [&all, &kept] {
+            assert_eq!(
+                q(&format!(
+                    "SELECT count(*) FROM (SELECT id, lag(id) OVER (ORDER BY rowid) AS prev FROM {t}) WHERE id <= prev"
+                )),
+                0,
+                "{t} is not in source order"
+            );
+        }
+        // Exactly the rows of classes of at least K are kept, with the same labels.
+        let expected = q(&format!(
+            "SELECT count(*) FROM (SELECT *, count(*) OVER (PARTITION BY zip, birth, sex) AS size FROM {all}) WHERE size >= {K}"
+        ));
+        assert!(expected < ROWS && expected > ROWS / 2, "{name}: the fixture should drop some rows, not most");
+        assert_eq!(q(&format!("SELECT count(*) FROM {kept}")), expected, "{name}");
+        assert_eq!(
+            q(&format!(
+                "SELECT count(*) FROM {kept} k JOIN {all} a USING (id)
+                 WHERE k.zip = a.zip AND k.birth = a.birth AND k.sex = a.sex AND k.note = a.note"
+            )),
+            expected,
+            "{name}"
+        );
+        assert!(
+            q(&format!("SELECT min(n) FROM (SELECT count(*) AS n FROM {kept} GROUP BY zip, birth, sex)")) >= K as i64
         );
     }
-    // Each cell label stands for exactly one full-domain class, and back.
-    let classes = q("SELECT count(*) FROM (SELECT DISTINCT zip, age, sex FROM kanon_out.full)");
-    assert_eq!(q("SELECT count(DISTINCT zip) FROM kanon_out.cells"), classes);
-    assert_eq!(
-        q("SELECT count(*) FROM (SELECT DISTINCT c.zip, f.zip, f.age, f.sex FROM kanon_out.full f JOIN kanon_out.cells c ON f.id = c.id)"),
-        classes
-    );
-    assert!(q("SELECT min(n) FROM (SELECT count(*) AS n FROM kanon_out.cells GROUP BY zip)") >= 4);
 }

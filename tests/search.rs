@@ -218,7 +218,8 @@ fn cm_matches_the_release() {
         let req = Requirement { k: 3, l: None, budget: 400 };
         let h = ev.histogram(&kanon::lattice::Node::full(levels.clone())).unwrap();
         let cm = h.outcome(&levels, &req, &loaded.data).metrics.cm.unwrap();
-        let recoding = kanon::release::full_domain_map(&loaded.conn, &levels, &req, false).unwrap();
+        let recoding =
+            kanon::release::full_domain_map(&loaded.conn, &job, &loaded.columns, &levels, &req, false).unwrap();
         job.output.table = format!("r{i}");
         kanon::release::write(&loaded.conn, &job, &loaded.columns, recoding).unwrap();
         let sql = format!(

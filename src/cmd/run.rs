@@ -141,7 +141,8 @@ pub fn run(args: Args) -> Result<()> {
 
     let phase = spinner(args.quiet);
     phase.set_message(format!("writing the release to {}", job.output.database.display()));
-    let recoding = release::full_domain_map(&loaded.conn, &best.levels, &req, loaded.extras.sensitive)?;
+    let recoding =
+        release::full_domain_map(&loaded.conn, &job, &loaded.columns, &best.levels, &req, loaded.extras.sensitive)?;
     crate::trace(|| format!("run recoding: {:.3}s", start.elapsed().as_secs_f64() - t_load - t_search));
     let nodes_evaluated = ev.evaluations();
     let ev_backend = ev.backend();
