@@ -61,7 +61,7 @@ impl Input {
     /// Group the source once by `columns` (QIs, then the sensitive and label
     /// columns) into `kanon_source_grouped`, counting records in a column
     /// named apart from them.
-    pub fn grouped(conn: &Connection, columns: &[&str]) -> Result<Input> {
+    pub fn grouped(conn: &Connection, columns: &[&str], source: &str) -> Result<Input> {
         let weight = (0..)
             .map(|i| format!("kanon_count{i}"))
             .find(|w| !columns.iter().any(|c| c.eq_ignore_ascii_case(w)))
@@ -70,7 +70,7 @@ impl Input {
             sql::SOURCE_GROUPED,
             &[("columns", &list(columns, ", ", |c| ident(c))), ("count", &ident(&weight))],
         ))
-        .map_err(|e| crate::error::bad(format!("reading the source: {e}")))?;
+        .map_err(|e| crate::error::bad(format!("reading source {source}: {e}")))?;
         Ok(Input { relation: "kanon_source_grouped".into(), weight: Some(weight) })
     }
 

@@ -80,7 +80,7 @@ pub fn load_showing(job: &Job, bar: &indicatif::ProgressBar) -> Result<Loaded> {
                 read.push(c);
             }
         }
-        let input = frequency::Input::grouped(&conn, &read)?;
+        let input = frequency::Input::grouped(&conn, &read, &job.source.describe())?;
         trace("source grouped");
         input
     } else {

@@ -40,7 +40,8 @@ struct Groups {
     by_short: FxHashMap<u128, u32>,
     by_text: FxHashMap<Box<[u8]>, u32>,
     null: Option<u32>,
-    labels: Vec<String>,
+    /// None for a NULL leaf's own group at level 0.
+    labels: Vec<Option<String>>,
 }
 
 impl Groups {
@@ -126,7 +127,7 @@ pub fn full_domain_map(
             let code: i64 = r.get(1)?;
             let next = g.labels.len() as u32;
             let group = *index[a].entry(code).or_insert_with(|| {
-                g.labels.push(String::new());
+                g.labels.push(None);
                 next
             });
             g.labels[group as usize] = r.get(2)?;
@@ -249,9 +250,12 @@ impl VScalar for LabelFn {
         // SAFETY: a UINTEGER input vector holds len() u32s; groups come from GroupFn, never NULL.
         let vector = input.flat_vector(0);
         let groups = unsafe { vector.as_slice_with_len::<u32>(input.len()) };
-        let out = output.flat_vector();
+        let mut out = output.flat_vector();
         for (i, &g) in groups.iter().enumerate() {
-            out.insert(i, labels[g as usize].as_str());
+            match &labels[g as usize] {
+                Some(l) => out.insert(i, l.as_str()),
+                None => out.set_null(i),
+            }
         }
         Ok(())
     }
@@ -331,7 +335,11 @@ fn register(conn: &Connection, rec: Recoding, job: &Job, columns: &[SourceColumn
         let labels = &rec.groups[a].labels;
         if labels.len() <= LITERAL_LABELS {
             // A constant list indexed per row: DuckDB reads each label in place, no copy.
-            calls.labels.push(format!("[{}][s.{} + 1]", list(labels, ", ", |l| literal(l)), group_col(a)));
+            calls.labels.push(format!(
+                "([{}]::VARCHAR[])[s.{} + 1]",
+                list(labels, ", ", |l| l.as_deref().map_or("NULL".into(), literal)),
+                group_col(a)
+            ));
         } else {
             let label = format!("kanon_label_{serial}_{a}");
             conn.register_scalar_function_with_state::<LabelFn>(&label, &(rec.clone(), a))?;

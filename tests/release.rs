@@ -104,3 +104,46 @@ fn release_keeps_source_order_and_drops_exactly_the_small_classes() {
         );
     }
 }
+
+/// A NULL in a QI whose hierarchy file lists a NULL leaf: released as NULL at
+/// level 0, as its parent's label above, and never confused with a value.
+#[test]
+fn null_leaf_is_released_as_null_or_its_parent() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut csv = String::from("id,status,city\n");
+    for i in 0..40 {
+        let status = ["single", "", "married", "widowed"][i % 4];
+        csv.push_str(&format!("{i},{status},c{}\n", i % 2));
+    }
+    std::fs::write(dir.path().join("t.csv"), csv).unwrap();
+    std::fs::write(
+        dir.path().join("status.csv"),
+        "single;alone;*\nNULL;unknown;*\nmarried;together;*\nwidowed;alone;*\n",
+    )
+    .unwrap();
+    let text = "[source]\ncsv = \"t.csv\"\n[output]\ndatabase = \"out.duckdb\"\ntable = \"r\"\n[privacy]\nk = 1\n\
+        [[quasi_identifiers]]\ncolumn = \"status\"\nhierarchy = { file = \"status.csv\" }\n\
+        [[quasi_identifiers]]\ncolumn = \"city\"\nhierarchy = \"suppress\"\n";
+    let mut job = Job::parse(&dir.path().join("job.toml"), text).unwrap();
+    let loaded = load(&job).unwrap();
+    let req = Requirement { k: 1, l: None, budget: 0 };
+    for (table, level) in [("r0", 0u8), ("r1", 1)] {
+        job.output.table = table.into();
+        let recoding = release::full_domain_map(&loaded.conn, &job, &loaded.columns, &[level, 0], &req, false).unwrap();
+        release::write(&loaded.conn, &job, &loaded.columns, recoding).unwrap();
+    }
+    let rows = |sql: &str| -> Vec<(i64, Option<String>)> {
+        let mut stmt = loaded.conn.prepare(sql).unwrap();
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(|r| r.unwrap()).collect()
+    };
+    let expect = |i: usize, level: u8| -> Option<String> {
+        let v = [Some("single"), None, Some("married"), Some("widowed")][i % 4];
+        let parent = [Some("alone"), Some("unknown"), Some("together"), Some("alone")][i % 4];
+        (if level == 0 { v } else { parent }).map(String::from)
+    };
+    for (table, level) in [("r0", 0u8), ("r1", 1)] {
+        let got = rows(&format!("SELECT id, status FROM kanon_out.{table} ORDER BY rowid"));
+        let want: Vec<(i64, Option<String>)> = (0..40).map(|i| (i as i64, expect(i, level))).collect();
+        assert_eq!(got, want, "{table}");
+    }
+}
