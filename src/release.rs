@@ -71,7 +71,7 @@ fn short_key(bytes: &[u8]) -> Option<u128> {
 }
 
 /// How the release hands a QI's values of DuckDB type `type_name` to kanon: as
-/// BIGINT for integer types (hashing an integer is cheaper than formatting it),
+/// BIGINT for integer types and dates (hashing an integer is cheaper than formatting it),
 /// as they are for VARCHAR, else cast to text. The value maps use the same
 /// expression, so both sides agree on every value.
 fn key_expr(type_name: &str, x: &str) -> String {
@@ -79,6 +79,8 @@ fn key_expr(type_name: &str, x: &str) -> String {
         "TINYINT" | "SMALLINT" | "INTEGER" | "BIGINT" | "UTINYINT" | "USMALLINT" | "UINTEGER" => {
             format!("CAST({x} AS BIGINT)")
         }
+        // Days since 1970 (BIGINT); ±infinity are the int32 extremes, which no finite date reaches.
+        "DATE" => format!("({x} - DATE '1970-01-01')"),
         "VARCHAR" => x.to_string(),
         _ => format!("CAST({x} AS VARCHAR)"),
     }
