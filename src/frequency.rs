@@ -70,7 +70,16 @@ impl Input {
             sql::SOURCE_GROUPED,
             &[("columns", &list(columns, ", ", |c| ident(c))), ("count", &ident(&weight))],
         ))
-        .map_err(|e| crate::error::bad(format!("reading source {source}: {e}")))?;
+        .map_err(|e| {
+            // The first full parse of the file: a row that does not parse is bad input;
+            // running out of memory or disk is not.
+            let e = anyhow::Error::new(e).context(format!("reading source {source}"));
+            if crate::error::resource_hint(&e).is_some() {
+                e
+            } else {
+                crate::error::bad(format!("{e:#}"))
+            }
+        })?;
         Ok(Input { relation: "kanon_source_grouped".into(), weight: Some(weight) })
     }
 

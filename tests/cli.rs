@@ -558,6 +558,31 @@ fn value_missing_from_hierarchy_file_is_rejected() {
     d.assert_nothing_written();
 }
 
+/// A value that does not parse as its column's type, past the rows DuckDB samples to
+/// sniff the types: found by the first full read of the file, reported as bad input
+/// naming the file.
+#[test]
+fn unparsable_csv_value_is_rejected() {
+    let d = Demo::new();
+    let csv = fs::read_to_string(d.path("patients.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header = lines.next().unwrap();
+    let rows: Vec<&str> = lines.collect();
+    let mut out = format!("{header}\n");
+    for i in 0..30_000 {
+        out.push_str(rows[i % rows.len()]);
+        out.push('\n');
+    }
+    // age is the fifth field.
+    let mut bad: Vec<&str> = rows[0].split(',').collect();
+    bad[4] = "unknown";
+    out.push_str(&bad.join(","));
+    out.push('\n');
+    write(&d.path("patients.csv"), out);
+    assert_fails(&d.run(&["run", "job.toml"]), 2, &["patients.csv", "unknown"]);
+    d.assert_nothing_written();
+}
+
 /// `Undergraduate` sits under `Higher education` on one line and `Secondary education` on another.
 #[test]
 fn inconsistent_hierarchy_is_rejected() {
