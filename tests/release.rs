@@ -147,3 +147,42 @@ fn null_leaf_is_released_as_null_or_its_parent() {
         assert_eq!(got, want, "{table}");
     }
 }
+
+/// A QI with more groups than fit in the statement as a literal list
+/// (release.rs LITERAL_LABELS = 100,000) is labelled through a function instead:
+/// the same labels, in source order.
+#[test]
+fn many_groups_are_labelled_alike() {
+    let dir = tempfile::tempdir().unwrap();
+    let conn = duckdb::Connection::open(dir.path().join("src.duckdb")).unwrap();
+    conn.execute_batch(
+        "CREATE TABLE t AS SELECT i AS id, (1000000 + (i * 7919) % 150000)::INTEGER AS code, 'x' AS sex FROM range(150000) t(i)",
+    )
+    .unwrap();
+    drop(conn);
+    let text = "[source]\ndatabase = \"src.duckdb\"\ntable = \"t\"\n[output]\ndatabase = \"out.duckdb\"\ntable = \"r\"\n\
+        [privacy]\nk = 1\n\
+        [[quasi_identifiers]]\ncolumn = \"code\"\nhierarchy = { mask = 7 }\n\
+        [[quasi_identifiers]]\ncolumn = \"sex\"\nhierarchy = \"suppress\"\n";
+    let mut job = Job::parse(&dir.path().join("job.toml"), text).unwrap();
+    let loaded = load(&job).unwrap();
+    let req = Requirement { k: 1, l: None, budget: 0 };
+    // Level 0: 150,000 groups (a function); level 1: 15,000 (a literal list).
+    for (table, level) in [("r0", 0u8), ("r1", 1)] {
+        job.output.table = table.into();
+        let recoding = release::full_domain_map(&loaded.conn, &job, &loaded.columns, &[level, 0], &req, false).unwrap();
+        release::write(&loaded.conn, &job, &loaded.columns, recoding).unwrap();
+    }
+    let q = |sql: &str| -> i64 { loaded.conn.query_row(sql, [], |r| r.get(0)).unwrap() };
+    assert_eq!(q("SELECT count(DISTINCT code) FROM kanon_out.r0"), 150_000);
+    for (table, label) in [("r0", "t.code::VARCHAR"), ("r1", "left(t.code::VARCHAR, 6) || '*'")] {
+        assert_eq!(
+            q(&format!(
+                "SELECT count(*) FROM (SELECT id, code, row_number() OVER (ORDER BY rowid) - 1 AS pos FROM kanon_out.{table}) r
+                 JOIN kanon_source t ON r.id = t.id WHERE r.pos = t.id AND r.code = {label}"
+            )),
+            150_000,
+            "{table}"
+        );
+    }
+}
