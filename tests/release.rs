@@ -160,7 +160,8 @@ fn many_groups_are_labelled_alike() {
     )
     .unwrap();
     drop(conn);
-    let text = "[source]\ndatabase = \"src.duckdb\"\ntable = \"t\"\n[output]\ndatabase = \"out.duckdb\"\ntable = \"r\"\n\
+    let text =
+        "[source]\ndatabase = \"src.duckdb\"\ntable = \"t\"\n[output]\ndatabase = \"out.duckdb\"\ntable = \"r\"\n\
         [privacy]\nk = 1\n\
         [[quasi_identifiers]]\ncolumn = \"code\"\nhierarchy = { mask = 7 }\n\
         [[quasi_identifiers]]\ncolumn = \"sex\"\nhierarchy = \"suppress\"\n";
