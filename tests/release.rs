@@ -5,7 +5,7 @@
 //! nothing).
 
 use kanon::job::Job;
-use kanon::load::load;
+use kanon::load::{load, Loaded};
 use kanon::metrics::Requirement;
 use kanon::release;
 
@@ -27,6 +27,12 @@ fn write_sources(dir: &std::path::Path) {
         dir.join("people.csv").display()
     ))
     .unwrap();
+}
+
+/// Release the node `levels` of `loaded` as the job's output table.
+fn write_release(loaded: &Loaded, job: &Job, levels: &[u8], req: &Requirement) {
+    let recoding = release::full_domain_map(&loaded.conn, job, &loaded.columns, levels, req, false).unwrap();
+    release::write(&loaded.conn, job, &loaded.columns, recoding).unwrap();
 }
 
 fn job(dir: &std::path::Path, source: &str, table: &str) -> Job {
@@ -54,8 +60,7 @@ fn release_keeps_source_order_and_drops_exactly_the_small_classes() {
             let job = job(dir.path(), source, &table);
             let loaded = load(&job).unwrap();
             let req = Requirement { k, l: None, budget: ROWS as u64 };
-            let recoding = release::full_domain_map(&loaded.conn, &job, &loaded.columns, &levels, &req, false).unwrap();
-            release::write(&loaded.conn, &job, &loaded.columns, recoding).unwrap();
+            write_release(&loaded, &job, &levels, &req);
         }
     }
     let conn = duckdb::Connection::open(dir.path().join("out.duckdb")).unwrap();
@@ -129,8 +134,7 @@ fn null_leaf_is_released_as_null_or_its_parent() {
     let req = Requirement { k: 1, l: None, budget: 0 };
     for (table, level) in [("r0", 0u8), ("r1", 1)] {
         job.output.table = table.into();
-        let recoding = release::full_domain_map(&loaded.conn, &job, &loaded.columns, &[level, 0], &req, false).unwrap();
-        release::write(&loaded.conn, &job, &loaded.columns, recoding).unwrap();
+        write_release(&loaded, &job, &[level, 0], &req);
     }
     let rows = |sql: &str| -> Vec<(i64, Option<String>)> {
         let mut stmt = loaded.conn.prepare(sql).unwrap();
@@ -171,8 +175,7 @@ fn many_groups_are_labelled_alike() {
     // Level 0: 150,000 groups (a function); level 1: 15,000 (a literal list).
     for (table, level) in [("r0", 0u8), ("r1", 1)] {
         job.output.table = table.into();
-        let recoding = release::full_domain_map(&loaded.conn, &job, &loaded.columns, &[level, 0], &req, false).unwrap();
-        release::write(&loaded.conn, &job, &loaded.columns, recoding).unwrap();
+        write_release(&loaded, &job, &[level, 0], &req);
     }
     let q = |sql: &str| -> i64 { loaded.conn.query_row(sql, [], |r| r.get(0)).unwrap() };
     assert_eq!(q("SELECT count(DISTINCT code) FROM kanon_out.r0"), 150_000);

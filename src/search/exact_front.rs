@@ -170,12 +170,7 @@ pub fn exact_front(ev: &mut Evaluator, lattice: &Lattice, budget: u64, metric: M
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::Metrics;
-
-    fn pt(levels: &[u8], k: u64, loss: f64) -> Point {
-        let metrics = Metrics { glm: loss, glm_normalized: 0.0, dm: 0.0, precision: 0.0, height: 0.0, cm: None };
-        Point { levels: levels.to_vec(), k, suppressed: 0, metrics, loss, floor: loss, per_qi: Vec::new() }
-    }
+    use crate::search::front::pt;
 
     #[test]
     fn a_node_is_left_out_only_when_dominated_or_losing_a_tie() {

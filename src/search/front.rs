@@ -133,14 +133,16 @@ pub fn compare(found: &[Point], truth: Vec<Point>) -> Comparison {
     }
 }
 
+/// A point with only levels, k and loss set, for the front tests.
+#[cfg(test)]
+pub(crate) fn pt(levels: &[u8], k: u64, loss: f64) -> Point {
+    let metrics = Metrics { glm: loss, glm_normalized: 0.0, dm: 0.0, precision: 0.0, height: 0.0, cm: None };
+    Point { levels: levels.to_vec(), k, suppressed: 0, metrics, loss, floor: loss, per_qi: Vec::new() }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn pt(levels: &[u8], k: u64, loss: f64) -> Point {
-        let metrics = Metrics { glm: loss, glm_normalized: 0.0, dm: 0.0, precision: 0.0, height: 0.0, cm: None };
-        Point { levels: levels.to_vec(), k, suppressed: 0, metrics, loss, floor: loss, per_qi: Vec::new() }
-    }
 
     #[test]
     fn front_keeps_non_dominated_points_once() {
