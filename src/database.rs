@@ -3,7 +3,7 @@
 //! file) behind the temp view `kanon_source`.
 
 use crate::error::{bad, OrBadInput};
-use crate::job::{same_file, Engine, Job, SourceSpec};
+use crate::job::{same_file, Engine, Job, OutputTable, SourceSpec};
 use crate::sql;
 use anyhow::{Context, Result};
 use duckdb::Connection;
@@ -51,7 +51,11 @@ pub fn open(job: &Job) -> Result<(Connection, Vec<SourceColumn>)> {
     let relation = match &job.source {
         SourceSpec::Database { path, table } => {
             let (catalog, mode) =
-                if same_file(path, &job.output.database) { (OUT, "") } else { ("kanon_src", " (READ_ONLY)") };
+                if job.output.table.as_ref().is_some_and(|t| same_file(path, &t.database)) {
+                    (OUT, "")
+                } else {
+                    ("kanon_src", " (READ_ONLY)")
+                };
             conn.execute_batch(&format!(
                 "ATTACH {} AS {}{mode}",
                 sql::literal(&path.to_string_lossy()),
@@ -81,13 +85,13 @@ pub fn open(job: &Job) -> Result<(Connection, Vec<SourceColumn>)> {
 
 /// Attach the output database as [`OUT`] unless it already is (the source lives
 /// there). Returns whether the file was created by this call.
-pub fn attach_output(conn: &Connection, job: &Job, read_only: bool) -> Result<bool> {
+pub fn attach_output(conn: &Connection, job: &Job, out: &OutputTable, read_only: bool) -> Result<bool> {
     let attached: i64 =
         conn.query_row("SELECT count(*) FROM duckdb_databases() WHERE database_name = ?", [OUT], |r| r.get(0))?;
     if attached > 0 {
         return Ok(false);
     }
-    let path = &job.output.database;
+    let path = &out.database;
     let created = !path.exists();
     if read_only && created {
         return Err(bad(format!("output database {} does not exist", path.display())));

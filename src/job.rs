@@ -28,14 +28,40 @@ impl SourceSpec {
     }
 }
 
+/// The release as a table of a DuckDB database.
+#[derive(Debug, Clone)]
+pub struct OutputTable {
+    pub database: PathBuf,
+    pub name: String,
+}
+
 #[derive(Debug, Clone)]
 pub struct OutputSpec {
-    pub database: PathBuf,
-    pub table: String,
+    /// None when the release goes only to files (a file source, no `database`).
+    pub table: Option<OutputTable>,
     pub csv: Option<PathBuf>,
     pub parquet: Option<PathBuf>,
     pub report: Option<PathBuf>,
     pub drop: Vec<Column>,
+}
+
+impl OutputSpec {
+    /// Where the release goes first: its database, else its csv or parquet file.
+    pub fn first_path(&self) -> &Path {
+        match (&self.table, &self.csv, &self.parquet) {
+            (Some(t), _, _) => &t.database,
+            (None, Some(p), _) | (None, None, Some(p)) => p,
+            (None, None, None) => unreachable!("Job::parse requires a release target"),
+        }
+    }
+
+    /// The release for messages: its table, else its files.
+    pub fn describe(&self) -> String {
+        match &self.table {
+            Some(t) => format!("\"{}\"", t.name),
+            None => [&self.csv, &self.parquet].into_iter().flatten().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" and "),
+        }
+    }
 }
 
 /// The suppression budget as written: a fraction of rows or a row count.
@@ -204,7 +230,7 @@ struct RawSource {
 #[serde(deny_unknown_fields)]
 struct RawOutput {
     database: Option<String>,
-    table: String,
+    table: Option<String>,
     csv: Option<String>,
     parquet: Option<String>,
     report: Option<String>,
@@ -339,28 +365,40 @@ impl Job {
 
         let out = &raw.output;
         let database = match (&out.database, &source) {
-            (Some(db), _) => resolve(db),
-            (None, SourceSpec::Database { path, .. }) => path.clone(),
-            (None, _) => {
+            (Some(db), _) => Some(resolve(db)),
+            (None, SourceSpec::Database { path, .. }) => Some(path.clone()),
+            (None, _) => None,
+        };
+        let table = match (database, &out.table) {
+            (Some(database), Some(name)) => {
+                if name.trim().is_empty() {
+                    return Err(bad(format!("{file}: [output] table is empty")));
+                }
+                Some(OutputTable { database, name: name.clone() })
+            }
+            (Some(_), None) => return Err(bad(format!("{file}: [output] needs a table for the release"))),
+            (None, Some(_)) => {
                 return Err(bad(format!(
-                    "{file}: [output] database is required when the source is a csv or parquet file"
+                    "{file}: [output] table needs a database when the source is a csv or parquet file"
                 )))
             }
+            (None, None) if out.csv.is_none() && out.parquet.is_none() => {
+                return Err(bad(format!(
+                    "{file}: [output] needs a database and table, or a csv or parquet file, for the release"
+                )))
+            }
+            (None, None) => None,
         };
-        if out.table.trim().is_empty() {
-            return Err(bad(format!("{file}: [output] table is empty")));
-        }
-        if let SourceSpec::Database { path, table } = &source {
-            if same_file(path, &database) && table.eq_ignore_ascii_case(&out.table) {
+        if let (SourceSpec::Database { path, table: source_table }, Some(t)) = (&source, &table) {
+            if same_file(path, &t.database) && source_table.eq_ignore_ascii_case(&t.name) {
                 return Err(bad(format!(
                     "{file}: [output] table \"{}\" is the source table; kanon never overwrites its source",
-                    out.table
+                    t.name
                 )));
             }
         }
         let output = OutputSpec {
-            database,
-            table: out.table.clone(),
+            table,
             csv: out.csv.as_deref().map(resolve),
             parquet: out.parquet.as_deref().map(resolve),
             report: out.report.as_deref().map(resolve),
@@ -560,7 +598,7 @@ hierarchy = "suppress"
     fn parses_and_resolves_relative_paths() {
         let job = Job::parse(Path::new("/jobs/j.toml"), MINIMAL).unwrap();
         assert_eq!(job.source, SourceSpec::Csv { path: "/jobs/data.csv".into(), delimiter: None });
-        assert_eq!(job.output.database, PathBuf::from("/jobs/out.duckdb"));
+        assert_eq!(job.output.table.as_ref().unwrap().database, PathBuf::from("/jobs/out.duckdb"));
         assert_eq!(job.privacy.budget, Budget::Fraction(0.01));
         assert_eq!(job.quasi_identifiers[0].hierarchy, HierarchySpec::Mask(3));
         assert_eq!(job.quasi_identifiers[1].column.line, 14);
@@ -597,5 +635,19 @@ hierarchy = "suppress"
             .replace("database = \"out.duckdb\"\n", "");
         let e = Job::parse(Path::new("j.toml"), &t).unwrap_err();
         assert!(format!("{e:#}").contains("source table"), "{e:#}");
+    }
+
+    #[test]
+    fn a_file_source_may_release_to_files_only() {
+        let files_only = MINIMAL.replace("database = \"out.duckdb\"\ntable = \"rel\"", "csv = \"out.csv\"");
+        let job = Job::parse(Path::new("/jobs/j.toml"), &files_only).unwrap();
+        assert!(job.output.table.is_none());
+        assert_eq!(job.output.csv, Some(PathBuf::from("/jobs/out.csv")));
+        let nothing = MINIMAL.replace("database = \"out.duckdb\"\ntable = \"rel\"", "report = \"r.json\"");
+        let e = Job::parse(Path::new("j.toml"), &nothing).unwrap_err();
+        assert!(format!("{e:#}").contains("for the release"), "{e:#}");
+        let table_alone = MINIMAL.replace("database = \"out.duckdb\"\n", "");
+        let e = Job::parse(Path::new("j.toml"), &table_alone).unwrap_err();
+        assert!(format!("{e:#}").contains("table needs a database"), "{e:#}");
     }
 }

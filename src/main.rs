@@ -1,4 +1,5 @@
 fn main() {
     kanon::started();
+    kanon::one_malloc_arena();
     std::process::exit(kanon::cli::main());
 }

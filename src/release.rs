@@ -362,17 +362,38 @@ pub struct Written {
     pub rows: u64,
 }
 
-/// Apply the recoding to the source and publish the result atomically:
-/// the table, then its file copies. Nothing is left behind on failure.
+/// Apply the recoding to the source and publish the result atomically: the
+/// table (when the job names one), then its file copies; or, with no table,
+/// each file streamed straight from the source. Nothing is left behind on failure.
 pub fn write(conn: &Connection, job: &Job, columns: &[SourceColumn], recoding: Recoding) -> Result<Written> {
     let qis = job.qi_names();
-    let created = database::attach_output(conn, job, false)?;
-    let result = write_attached(conn, job, columns, &qis, recoding);
+    let out = &job.output;
+    let calls = register(conn, recoding, job, columns)?;
+    let select = list(columns.iter().filter(|c| !out.drop.iter().any(|d| d.name == c.name)), ", ", |c| {
+        let name = ident(&c.name);
+        match qis.iter().position(|q| *q == c.name) {
+            Some(a) => format!("{} AS {name}", calls.labels[a]),
+            None => format!("s.{name}"),
+        }
+    });
+    let select = render(
+        sql::RELEASE_SELECT,
+        &[("columns", &select), ("groups", &calls.groups.join(", ")), ("kept", &calls.kept)],
+    );
+    let copies: Vec<(&PathBuf, &str)> =
+        [(out.csv.as_ref(), "FORMAT CSV, HEADER"), (out.parquet.as_ref(), "FORMAT PARQUET")]
+            .into_iter()
+            .filter_map(|(p, f)| p.map(|p| (p, f)))
+            .collect();
+    let Some(table) = &out.table else {
+        return write_files(conn, &select, &copies);
+    };
+    let created = database::attach_output(conn, job, table, false)?;
+    let result = write_table(conn, &table.name, &select, &copies);
     if result.is_err() && created {
         let _ = conn.execute_batch(&format!("DETACH {}", ident(OUT)));
-        let db = &job.output.database;
-        let _ = std::fs::remove_file(db);
-        let _ = std::fs::remove_file(PathBuf::from(format!("{}.wal", db.display())));
+        let _ = std::fs::remove_file(&table.database);
+        let _ = std::fs::remove_file(PathBuf::from(format!("{}.wal", table.database.display())));
     }
     result
 }
@@ -383,69 +404,76 @@ fn tmp_path(p: &Path) -> PathBuf {
     PathBuf::from(s)
 }
 
-fn write_attached(
-    conn: &Connection,
-    job: &Job,
-    columns: &[SourceColumn],
-    qis: &[String],
-    recoding: Recoding,
-) -> Result<Written> {
-    let out = &job.output;
-    let calls = register(conn, recoding, job, columns)?;
-    let select = list(columns.iter().filter(|c| !out.drop.iter().any(|d| d.name == c.name)), ", ", |c| {
-        let name = ident(&c.name);
-        match qis.iter().position(|q| *q == c.name) {
-            Some(a) => format!("{} AS {name}", calls.labels[a]),
-            None => format!("s.{name}"),
-        }
-    });
-    let final_name = format!("{}.main.{}", ident(OUT), ident(&out.table));
-    let tmp_table = format!("{}__kanon_tmp", out.table);
-    let tmp_name = format!("{}.main.{}", ident(OUT), ident(&tmp_table));
-    let copies: Vec<(&PathBuf, &str)> =
-        [(out.csv.as_ref(), "FORMAT CSV, HEADER"), (out.parquet.as_ref(), "FORMAT PARQUET")]
-            .into_iter()
-            .filter_map(|(p, f)| p.map(|p| (p, f)))
-            .collect();
-    let run = || -> Result<u64> {
-        let t = std::time::Instant::now();
-        let trace = |what: &str| crate::trace(|| format!("release {what}: {:.3}s", t.elapsed().as_secs_f64()));
-        conn.execute_batch("BEGIN TRANSACTION")?;
-        conn.execute_batch(&format!("DROP TABLE IF EXISTS {tmp_name}"))?;
-        conn.execute_batch(&render(
-            sql::RELEASE_WRITE,
-            &[("target", &tmp_name), ("columns", &select), ("groups", &calls.groups.join(", ")), ("kept", &calls.kept)],
-        ))
-        .context("writing the release")?;
-        trace("table");
-        let rows: i64 = conn.query_row(&format!("SELECT count(*) FROM {tmp_name}"), [], |r| r.get(0))?;
-        for (path, format) in &copies {
-            conn.execute_batch(&format!(
-                "COPY {tmp_name} TO {} ({format})",
-                literal(&tmp_path(path).to_string_lossy())
-            ))
-            .with_context(|| format!("writing {}", path.display()))?;
-        }
-        conn.execute_batch(&format!("DROP TABLE IF EXISTS {final_name}"))?;
-        conn.execute_batch(&format!("ALTER TABLE {tmp_name} RENAME TO {}", ident(&out.table)))?;
-        trace("copies, rename");
-        conn.execute_batch("COMMIT")?;
-        trace("commit");
-        Ok(rows as u64)
-    };
-    match run() {
+/// Run `copy` (which writes each file under its [`tmp_path`]), then rename
+/// every file into place; on failure remove the temporary files.
+fn publish_files(copies: &[(&PathBuf, &str)], copy: impl FnOnce() -> Result<u64>) -> Result<Written> {
+    match copy() {
         Ok(rows) => {
-            for (path, _) in &copies {
+            for (path, _) in copies {
                 std::fs::rename(tmp_path(path), path).with_context(|| format!("writing {}", path.display()))?;
             }
             Ok(Written { rows })
         }
         Err(e) => {
-            let _ = conn.execute_batch("ROLLBACK");
-            for (path, _) in &copies {
+            for (path, _) in copies {
                 let _ = std::fs::remove_file(tmp_path(path));
             }
             Err(e)
         }
     }
+}
+
+fn copy_to(conn: &Connection, relation: &str, path: &Path, format: &str) -> Result<u64> {
+    let rows: i64 = conn
+        .query_row(&format!("COPY {relation} TO {} ({format})", literal(&tmp_path(path).to_string_lossy())), [], |r| {
+            r.get(0)
+        })
+        .with_context(|| format!("writing {}", path.display()))?;
+    Ok(rows as u64)
+}
+
+/// No table: each file is one streaming pass over the source (a second file
+/// is a second pass, cheaper than holding the release).
+fn write_files(conn: &Connection, select: &str, copies: &[(&PathBuf, &str)]) -> Result<Written> {
+    publish_files(copies, || {
+        let t = std::time::Instant::now();
+        let mut rows = None;
+        for (path, format) in copies {
+            let n = copy_to(conn, &format!("({select})"), path, format)?;
+            crate::trace(|| format!("release {}: {:.3}s", path.display(), t.elapsed().as_secs_f64()));
+            if rows.is_some_and(|r| r != n) {
+                anyhow::bail!("the release passes wrote {} and {n} rows", rows.unwrap_or(0));
+            }
+            rows = Some(n);
+        }
+        Ok(rows.unwrap_or(0))
+    })
+}
+
+fn write_table(conn: &Connection, table: &str, select: &str, copies: &[(&PathBuf, &str)]) -> Result<Written> {
+    let final_name = format!("{}.main.{}", ident(OUT), ident(table));
+    let tmp_name = format!("{}.main.{}", ident(OUT), ident(&format!("{table}__kanon_tmp")));
+    let run = || -> Result<u64> {
+        let t = std::time::Instant::now();
+        let trace = |what: &str| crate::trace(|| format!("release {what}: {:.3}s", t.elapsed().as_secs_f64()));
+        conn.execute_batch("BEGIN TRANSACTION")?;
+        conn.execute_batch(&format!("DROP TABLE IF EXISTS {tmp_name}"))?;
+        conn.execute_batch(&format!("CREATE TABLE {tmp_name} AS {select}")).context("writing the release")?;
+        trace("table");
+        let rows: i64 = conn.query_row(&format!("SELECT count(*) FROM {tmp_name}"), [], |r| r.get(0))?;
+        for (path, format) in copies {
+            copy_to(conn, &tmp_name, path, format)?;
+        }
+        conn.execute_batch(&format!("DROP TABLE IF EXISTS {final_name}"))?;
+        conn.execute_batch(&format!("ALTER TABLE {tmp_name} RENAME TO {}", ident(table)))?;
+        trace("copies, rename");
+        conn.execute_batch("COMMIT")?;
+        trace("commit");
+        Ok(rows as u64)
+    };
+    publish_files(copies, || {
+        run().inspect_err(|_| {
+            let _ = conn.execute_batch("ROLLBACK");
+        })
+    })
 }

@@ -14,8 +14,8 @@ pub struct Seconds {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Output {
-    pub database: String,
-    pub table: String,
+    pub database: Option<String>,
+    pub table: Option<String>,
     pub csv: Option<String>,
     pub parquet: Option<String>,
 }

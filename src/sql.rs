@@ -52,7 +52,7 @@ statements! {
     CANDIDATES_PRUNE => "candidates_prune.sql",
     EDGES_GENERATE => "edges_generate.sql",
     RELEASE_MAP => "release_map.sql",
-    RELEASE_WRITE => "release_write.sql",
+    RELEASE_SELECT => "release_select.sql",
     MEASURE_CLASSES => "measure_classes.sql",
     HIERARCHY_LEVELS => "hierarchy_levels.sql",
     BASE_F0_NODE => "base_f0_node.sql",

@@ -89,7 +89,7 @@ fn compare_cases(loaded: &Loaded, job: &Job, ks: &[u64], budgets: &[f64], l: Opt
                 if metric == Metric::Glm {
                     // Write the release and re-measure it independently.
                     let mut job = job.clone();
-                    job.output.table = format!("r_k{k}_{}", (fraction * 100.0) as u32);
+                    job.output.table.as_mut().unwrap().name = format!("r_k{k}_{}", (fraction * 100.0) as u32);
                     let recoding = release::full_domain_map(
                         &loaded.conn,
                         &job,
@@ -102,7 +102,8 @@ fn compare_cases(loaded: &Loaded, job: &Job, ks: &[u64], budgets: &[f64], l: Opt
                     let w = release::write(&loaded.conn, &job, &loaded.columns, recoding).unwrap();
                     assert_eq!(w.rows + a.outcome.suppressed, loaded.data.rows, "{case}");
                     loaded.conn.execute_batch("DETACH kanon_out").unwrap();
-                    let measured = remeasure_k(&job.output.database, &job.output.table);
+                    let out = job.output.table.as_ref().unwrap();
+                    let measured = remeasure_k(&out.database, &out.name);
                     assert!(measured >= k as i64, "{case}: release re-measures k = {measured}");
                 }
             }

@@ -220,7 +220,7 @@ fn cm_matches_the_release() {
         let cm = h.outcome(&levels, &req, &loaded.data).metrics.cm.unwrap();
         let recoding =
             kanon::release::full_domain_map(&loaded.conn, &job, &loaded.columns, &levels, &req, false).unwrap();
-        job.output.table = format!("r{i}");
+        job.output.table.as_mut().unwrap().name = format!("r{i}");
         kanon::release::write(&loaded.conn, &job, &loaded.columns, recoding).unwrap();
         let sql = format!(
             "SELECT (sum(size - top) + (400 - sum(size)))::DOUBLE / 400 FROM (

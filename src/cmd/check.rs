@@ -34,9 +34,12 @@ pub fn run(args: Args) -> Result<()> {
     let relation = match &args.table {
         None => "kanon_source".to_string(),
         Some(t) => {
-            database::attach_output(&conn, &job, true)?;
+            let Some(out) = &job.output.table else {
+                return Err(bad(format!("{}: --table needs an [output] database", job.path.display())));
+            };
+            database::attach_output(&conn, &job, out, true)?;
             if !database::table_exists(&conn, OUT, t)? {
-                return Err(bad(format!("table \"{t}\" not found in {}", job.output.database.display())));
+                return Err(bad(format!("table \"{t}\" not found in {}", out.database.display())));
             }
             format!("{}.main.{}", ident(OUT), ident(t))
         }

@@ -84,7 +84,7 @@ pub fn run(args: Args) -> Result<()> {
     let hierarchy_seconds = start.elapsed().as_secs_f64();
 
     bar.set_message("recode-and-write");
-    let out_dir = job.output.database.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let out_dir = job.output.first_path().parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     if !out_dir.is_dir() {
         return Err(bad(format!("{}: output folder {} does not exist", job.path.display(), out_dir.display())));
     }

@@ -140,7 +140,7 @@ pub fn run(args: Args) -> Result<()> {
     };
 
     let phase = spinner(args.quiet);
-    phase.set_message(format!("writing the release to {}", job.output.database.display()));
+    phase.set_message(format!("writing the release to {}", job.output.first_path().display()));
     let recoding =
         release::full_domain_map(&loaded.conn, &job, &loaded.columns, &best.levels, &req, loaded.extras.sensitive)?;
     crate::trace(|| format!("run recoding: {:.3}s", start.elapsed().as_secs_f64() - t_load - t_search));
@@ -182,8 +182,8 @@ pub fn run(args: Args) -> Result<()> {
         lattice_size: lattice.size(),
         heights: report::by_qi(&qis, &lattice.heights),
         output: report::Output {
-            database: out.database.display().to_string(),
-            table: out.table.clone(),
+            database: out.table.as_ref().map(|t| t.database.display().to_string()),
+            table: out.table.as_ref().map(|t| t.name.clone()),
             csv: out.csv.as_ref().map(|p| p.display().to_string()),
             parquet: out.parquet.as_ref().map(|p| p.display().to_string()),
         },
@@ -199,7 +199,7 @@ pub fn run(args: Args) -> Result<()> {
         written.rows,
         rows,
         report.suppressed,
-        out.table,
+        out.describe(),
         best.outcome.k.map_or("-".into(), |k| k.to_string()),
         job.metric.name(),
         best.outcome.metrics.get(job.metric)
