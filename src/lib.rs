@@ -20,6 +20,7 @@ pub mod plot;
 pub mod progress;
 pub mod release;
 pub mod report;
+pub mod scheme;
 pub mod search;
 pub mod sql;
 
