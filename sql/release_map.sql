@@ -18,3 +18,10 @@ FROM (
     GROUP BY ALL
 ) c
 WHERE size < ? OR ldiv < ?
+-- name: block_map
+-- Per QI, each value (keyed as above) with its block under a partition of the
+-- QI's values (the scheme search) and the block's label: {{blocks}} maps a
+-- leaf code to its block.
+SELECT {{n}} AS n, b.block, b.label
+FROM {{codes}} k
+JOIN {{blocks}} b ON b.c0 = k.c0

@@ -91,6 +91,9 @@ pub struct Diversity {
 pub struct Privacy {
     pub k: u64,
     pub budget: Budget,
+    /// Whether the job sets `max_suppression` (the scheme search then caps
+    /// suppression by it; otherwise suppression is only charged).
+    pub budget_given: bool,
     pub diversity: Option<Diversity>,
 }
 
@@ -102,6 +105,8 @@ pub enum Metric {
     Precision,
     Height,
     Cm,
+    /// Li & Li's hierarchical discernibility (the scheme search only).
+    Hdm,
 }
 
 impl Metric {
@@ -112,6 +117,7 @@ impl Metric {
             Metric::Precision => "precision",
             Metric::Height => "height",
             Metric::Cm => "cm",
+            Metric::Hdm => "hdm",
         }
     }
 }
@@ -193,6 +199,8 @@ pub struct Job {
     pub output: OutputSpec,
     pub privacy: Privacy,
     pub algorithm: Algorithm,
+    /// Li & Li's scheme search when set (`[search] scheme`).
+    pub scheme: Option<crate::scheme::Scheme>,
     pub metric: Metric,
     /// Class label column for cm.
     pub class_column: Option<Column>,
@@ -269,11 +277,12 @@ struct RawSearch {
     #[serde(default = "default_metric")]
     metric: Metric,
     class_column: Option<Spanned<String>>,
+    scheme: Option<crate::scheme::Scheme>,
 }
 
 impl Default for RawSearch {
     fn default() -> Self {
-        RawSearch { algorithm: default_algorithm(), metric: default_metric(), class_column: None }
+        RawSearch { algorithm: default_algorithm(), metric: default_metric(), class_column: None, scheme: None }
     }
 }
 
@@ -472,8 +481,9 @@ impl Job {
             sha256: format!("{:x}", Sha256::digest(text.as_bytes())),
             source,
             output,
-            privacy: Privacy { k: p.k as u64, budget, diversity },
+            privacy: Privacy { k: p.k as u64, budget, budget_given: p.max_suppression.is_some(), diversity },
             algorithm: raw.search.algorithm,
+            scheme: raw.search.scheme,
             metric: raw.search.metric,
             class_column: raw.search.class_column.as_ref().map(column),
             quasi_identifiers,

@@ -68,6 +68,8 @@ impl Metrics {
             Metric::Precision => self.precision,
             Metric::Height => self.height,
             Metric::Cm => self.cm.unwrap_or(f64::NAN),
+            // Full-domain searches are not given hdm (cmd/run routes it to the scheme search).
+            Metric::Hdm => f64::NAN,
         }
     }
 }

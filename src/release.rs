@@ -164,6 +164,57 @@ pub fn full_domain_map(
     Ok(rec)
 }
 
+/// Build the recoding for one partition per QI (the scheme search): per QI,
+/// `blocks[a][i]` is the block of leaf index `i` (the rank of the leaf code in
+/// `leaf_codes[a]`) and `labels[a]` the blocks' labels; `dropped` the classes
+/// (block ids per QI) whose rows are suppressed. Each QI's leaf → block map is
+/// written as table `kanon_block_{a}` and read back keyed as the release keys
+/// values, so the write is the same one pass as for a full-domain node.
+pub fn partition_map(
+    conn: &Connection,
+    job: &Job,
+    columns: &[SourceColumn],
+    leaf_codes: &[Vec<i64>],
+    blocks: &[&[u32]],
+    labels: &[Vec<Option<String>>],
+    dropped: Vec<Vec<u32>>,
+) -> Result<Recoding> {
+    let types = qi_types(job, columns);
+    let mut rec = Recoding::default();
+    for a in 0..blocks.len() {
+        let table = format!("kanon_block_{a}");
+        conn.execute_batch(&format!(
+            "CREATE OR REPLACE TEMP TABLE {} (c0 BIGINT, block INTEGER, label VARCHAR)",
+            ident(&table)
+        ))?;
+        let mut app = conn.appender_to_catalog_and_db(&table, "temp", "main")?;
+        for (i, &b) in blocks[a].iter().enumerate() {
+            app.append_row(duckdb::params![leaf_codes[a][i], b as i32, labels[a][b as usize]])?;
+        }
+        app.flush()?;
+        drop(app);
+        let q = render(
+            sql::fragment(sql::RELEASE_MAP, "block_map"),
+            &[("n", &key_expr(types[a], "k.n")), ("codes", &code_table(a)), ("blocks", &ident(&table))],
+        );
+        let mut g = Groups { labels: labels[a].clone(), ..Groups::default() };
+        let mut stmt = conn.prepare(&q)?;
+        let mut rows = stmt.query([])?;
+        while let Some(r) = rows.next()? {
+            let group = r.get::<_, i32>(1)? as u32;
+            match r.get_ref(0)? {
+                ValueRef::Null => g.null = Some(group),
+                ValueRef::BigInt(v) => _ = g.by_int.insert(v, group),
+                ValueRef::Text(v) => g.insert_text(v, group),
+                v => return Err(anyhow!("block map of QI {a}: unexpected {:?}", v.data_type())),
+            }
+        }
+        rec.groups.push(g);
+    }
+    rec.dropped = dropped.into_iter().map(|c| c.into_boxed_slice()).collect();
+    Ok(rec)
+}
+
 /// The QIs' DuckDB types, in QI order.
 fn qi_types<'a>(job: &Job, columns: &'a [SourceColumn]) -> Vec<&'a str> {
     job.qi_names()

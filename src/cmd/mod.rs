@@ -5,3 +5,4 @@ pub mod hierarchy;
 pub mod limit;
 pub mod pareto;
 pub mod run;
+pub mod run_scheme;

@@ -1,9 +1,10 @@
 //! `kanon run JOB.toml [--k N] [--max-suppression F] [--metric M]
-//!  [--algorithm A] [--node QI=LEVEL,…] [--report FILE] [--quiet]`
+//!  [--algorithm A] [--node QI=LEVEL,…] [--scheme S] [--report FILE] [--quiet]`
 //!
 //! Loads the source, searches the lattice for the feasible generalization with
 //! the least loss (or takes `--node`), writes the release atomically and the
-//! JSON report. Exit 3 when no generalization is feasible.
+//! JSON report. Exit 3 when no generalization is feasible. With a scheme (or
+//! metric hdm) the search is Li & Li's instead: see [`super::run_scheme`].
 
 use crate::error::{bad, Infeasible};
 use crate::job::{parse_levels, Algorithm, Budget, Job, Metric};
@@ -12,6 +13,7 @@ use crate::load::load_showing;
 use crate::metrics::Requirement;
 use crate::progress::{progress, spinner};
 use crate::report::{self, Report, Seconds};
+use crate::scheme::Scheme;
 use crate::search::{self, exhaustive, incognito, topdown, Found, SearchResult};
 use crate::{database, frequency, release};
 use anyhow::Result;
@@ -37,6 +39,14 @@ pub struct Args {
     /// Release this node instead of searching, e.g. age=3,education=1,…
     #[arg(long)]
     pub node: Option<String>,
+    /// Search partitions of each QI's values under this scheme (Li & Li)
+    /// instead of the full-domain lattice; overrides [search] scheme.
+    #[arg(long, value_enum)]
+    pub scheme: Option<Scheme>,
+    /// With a scheme: switch pruning techniques off, to measure them
+    /// (comma-separated: seeding, bfs, nodes, applicators).
+    #[arg(long, value_name = "LIST")]
+    pub pruning_off: Option<String>,
     /// Write the report here instead of [output] report.
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
@@ -80,6 +90,17 @@ pub fn job_with_overrides(args: &Args) -> Result<Job> {
 pub fn run(args: Args) -> Result<()> {
     let start = Instant::now();
     let job = job_with_overrides(&args)?;
+    let scheme = args.scheme.or(job.scheme).or((job.metric == Metric::Hdm).then_some(Scheme::Bhs));
+    if let Some(scheme) = scheme {
+        if args.node.is_some() {
+            return Err(bad("--node takes a full-domain node; it does not combine with a scheme"));
+        }
+        let pruning = super::run_scheme::pruning_off(args.pruning_off.as_deref())?;
+        return super::run_scheme::run(job, scheme, pruning, args.quiet);
+    }
+    if args.pruning_off.is_some() {
+        return Err(bad("--pruning-off applies to the scheme search (--scheme)"));
+    }
     let forced = args.node.as_deref().map(|s| parse_levels(&job, s)).transpose()?;
     let phase = spinner(args.quiet);
     let loaded = load_showing(&job, &phase)?;

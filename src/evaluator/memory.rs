@@ -300,6 +300,14 @@ impl MemorySets {
         })
     }
 
+    /// The base frequency set as the scheme search reads it: per QI the leaf
+    /// index of each row (the rank of its leaf code), and each row's count.
+    /// A partition of a QI is then a leaf index → block array, as a level is
+    /// (`lift` from level 0).
+    pub fn base_columns(&self) -> (&[Vec<u32>], &[u64]) {
+        (&self.base.codes, &self.base.size)
+    }
+
     /// Rows of the base frequency set.
     pub fn base_rows(&self) -> u64 {
         self.base.size.len() as u64

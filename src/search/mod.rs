@@ -6,6 +6,7 @@
 //! - [`topdown`]: the optimum only, by branch and bound from the top.
 //! - [`poka`]: POkA's heuristic Pareto front of k against loss.
 //! - [`exact_front`]: the true Pareto front by bounds that hold with suppression.
+//! - [`partitions`]: the optimal partition per QI under a Li & Li scheme.
 //! - [`result`] and [`front`]: what they return.
 
 pub mod candidates;
@@ -13,6 +14,7 @@ pub mod exact_front;
 pub mod exhaustive;
 pub mod front;
 pub mod incognito;
+pub mod partitions;
 pub mod poka;
 pub mod result;
 pub mod topdown;

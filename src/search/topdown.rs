@@ -75,7 +75,7 @@ impl Bound {
                     .sum();
                 Some(1.0 - used / n)
             }
-            Metric::Dm | Metric::Cm => None,
+            Metric::Dm | Metric::Cm | Metric::Hdm => None,
         }
     }
 

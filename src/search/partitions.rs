@@ -1,0 +1,564 @@
+//! The optimal anonymization under a generalization scheme (Li & Li §3–4):
+//! one valid partition per QI ([`crate::scheme`]), records in classes under k
+//! suppressed and charged by the metric, the least cost found by a bottom-up
+//! search of the enumeration tree of anonymizations with applicator sets
+//! (Fig. 7) and pruning that keeps the result exact. docs/schemes.md.
+//!
+//! An anonymization is evaluated over the in-memory base frequency set: each
+//! row's class key is its QIs' block ids packed into one integer, counted in a
+//! reused array (or a hash table for large key spaces).
+//!
+//! Pruning, each switchable for measurement ([`Pruning`]):
+//! - bounds (always): a node whose lower bound — the cost of the records it
+//!   keeps, and for dm min(k, |D|) for each record it suppresses — cannot beat
+//!   the best is not expanded, and an applicator all of whose children are
+//!   bounded out is dropped from the applicator sets below the node (every
+//!   later step on that QI generalizes one of those children);
+//! - seeding: the best is first set from the full-domain (BHS) lattice and a
+//!   greedy descent, not only from the most general anonymization;
+//! - modified BFS: a node's bound is checked again when it leaves the queue;
+//! - node rearrangement: the queue is ordered by lower bound, not FIFO;
+//! - applicator rearrangement: a node's applicators are ordered by how many
+//!   classes one step on them merges, fewest first.
+
+use crate::job::Metric;
+use crate::scheme::{Domain, State};
+use rustc_hash::FxHashMap;
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, VecDeque};
+use std::sync::Arc;
+
+/// Costs are compared as integers, in millionths: sums of the same fractions
+/// in another order then compare equal, and ties go to the tie-break.
+type Cost = i128;
+const SCALE: f64 = 1e6;
+
+fn quantize(x: f64) -> Cost {
+    (x * SCALE).round() as Cost
+}
+
+/// Which pruning techniques run (all by default).
+#[derive(Debug, Clone, Copy)]
+pub struct Pruning {
+    pub seeding: bool,
+    pub modified_bfs: bool,
+    pub node_order: bool,
+    pub applicator_order: bool,
+}
+
+impl Default for Pruning {
+    fn default() -> Self {
+        Pruning { seeding: true, modified_bfs: true, node_order: true, applicator_order: true }
+    }
+}
+
+/// The problem: the base frequency set, the domains, k, a suppression cap.
+pub struct Problem<'a> {
+    /// Per QI: leaf index per base row.
+    pub codes: &'a [Vec<u32>],
+    pub counts: &'a [u64],
+    pub domains: &'a [Domain],
+    pub k: u64,
+    /// At most this many records suppressed (None: any number, charged).
+    pub cap: Option<u64>,
+    pub metric: Metric,
+}
+
+/// Every metric of one anonymization.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Measures {
+    pub dm: f64,
+    pub hdm: f64,
+    pub glm: f64,
+    pub suppressed: u64,
+    pub classes: u64,
+}
+
+/// The optimum and how the search got there.
+#[derive(Debug, Clone)]
+pub struct Optimum {
+    pub partitions: Vec<Arc<State>>,
+    pub measures: Measures,
+    /// Anonymizations evaluated (seeding included).
+    pub evaluated: u64,
+    pub expanded: u64,
+}
+
+/// What one evaluation yields.
+#[derive(Debug, Clone, Copy)]
+struct Eval {
+    cost: Cost,
+    lb: Cost,
+    suppressed: u64,
+    classes: u64,
+    blocks: u32,
+}
+
+/// Reused buffers of the evaluation.
+#[derive(Default)]
+struct Scratch {
+    keys: Vec<u64>,
+    slots: Vec<u64>,
+    map: FxHashMap<u64, u64>,
+    pen: Vec<f64>,
+    qi_pen: Vec<f64>,
+    block_n: Vec<u64>,
+}
+
+/// Dense counting up to this many keys.
+const DENSE: u64 = 1 << 22;
+
+struct Evaluator<'a> {
+    p: &'a Problem<'a>,
+    /// Records in all.
+    n: u64,
+    /// Per QI, per leaf index: records with that value.
+    marg: Vec<Vec<u64>>,
+    scratch: Scratch,
+    evaluated: u64,
+}
+
+impl<'a> Evaluator<'a> {
+    fn new(p: &'a Problem<'a>) -> Self {
+        let n = p.counts.iter().sum();
+        let marg = p
+            .codes
+            .iter()
+            .zip(p.domains)
+            .map(|(col, d)| {
+                let mut m = vec![0u64; d.len()];
+                for (&c, &w) in col.iter().zip(p.counts) {
+                    m[c as usize] += w;
+                }
+                m
+            })
+            .collect();
+        Evaluator { p, n, marg, scratch: Scratch::default(), evaluated: 0 }
+    }
+
+    /// Count classes: each base row's class key into `keys`, sizes by key.
+    /// Returns whether the counts are in `slots` (else in `map`).
+    fn count(&mut self, attrs: &[Arc<State>]) -> bool {
+        let rows = self.p.counts.len();
+        let s = &mut self.scratch;
+        s.keys.clear();
+        s.keys.resize(rows, 0);
+        let mut stride: u64 = 1;
+        let mut overflow = false;
+        for (a, st) in attrs.iter().enumerate() {
+            let col = &self.p.codes[a];
+            let blocks = &st.blocks;
+            for (k, &c) in s.keys.iter_mut().zip(col) {
+                *k += blocks[c as usize] as u64 * stride;
+            }
+            match stride.checked_mul(st.nblocks.max(1) as u64) {
+                Some(x) => stride = x,
+                None => overflow = true,
+            }
+        }
+        if overflow {
+            // Key space past 64 bits: number the classes by their block tuples.
+            let mut ids: FxHashMap<Vec<u32>, u64> = FxHashMap::default();
+            for r in 0..rows {
+                let t: Vec<u32> = attrs.iter().enumerate().map(|(a, st)| st.blocks[self.p.codes[a][r] as usize]).collect();
+                let next = ids.len() as u64;
+                s.keys[r] = *ids.entry(t).or_insert(next);
+            }
+            stride = ids.len() as u64;
+        }
+        if stride <= DENSE {
+            s.slots.clear();
+            s.slots.resize(stride as usize, 0);
+            for (&k, &w) in s.keys.iter().zip(self.p.counts) {
+                s.slots[k as usize] += w;
+            }
+            true
+        } else {
+            s.map.clear();
+            for (&k, &w) in s.keys.iter().zip(self.p.counts) {
+                *s.map.entry(k).or_default() += w;
+            }
+            false
+        }
+    }
+
+    /// Per leaf index of QI `a`: hdm's (N_e − N_v) / (N − N_v) (0 when N_v = N).
+    fn hdm_pen(&mut self, a: usize, st: &State) {
+        let s = &mut self.scratch;
+        s.block_n.clear();
+        s.block_n.resize(st.nblocks as usize, 0);
+        for (v, &b) in st.blocks.iter().enumerate() {
+            s.block_n[b as usize] += self.marg[a][v];
+        }
+        s.qi_pen.clear();
+        for (v, &b) in st.blocks.iter().enumerate() {
+            let nv = self.marg[a][v];
+            let ne = s.block_n[b as usize];
+            s.qi_pen.push(if nv >= self.n { 0.0 } else { (ne - nv) as f64 / (self.n - nv) as f64 });
+        }
+    }
+
+    /// Each base row's cost if kept, for hdm (mean over QIs) or glm (sum), into `pen`.
+    fn row_costs(&mut self, attrs: &[Arc<State>], metric: Metric) {
+        let rows = self.p.counts.len();
+        self.scratch.pen.clear();
+        self.scratch.pen.resize(rows, 0.0);
+        let m = attrs.len().max(1) as f64;
+        for (a, st) in attrs.iter().enumerate() {
+            match metric {
+                Metric::Hdm => self.hdm_pen(a, st),
+                _ => {
+                    let mut out = std::mem::take(&mut self.scratch.qi_pen);
+                    self.p.domains[a].glm_costs(st, &mut out);
+                    self.scratch.qi_pen = out;
+                }
+            }
+            let s = &mut self.scratch;
+            for (pen, &c) in s.pen.iter_mut().zip(&self.p.codes[a]) {
+                *pen += s.qi_pen[c as usize];
+            }
+        }
+        if metric == Metric::Hdm {
+            for pen in &mut self.scratch.pen {
+                *pen /= m;
+            }
+        }
+    }
+
+    fn size_of(&self, dense: bool, r: usize) -> u64 {
+        let k = self.scratch.keys[r];
+        if dense {
+            self.scratch.slots[k as usize]
+        } else {
+            self.scratch.map[&k]
+        }
+    }
+
+    fn classes(&self, dense: bool) -> u64 {
+        if dense {
+            self.scratch.slots.iter().filter(|&&c| c > 0).count() as u64
+        } else {
+            self.scratch.map.len() as u64
+        }
+    }
+
+    fn eval(&mut self, attrs: &[Arc<State>]) -> Eval {
+        self.evaluated += 1;
+        let metric = self.p.metric;
+        let dense = self.count(attrs);
+        let k = self.p.k;
+        let rows = self.p.counts.len();
+        let mut suppressed = 0u64;
+        let blocks = attrs.iter().map(|s| s.nblocks).sum();
+        let (cost, lb) = match metric {
+            Metric::Dm => {
+                let mut kept: u128 = 0;
+                for r in 0..rows {
+                    let size = self.size_of(dense, r);
+                    let w = self.p.counts[r];
+                    if size >= k {
+                        kept += w as u128 * size as u128;
+                    } else {
+                        suppressed += w;
+                    }
+                }
+                let scale = SCALE as u128;
+                let cost = (kept + self.n as u128 * suppressed as u128) * scale;
+                let lb = (kept + k.min(self.n) as u128 * suppressed as u128) * scale;
+                (cost as Cost, lb as Cost)
+            }
+            _ => {
+                self.row_costs(attrs, metric);
+                let per_suppressed = if metric == Metric::Hdm { 1.0 } else { attrs.len() as f64 };
+                let mut kept = 0.0;
+                for r in 0..rows {
+                    let size = self.size_of(dense, r);
+                    let w = self.p.counts[r];
+                    if size >= k {
+                        kept += w as f64 * self.scratch.pen[r];
+                    } else {
+                        suppressed += w;
+                    }
+                }
+                (quantize(kept + per_suppressed * suppressed as f64), quantize(kept))
+            }
+        };
+        Eval { cost, lb, suppressed, classes: self.classes(dense), blocks }
+    }
+
+    /// All metrics of one anonymization (for the report).
+    fn measures(&mut self, attrs: &[Arc<State>]) -> Measures {
+        let dense = self.count(attrs);
+        let rows = self.p.counts.len();
+        let kept_row: Vec<bool> = (0..rows).map(|r| self.size_of(dense, r) >= self.p.k).collect();
+        let classes = self.classes(dense);
+        let mut out = Measures { dm: 0.0, hdm: 0.0, glm: 0.0, suppressed: 0, classes };
+        let mut dm: u128 = 0;
+        for r in 0..rows {
+            let w = self.p.counts[r];
+            if kept_row[r] {
+                dm += w as u128 * self.size_of(dense, r) as u128;
+            } else {
+                out.suppressed += w;
+                dm += w as u128 * self.n as u128;
+            }
+        }
+        out.dm = dm as f64;
+        for metric in [Metric::Hdm, Metric::Glm] {
+            self.row_costs(attrs, metric);
+            let per_suppressed = if metric == Metric::Hdm { 1.0 } else { attrs.len() as f64 };
+            let v: f64 = (0..rows)
+                .map(|r| self.p.counts[r] as f64 * if kept_row[r] { self.scratch.pen[r] } else { per_suppressed })
+                .sum();
+            if metric == Metric::Hdm {
+                out.hdm = v;
+            } else {
+                out.glm = v;
+            }
+        }
+        out
+    }
+
+    /// The classes under k, as block ids per QI (what the release drops).
+    fn small_classes(&mut self, attrs: &[Arc<State>]) -> Vec<Vec<u32>> {
+        let dense = self.count(attrs);
+        let mut out: Vec<Vec<u32>> = (0..self.p.counts.len())
+            .filter(|&r| self.size_of(dense, r) < self.p.k)
+            .map(|r| attrs.iter().enumerate().map(|(a, st)| st.blocks[self.p.codes[a][r] as usize]).collect())
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+}
+
+/// A node of the enumeration tree: a partition per QI and its applicators.
+struct Node {
+    attrs: Vec<Arc<State>>,
+    apps: Vec<u16>,
+    eval: Eval,
+    seq: u64,
+}
+
+/// The queue, ordered by lower bound (node rearrangement) or FIFO.
+enum Queue {
+    Heap(BinaryHeap<ByBound>),
+    Fifo(VecDeque<Node>),
+}
+
+struct ByBound(Node);
+
+impl PartialEq for ByBound {
+    fn eq(&self, o: &Self) -> bool {
+        self.cmp(o) == Ordering::Equal
+    }
+}
+impl Eq for ByBound {}
+impl PartialOrd for ByBound {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for ByBound {
+    /// The least bound first (BinaryHeap is a max-heap); then the oldest.
+    fn cmp(&self, o: &Self) -> Ordering {
+        o.0.eval.lb.cmp(&self.0.eval.lb).then(o.0.seq.cmp(&self.0.seq))
+    }
+}
+
+impl Queue {
+    fn push(&mut self, n: Node) {
+        match self {
+            Queue::Heap(h) => h.push(ByBound(n)),
+            Queue::Fifo(q) => q.push_back(n),
+        }
+    }
+    fn pop(&mut self) -> Option<Node> {
+        match self {
+            Queue::Heap(h) => h.pop().map(|b| b.0),
+            Queue::Fifo(q) => q.pop_front(),
+        }
+    }
+}
+
+/// The best anonymization so far, with what the tie-break compares.
+struct Best {
+    attrs: Vec<Arc<State>>,
+    cost: Cost,
+    blocks: u32,
+    vector: Vec<Vec<u32>>,
+}
+
+struct Search<'a> {
+    ev: Evaluator<'a>,
+    best: Option<Best>,
+    pruning: Pruning,
+    seq: u64,
+    expanded: u64,
+}
+
+impl<'a> Search<'a> {
+    fn vector(&self, attrs: &[Arc<State>]) -> Vec<Vec<u32>> {
+        attrs.iter().zip(self.ev.p.domains).map(|(s, d)| d.canonical(&s.blocks)).collect()
+    }
+
+    /// Offer an evaluated anonymization as the optimum: least cost, then
+    /// more blocks in all, then the smaller partition vector.
+    fn consider(&mut self, attrs: &[Arc<State>], e: &Eval) {
+        if self.ev.p.cap.is_some_and(|c| e.suppressed > c) {
+            return;
+        }
+        let better = match &self.best {
+            None => true,
+            Some(b) => match e.cost.cmp(&b.cost).then(b.blocks.cmp(&e.blocks)) {
+                Ordering::Less => true,
+                Ordering::Greater => false,
+                Ordering::Equal => self.vector(attrs) < b.vector,
+            },
+        };
+        if better {
+            let vector = self.vector(attrs);
+            self.best = Some(Best { attrs: attrs.to_vec(), cost: e.cost, blocks: e.blocks, vector });
+        }
+    }
+
+    /// Whether nothing at or under a node with this bound and these blocks can
+    /// win: its descendants cost at least `lb` and have fewer blocks.
+    fn bounded_out(&self, e: &Eval) -> bool {
+        match &self.best {
+            None => false,
+            Some(b) => e.lb > b.cost || (e.lb == b.cost && e.blocks - 1 < b.blocks),
+        }
+    }
+
+    fn evaluate(&mut self, attrs: Vec<Arc<State>>) -> (Vec<Arc<State>>, Eval) {
+        let e = self.ev.eval(&attrs);
+        self.consider(&attrs, &e);
+        (attrs, e)
+    }
+
+    /// Seeding: every full-domain anonymization (when the level lattice is
+    /// small), then a greedy descent from the most specific one.
+    fn seed(&mut self, root: &[Arc<State>]) {
+        let domains = self.ev.p.domains;
+        let levels: Vec<Vec<Arc<State>>> = domains.iter().map(|d| d.level_states()).collect();
+        let size = levels.iter().try_fold(1u64, |acc, l| acc.checked_mul(l.len() as u64));
+        if size.is_some_and(|s| s <= 20_000) {
+            let mut idx = vec![0usize; levels.len()];
+            loop {
+                let attrs: Vec<Arc<State>> = idx.iter().zip(&levels).map(|(&i, l)| l[i].clone()).collect();
+                self.evaluate(attrs);
+                let mut a = 0;
+                while a < idx.len() {
+                    idx[a] += 1;
+                    if idx[a] < levels[a].len() {
+                        break;
+                    }
+                    idx[a] = 0;
+                    a += 1;
+                }
+                if a == idx.len() {
+                    break;
+                }
+            }
+        }
+        let mut current = root.to_vec();
+        loop {
+            let mut next: Option<(Vec<Arc<State>>, Eval)> = None;
+            for (a, d) in domains.iter().enumerate() {
+                for child in d.children(&current[a]) {
+                    let mut attrs = current.clone();
+                    attrs[a] = child;
+                    let (attrs, e) = self.evaluate(attrs);
+                    if next.as_ref().is_none_or(|(_, n)| (e.cost, e.lb) < (n.cost, n.lb)) {
+                        next = Some((attrs, e));
+                    }
+                }
+            }
+            match next {
+                Some((attrs, _)) => current = attrs,
+                None => break,
+            }
+        }
+    }
+
+    fn run(&mut self) {
+        let domains = self.ev.p.domains;
+        let root: Vec<Arc<State>> = domains.iter().map(|d| d.root()).collect();
+        let top: Vec<Arc<State>> = domains.iter().map(|d| d.top()).collect();
+        // The most general anonymization is the paper's initial best.
+        self.evaluate(top);
+        if self.pruning.seeding {
+            self.seed(&root);
+        }
+        let (root, e) = self.evaluate(root);
+        let apps: Vec<u16> = (0..domains.len() as u16).filter(|&a| domains[a as usize].can_step(&root[a as usize])).collect();
+        let mut queue =
+            if self.pruning.node_order { Queue::Heap(BinaryHeap::new()) } else { Queue::Fifo(VecDeque::new()) };
+        if !apps.is_empty() && !self.bounded_out(&e) {
+            queue.push(Node { attrs: root, apps, eval: e, seq: 0 });
+        }
+        while let Some(node) = queue.pop() {
+            if self.pruning.modified_bfs && self.bounded_out(&node.eval) {
+                continue;
+            }
+            self.expanded += 1;
+            // Every child of every applicator, evaluated.
+            let mut by_app: Vec<(u16, Vec<(Vec<Arc<State>>, Eval)>)> = Vec::with_capacity(node.apps.len());
+            for &a in &node.apps {
+                let kids = domains[a as usize].children(&node.attrs[a as usize]);
+                let mut evaluated = Vec::with_capacity(kids.len());
+                for kid in kids {
+                    let mut attrs = node.attrs.clone();
+                    attrs[a as usize] = kid;
+                    evaluated.push(self.evaluate(attrs));
+                }
+                by_app.push((a, evaluated));
+            }
+            // Useless applicators: every child bounded out.
+            by_app.retain(|(_, kids)| kids.iter().any(|(_, e)| !self.bounded_out(e)));
+            if self.pruning.applicator_order {
+                // Fewest classes merged by one step first (mean over its children).
+                let merged = |kids: &Vec<(Vec<Arc<State>>, Eval)>| -> f64 {
+                    kids.iter().map(|(_, e)| node.eval.classes.saturating_sub(e.classes) as f64).sum::<f64>()
+                        / kids.len().max(1) as f64
+                };
+                by_app.sort_by(|x, y| merged(&x.1).total_cmp(&merged(&y.1)).then(x.0.cmp(&y.0)));
+            }
+            let order: Vec<u16> = by_app.iter().map(|(a, _)| *a).collect();
+            for (p, (a, kids)) in by_app.into_iter().enumerate() {
+                for (attrs, e) in kids {
+                    if self.bounded_out(&e) {
+                        continue;
+                    }
+                    let apps: Vec<u16> = order[p..]
+                        .iter()
+                        .copied()
+                        .filter(|&b| b != a || domains[a as usize].can_step(&attrs[a as usize]))
+                        .collect();
+                    if apps.is_empty() {
+                        continue;
+                    }
+                    self.seq += 1;
+                    queue.push(Node { attrs, apps, eval: e, seq: self.seq });
+                }
+            }
+        }
+    }
+}
+
+/// The optimal anonymization of `p`, or None when no anonymization keeps
+/// suppression within the cap.
+pub fn search(p: &Problem, pruning: Pruning) -> Option<Optimum> {
+    let mut s = Search { ev: Evaluator::new(p), best: None, pruning, seq: 0, expanded: 0 };
+    s.run();
+    let best = s.best.take()?;
+    let measures = s.ev.measures(&best.attrs);
+    Some(Optimum { partitions: best.attrs, measures, evaluated: s.ev.evaluated, expanded: s.expanded })
+}
+
+/// The classes the release drops at `partitions`: block ids per QI.
+pub fn dropped_classes(p: &Problem, partitions: &[Arc<State>]) -> Vec<Vec<u32>> {
+    Evaluator::new(p).small_classes(partitions)
+}
+
