@@ -28,7 +28,7 @@ use rustc_hash::FxHashMap;
 use serde::Deserialize;
 use std::sync::Arc;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Scheme {
     Bhs,
