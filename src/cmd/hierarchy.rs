@@ -1,9 +1,13 @@
-//! `kanon hierarchy JOB.toml`
+//! `kanon hierarchy JOB.toml [--scheme S]`
 //!
 //! Validates and materializes the job's hierarchies (built-in ones from the
 //! source's values) and prints each as `leaf;level1;…;top`, one row per leaf.
+//! With `--scheme`, prints instead how many partitions of each QI's values
+//! (those present in the data) the scheme allows.
 
+use crate::error::bad;
 use crate::hierarchy;
+use crate::scheme::{numeric_type, Domain, HierarchyRows, Scheme};
 use crate::job::Job;
 use crate::load::load;
 use anyhow::Result;
@@ -14,12 +18,28 @@ use std::path::PathBuf;
 pub struct Args {
     /// The job file (TOML).
     pub job: PathBuf,
+    /// Count each QI's valid partitions under this scheme instead.
+    #[arg(long, value_enum)]
+    pub scheme: Option<Scheme>,
 }
 
 pub fn run(args: Args) -> Result<()> {
     let job = Job::load(&args.job)?;
     let loaded = load(&job)?;
     let mut out = std::io::stdout().lock();
+    if let Some(scheme) = args.scheme {
+        writeln!(out, "column\tvalues\t{} partitions", scheme.name())?;
+        for (a, h) in loaded.hierarchies.iter().enumerate() {
+            let numeric =
+                loaded.columns.iter().find(|c| c.name == h.column).is_some_and(|c| numeric_type(&c.type_name));
+            let rows = HierarchyRows::read(&loaded.conn, a, h.height)?;
+            let d = Domain::new(&h.column, scheme, numeric, &rows)
+                .map_err(|e| bad(format!("{}: {e}", job.path.display())))?;
+            let count = d.count().map_or("more than 3.4e38".to_string(), |c| c.to_string());
+            writeln!(out, "{}\t{}\t{count}", h.column, d.len())?;
+        }
+        return Ok(());
+    }
     for (a, h) in loaded.hierarchies.iter().enumerate() {
         writeln!(out, "# {} (height {}, {} leaves)", h.column, h.height, h.leaves)?;
         for row in hierarchy::rows(&loaded.conn, a, h.height)? {
