@@ -50,12 +50,11 @@ pub fn open(job: &Job) -> Result<(Connection, Vec<SourceColumn>)> {
     configure(&conn, &job.engine)?;
     let relation = match &job.source {
         SourceSpec::Database { path, table } => {
-            let (catalog, mode) =
-                if job.output.table.as_ref().is_some_and(|t| same_file(path, &t.database)) {
-                    (OUT, "")
-                } else {
-                    ("kanon_src", " (READ_ONLY)")
-                };
+            let (catalog, mode) = if job.output.table.as_ref().is_some_and(|t| same_file(path, &t.database)) {
+                (OUT, "")
+            } else {
+                ("kanon_src", " (READ_ONLY)")
+            };
             conn.execute_batch(&format!(
                 "ATTACH {} AS {}{mode}",
                 sql::literal(&path.to_string_lossy()),

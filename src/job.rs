@@ -59,7 +59,12 @@ impl OutputSpec {
     pub fn describe(&self) -> String {
         match &self.table {
             Some(t) => format!("\"{}\"", t.name),
-            None => [&self.csv, &self.parquet].into_iter().flatten().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" and "),
+            None => [&self.csv, &self.parquet]
+                .into_iter()
+                .flatten()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(" and "),
         }
     }
 }

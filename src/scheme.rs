@@ -238,7 +238,9 @@ impl Domain {
         }
         if numeric && matches!(scheme, Scheme::Ops | Scheme::Gops) {
             for (&(l, c), m) in &members {
-                let (lo, hi) = m.iter().fold((u32::MAX, 0), |(lo, hi), &i| (lo.min(pos_of[i as usize]), hi.max(pos_of[i as usize])));
+                let (lo, hi) = m
+                    .iter()
+                    .fold((u32::MAX, 0), |(lo, hi), &i| (lo.min(pos_of[i as usize]), hi.max(pos_of[i as usize])));
                 if (hi - lo + 1) as usize != m.len() {
                     let label = h.labels.get(&(l, c)).cloned().flatten().unwrap_or_else(|| "NULL".into());
                     return Err(format!(
@@ -366,7 +368,8 @@ impl Domain {
         let mut out = Vec::new();
         if self.scheme == Scheme::Bhs {
             if s.level + 1 < self.levels.len() {
-                let mut c = State { groupings: Vec::new(), level: s.level + 1, cursor: 0, blocks: Vec::new(), nblocks: 0 };
+                let mut c =
+                    State { groupings: Vec::new(), level: s.level + 1, cursor: 0, blocks: Vec::new(), nblocks: 0 };
                 self.fill_blocks(&mut c);
                 out.push(Arc::new(c));
             }
@@ -561,7 +564,10 @@ impl Domain {
         let mut labels: Vec<Option<String>> = vec![None; s.nblocks as usize];
         let lists = self.block_lists(&s.blocks);
         let joined = |list: &[u32]| -> String {
-            list.iter().map(|&i| self.values[i as usize].clone().unwrap_or_else(|| "NULL".into())).collect::<Vec<_>>().join("|")
+            list.iter()
+                .map(|&i| self.values[i as usize].clone().unwrap_or_else(|| "NULL".into()))
+                .collect::<Vec<_>>()
+                .join("|")
         };
         for list in &lists {
             let b = s.blocks[list[0] as usize] as usize;
@@ -740,7 +746,17 @@ fn has_local_child(kind: Kind, g: &[u32]) -> bool {
 
 /// Part `i` merged into part `j < i`; parts after `i` renumbered down.
 fn merge(g: &[u32], i: u32, j: u32) -> Vec<u32> {
-    g.iter().map(|&p| if p == i { j } else if p > i { p - 1 } else { p }).collect()
+    g.iter()
+        .map(|&p| {
+            if p == i {
+                j
+            } else if p > i {
+                p - 1
+            } else {
+                p
+            }
+        })
+        .collect()
 }
 
 /// A(r) for r in 0..=d: set partitions of r items with no block of one.
@@ -867,7 +883,15 @@ pub(crate) mod tests {
     #[test]
     fn enumeration_equals_the_definitions() {
         let deep = [
-            "a1;a;ab;*", "a2;a;ab;*", "b1;b;ab;*", "b2;b;ab;*", "b3;b;ab;*", "c1;c;cd;*", "d1;d;cd;*", "d2;d;cd;*", "e1;e;e;*",
+            "a1;a;ab;*",
+            "a2;a;ab;*",
+            "b1;b;ab;*",
+            "b2;b;ab;*",
+            "b3;b;ab;*",
+            "c1;c;cd;*",
+            "d1;d;cd;*",
+            "d2;d;cd;*",
+            "e1;e;e;*",
         ];
         for rows in [&WORK[..], &deep[..]] {
             let paths: Vec<Vec<&str>> = rows.iter().map(|r| r.split(';').collect()).collect();
@@ -905,9 +929,9 @@ pub(crate) mod tests {
             let interval = |b: &Vec<usize>| b.last().unwrap() - b[0] + 1 == b.len();
             let guided = |g: &[u32]| {
                 (0..n).all(|x| {
-                    (0..n).filter(|&y| g[y] == g[x]).all(|y| {
-                        (0..n).filter(|&z| lca(z, x) < lca(x, y)).all(|z| g[z] == g[x])
-                    })
+                    (0..n)
+                        .filter(|&y| g[y] == g[x])
+                        .all(|y| (0..n).filter(|&z| lca(z, x) < lca(x, y)).all(|z| g[z] == g[x]))
                 })
             };
             let valid = |scheme: Scheme, g: &[u32]| match scheme {

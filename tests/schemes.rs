@@ -42,7 +42,9 @@ fn hand_made(dir: &Path, rows: usize, seed: u64) {
 }
 
 fn job_text(source: &str, qis: &[(&str, &str)]) -> String {
-    let mut t = format!("[source]\n{source}\ndelimiter = \";\"\n[output]\ncsv = \"out.csv\"\nreport = \"r.json\"\n[privacy]\nk = 2\n");
+    let mut t = format!(
+        "[source]\n{source}\ndelimiter = \";\"\n[output]\ncsv = \"out.csv\"\nreport = \"r.json\"\n[privacy]\nk = 2\n"
+    );
     for (c, h) in qis {
         t.push_str(&format!("[[quasi_identifiers]]\ncolumn = \"{c}\"\nhierarchy = {{ file = \"{h}\" }}\n"));
     }
@@ -104,7 +106,11 @@ fn cost(recs: &[(Vec<u32>, u64)], parts: &[&State], k: u64, metric: Metric) -> (
         let size = classes[&key(r)];
         let each = if size < k {
             suppressed += w;
-            if metric == Metric::Dm { n } else { 1.0 }
+            if metric == Metric::Dm {
+                n
+            } else {
+                1.0
+            }
         } else if metric == Metric::Dm {
             size as f64
         } else {
@@ -167,8 +173,7 @@ fn check(job: &Job, source: &Path, ks: &[u64]) -> HashMap<(Scheme, &'static str,
             .iter()
             .enumerate()
             .map(|(a, q)| {
-                let numeric =
-                    loaded.columns.iter().find(|c| c.name == *q).is_some_and(|c| numeric_type(&c.type_name));
+                let numeric = loaded.columns.iter().find(|c| c.name == *q).is_some_and(|c| numeric_type(&c.type_name));
                 let h = HierarchyRows::read(&loaded.conn, a, loaded.data.heights[a]).unwrap();
                 Domain::new(q, scheme, numeric, &h).unwrap()
             })
@@ -274,8 +279,11 @@ fn releases_are_k_anonymous_and_label_their_blocks() {
             let report: serde_json::Value =
                 serde_json::from_str(&std::fs::read_to_string(dir.path().join("r.json")).unwrap()).unwrap();
             let released = std::fs::read_to_string(dir.path().join("out.csv")).unwrap();
-            let rows: Vec<Vec<String>> =
-                released.lines().skip(1).map(|l| l.split(',').map(|f| f.trim_matches('"').to_string()).collect()).collect();
+            let rows: Vec<Vec<String>> = released
+                .lines()
+                .skip(1)
+                .map(|l| l.split(',').map(|f| f.trim_matches('"').to_string()).collect())
+                .collect();
             assert_eq!(rows.len() as u64, report["rows_out"].as_u64().unwrap());
             let mut classes: HashMap<Vec<String>, u64> = HashMap::new();
             for r in &rows {

@@ -7,9 +7,9 @@
 
 use crate::error::bad;
 use crate::hierarchy;
-use crate::scheme::{numeric_type, Domain, HierarchyRows, Scheme};
 use crate::job::Job;
 use crate::load::load;
+use crate::scheme::{numeric_type, Domain, HierarchyRows, Scheme};
 use anyhow::Result;
 use std::io::Write;
 use std::path::PathBuf;

@@ -75,7 +75,9 @@ pub fn run(args: Args) -> Result<()> {
         job.metric = m;
     }
     if job.metric == Metric::Hdm {
-        return Err(bad("hdm is the metric of the scheme search (kanon run --scheme); pareto takes glm, dm, cm or height"));
+        return Err(bad(
+            "hdm is the metric of the scheme search (kanon run --scheme); pareto takes glm, dm, cm or height",
+        ));
     }
     if job.metric == Metric::Precision {
         return Err(bad("pareto needs a loss metric (glm, dm, cm or height); precision is a utility"));

@@ -29,10 +29,7 @@ pub fn run(job: Job, scheme: Scheme, pruning: Pruning, quiet: bool) -> Result<()
         )));
     }
     if !matches!(job.metric, Metric::Dm | Metric::Hdm | Metric::Glm) {
-        return Err(bad(format!(
-            "{file}: the scheme search takes metric dm, hdm or glm, not {}",
-            job.metric.name()
-        )));
+        return Err(bad(format!("{file}: the scheme search takes metric dm, hdm or glm, not {}", job.metric.name())));
     }
     let phase = spinner(quiet);
     let loaded = load_showing(&job, &phase)?;
@@ -71,8 +68,7 @@ pub fn run(job: Job, scheme: Scheme, pruning: Pruning, quiet: bool) -> Result<()
     let dropped = partitions::dropped_classes(&problem, &best.partitions);
     let labels: Vec<Vec<Option<String>>> = domains.iter().zip(&best.partitions).map(|(d, s)| d.labels(s)).collect();
     let blocks: Vec<&[u32]> = best.partitions.iter().map(|s| s.blocks.as_slice()).collect();
-    let recoding =
-        release::partition_map(&loaded.conn, &job, &loaded.columns, &leaf_codes, &blocks, &labels, dropped)?;
+    let recoding = release::partition_map(&loaded.conn, &job, &loaded.columns, &leaf_codes, &blocks, &labels, dropped)?;
     drop(sets);
     frequency::drop_base(&loaded.conn)?;
     let written = release::write(&loaded.conn, &job, &loaded.columns, recoding)?;

@@ -160,7 +160,8 @@ impl<'a> Evaluator<'a> {
             // Key space past 64 bits: number the classes by their block tuples.
             let mut ids: FxHashMap<Vec<u32>, u64> = FxHashMap::default();
             for r in 0..rows {
-                let t: Vec<u32> = attrs.iter().enumerate().map(|(a, st)| st.blocks[self.p.codes[a][r] as usize]).collect();
+                let t: Vec<u32> =
+                    attrs.iter().enumerate().map(|(a, st)| st.blocks[self.p.codes[a][r] as usize]).collect();
                 let next = ids.len() as u64;
                 s.keys[r] = *ids.entry(t).or_insert(next);
             }
@@ -492,7 +493,8 @@ impl<'a> Search<'a> {
             self.seed(&root);
         }
         let (root, e) = self.evaluate(root);
-        let apps: Vec<u16> = (0..domains.len() as u16).filter(|&a| domains[a as usize].can_step(&root[a as usize])).collect();
+        let apps: Vec<u16> =
+            (0..domains.len() as u16).filter(|&a| domains[a as usize].can_step(&root[a as usize])).collect();
         let mut queue =
             if self.pruning.node_order { Queue::Heap(BinaryHeap::new()) } else { Queue::Fifo(VecDeque::new()) };
         if !apps.is_empty() && !self.bounded_out(&e) {
@@ -561,4 +563,3 @@ pub fn search(p: &Problem, pruning: Pruning) -> Option<Optimum> {
 pub fn dropped_classes(p: &Problem, partitions: &[Arc<State>]) -> Vec<Vec<u32>> {
     Evaluator::new(p).small_classes(partitions)
 }
-
