@@ -89,7 +89,7 @@ for s in gops ops gsps; do
   for k in 5 25; do
     for off in "" "seeding,bfs" "nodes,applicators" "seeding,bfs,nodes,applicators"; do
       r=$(run "$s" dm "$k" "$off")
-      line="$s,dm,$k,${off:-none},$(echo "$r" | cut -d, -f2),$(echo "$r" | cut -d, -f3)"
+      line="$s,dm,$k,$(echo "${off:-none}" | tr , +),$(echo "$r" | cut -d, -f2),$(echo "$r" | cut -d, -f3)"
       echo "$line" | tee -a "$out"
     done
   done
