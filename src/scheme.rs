@@ -318,38 +318,27 @@ impl Domain {
         self.scheme.kind()
     }
 
-    /// The finest partition: every value alone.
-    pub fn root(&self) -> Arc<State> {
-        let mut s = match self.scheme {
-            Scheme::Bhs => State { groupings: Vec::new(), level: 0, cursor: 0, blocks: Vec::new(), nblocks: 0 },
-            _ => State {
-                groupings: self.inner.iter().map(|u| (0..u.children.len() as u32).collect()).collect(),
-                level: 0,
-                cursor: 0,
-                blocks: Vec::new(),
-                nblocks: 0,
-            },
-        };
+    /// A state from its groupings (or BHS level) and cursor, blocks filled in.
+    fn state(&self, groupings: Vec<Vec<u32>>, level: usize, cursor: u32) -> Arc<State> {
+        let mut s = State { groupings, level, cursor, blocks: Vec::new(), nblocks: 0 };
         self.fill_blocks(&mut s);
         Arc::new(s)
     }
 
+    /// The finest partition: every value alone.
+    pub fn root(&self) -> Arc<State> {
+        match self.scheme {
+            Scheme::Bhs => self.state(Vec::new(), 0, 0),
+            _ => self.state(self.inner.iter().map(|u| (0..u.children.len() as u32).collect()).collect(), 0, 0),
+        }
+    }
+
     /// The coarsest partition: one block.
     pub fn top(&self) -> Arc<State> {
-        let mut s = match self.scheme {
-            Scheme::Bhs => {
-                State { groupings: Vec::new(), level: self.levels.len() - 1, cursor: 0, blocks: Vec::new(), nblocks: 0 }
-            }
-            _ => State {
-                groupings: self.inner.iter().map(|u| vec![0; u.children.len()]).collect(),
-                level: 0,
-                cursor: 0,
-                blocks: Vec::new(),
-                nblocks: 0,
-            },
-        };
-        self.fill_blocks(&mut s);
-        Arc::new(s)
+        match self.scheme {
+            Scheme::Bhs => self.state(Vec::new(), self.levels.len() - 1, 0),
+            _ => self.state(self.inner.iter().map(|u| vec![0; u.children.len()]).collect(), 0, 0),
+        }
     }
 
     /// The BHS states, one per distinct level partition (for seeding).
@@ -383,9 +372,7 @@ impl Domain {
             for g in local_children(self.kind(), &s.groupings[w]) {
                 let mut groupings = s.groupings.clone();
                 groupings[w] = g;
-                let mut c = State { groupings, level: 0, cursor: w as u32, blocks: Vec::new(), nblocks: 0 };
-                self.fill_blocks(&mut c);
-                out.push(Arc::new(c));
+                out.push(self.state(groupings, 0, w as u32));
             }
         }
         out

@@ -36,8 +36,13 @@ fn write_release(loaded: &Loaded, job: &Job, levels: &[u8], req: &Requirement) {
 }
 
 fn job(dir: &std::path::Path, source: &str, table: &str) -> Job {
+    job_with_output(dir, source, &format!("database = \"out.duckdb\"\ntable = \"{table}\""))
+}
+
+/// The job over `source` with this `[output]` section body.
+fn job_with_output(dir: &std::path::Path, source: &str, output: &str) -> Job {
     let text = format!(
-        "{source}\n[output]\ndatabase = \"out.duckdb\"\ntable = \"{table}\"\n[privacy]\nk = {K}\n\
+        "{source}\n[output]\n{output}\n[privacy]\nk = {K}\n\
          [engine]\nthreads = 2\n\
          [[quasi_identifiers]]\ncolumn = \"zip\"\nhierarchy = {{ mask = 5 }}\n\
          [[quasi_identifiers]]\ncolumn = \"birth\"\nhierarchy = {{ date = [\"year\", \"decade\"] }}\n\
@@ -123,17 +128,7 @@ fn files_only_release_streams_the_same_rows() {
     let table_job = job(dir.path(), source, "kept");
     let loaded = load(&table_job).unwrap();
     write_release(&loaded, &table_job, &levels, &req);
-    let files_job = Job::parse(
-        &dir.path().join("job.toml"),
-        &format!(
-            "{source}\n[output]\ncsv = \"kept.csv\"\nparquet = \"kept.parquet\"\n[privacy]\nk = {K}\n\
-             [engine]\nthreads = 2\n\
-             [[quasi_identifiers]]\ncolumn = \"zip\"\nhierarchy = {{ mask = 5 }}\n\
-             [[quasi_identifiers]]\ncolumn = \"birth\"\nhierarchy = {{ date = [\"year\", \"decade\"] }}\n\
-             [[quasi_identifiers]]\ncolumn = \"sex\"\nhierarchy = \"suppress\"\n"
-        ),
-    )
-    .unwrap();
+    let files_job = job_with_output(dir.path(), source, "csv = \"kept.csv\"\nparquet = \"kept.parquet\"");
     assert!(files_job.output.table.is_none());
     let loaded = load(&files_job).unwrap();
     let recoding = release::full_domain_map(&loaded.conn, &files_job, &loaded.columns, &levels, &req, false).unwrap();
