@@ -189,7 +189,7 @@ fn check(job: &Job, source: &Path, ks: &[u64]) -> HashMap<(Scheme, &'static str,
                     Pruning { node_order: false, applicator_order: false, ..Pruning::default() },
                 ];
                 for pruning in offs {
-                    let got = search(&p, pruning).unwrap();
+                    let got = search(&p, pruning, None).unwrap();
                     let parts: Vec<&State> = got.partitions.iter().map(|s| s.as_ref()).collect();
                     let (c, suppressed) = cost(&recs, &parts, k, metric);
                     let case = format!("{scheme:?} {name} k={k} {pruning:?}");

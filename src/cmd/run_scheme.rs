@@ -54,7 +54,7 @@ pub fn run(job: Job, scheme: Scheme, pruning: Pruning, quiet: bool) -> Result<()
     phase.set_message(format!("searching {} anonymizations", scheme.name()));
     let cap = job.privacy.budget_given.then(|| job.privacy.budget.rows(rows));
     let problem = Problem { codes, counts, domains: &domains, k: job.privacy.k, cap, metric: job.metric };
-    let Some(best) = partitions::search(&problem, pruning) else {
+    let Some(best) = partitions::search(&problem, pruning, Some(&phase)) else {
         return Err(anyhow::Error::new(Infeasible(format!(
             "no {} anonymization keeps k = {} with at most {} suppressed rows",
             scheme.name(),

@@ -103,10 +103,14 @@ struct Scratch {
     pen: Vec<f64>,
     qi_pen: Vec<f64>,
     block_n: Vec<u64>,
+    /// Classes found by the last count.
+    classes: u64,
 }
 
-/// Dense counting up to this many keys.
+/// Dense counting up to this many keys, and at most this many per base row
+/// (the array is cleared for every anonymization).
 const DENSE: u64 = 1 << 22;
+const DENSE_PER_ROW: u64 = 8;
 
 struct Evaluator<'a> {
     p: &'a Problem<'a>,
@@ -167,11 +171,14 @@ impl<'a> Evaluator<'a> {
             }
             stride = ids.len() as u64;
         }
-        if stride <= DENSE {
+        if stride <= DENSE.min((rows as u64 * DENSE_PER_ROW).max(4096)) {
             s.slots.clear();
             s.slots.resize(stride as usize, 0);
+            s.classes = 0;
             for (&k, &w) in s.keys.iter().zip(self.p.counts) {
-                s.slots[k as usize] += w;
+                let slot = &mut s.slots[k as usize];
+                s.classes += (*slot == 0) as u64;
+                *slot += w;
             }
             true
         } else {
@@ -179,6 +186,7 @@ impl<'a> Evaluator<'a> {
             for (&k, &w) in s.keys.iter().zip(self.p.counts) {
                 *s.map.entry(k).or_default() += w;
             }
+            s.classes = s.map.len() as u64;
             false
         }
     }
@@ -235,14 +243,6 @@ impl<'a> Evaluator<'a> {
         }
     }
 
-    fn classes(&self, dense: bool) -> u64 {
-        if dense {
-            self.scratch.slots.iter().filter(|&&c| c > 0).count() as u64
-        } else {
-            self.scratch.map.len() as u64
-        }
-    }
-
     fn eval(&mut self, attrs: &[Arc<State>]) -> Eval {
         self.evaluated += 1;
         let metric = self.p.metric;
@@ -284,7 +284,7 @@ impl<'a> Evaluator<'a> {
                 (quantize(kept + per_suppressed * suppressed as f64), quantize(kept))
             }
         };
-        Eval { cost, lb, suppressed, classes: self.classes(dense), blocks }
+        Eval { cost, lb, suppressed, classes: self.scratch.classes, blocks }
     }
 
     /// All metrics of one anonymization (for the report).
@@ -292,7 +292,7 @@ impl<'a> Evaluator<'a> {
         let dense = self.count(attrs);
         let rows = self.p.counts.len();
         let kept_row: Vec<bool> = (0..rows).map(|r| self.size_of(dense, r) >= self.p.k).collect();
-        let classes = self.classes(dense);
+        let classes = self.scratch.classes;
         let mut out = Measures { dm: 0.0, hdm: 0.0, glm: 0.0, suppressed: 0, classes };
         let mut dm: u128 = 0;
         for r in 0..rows {
@@ -396,6 +396,8 @@ struct Search<'a> {
     pruning: Pruning,
     seq: u64,
     expanded: u64,
+    /// Told the evaluations so far and the best cost, now and then.
+    progress: Option<&'a indicatif::ProgressBar>,
 }
 
 impl<'a> Search<'a> {
@@ -434,6 +436,15 @@ impl<'a> Search<'a> {
 
     fn evaluate(&mut self, attrs: Vec<Arc<State>>) -> (Vec<Arc<State>>, Eval) {
         let e = self.ev.eval(&attrs);
+        if let Some(bar) = self.progress.filter(|_| self.ev.evaluated % (1 << 14) == 0) {
+            let best = self.best.as_ref().map_or("none yet".into(), |b| format!("{:.6}", b.cost as f64 / SCALE));
+            bar.set_message(format!(
+                "{} anonymizations evaluated, {} expanded; best {} so far: {best}",
+                self.ev.evaluated,
+                self.expanded,
+                self.ev.p.metric.name()
+            ));
+        }
         self.consider(&attrs, &e);
         (attrs, e)
     }
@@ -550,9 +561,10 @@ impl<'a> Search<'a> {
 }
 
 /// The optimal anonymization of `p`, or None when no anonymization keeps
-/// suppression within the cap.
-pub fn search(p: &Problem, pruning: Pruning) -> Option<Optimum> {
-    let mut s = Search { ev: Evaluator::new(p), best: None, pruning, seq: 0, expanded: 0 };
+/// suppression within the cap. `progress`, when given, is told how far the
+/// search has got (the search is exact, and can be long on large domains).
+pub fn search(p: &Problem, pruning: Pruning, progress: Option<&indicatif::ProgressBar>) -> Option<Optimum> {
+    let mut s = Search { ev: Evaluator::new(p), best: None, pruning, seq: 0, expanded: 0, progress };
     s.run();
     let best = s.best.take()?;
     let measures = s.ev.measures(&best.attrs);
