@@ -120,6 +120,8 @@ pub struct Domain {
     absent: Vec<(Vec<u32>, u64)>,
     /// Hierarchy leaves (glm's denominator).
     pub hierarchy_leaves: u64,
+    /// [`Domain::valid_blocks`], computed once.
+    valid: std::sync::OnceLock<Option<Vec<u32>>>,
 }
 
 /// What the job's hierarchy tables hold for one QI, read for [`Domain::new`].
@@ -302,6 +304,7 @@ impl Domain {
             numeric,
             absent,
             hierarchy_leaves: h.rows.len() as u64,
+            valid: Default::default(),
         })
     }
 
@@ -531,19 +534,125 @@ impl Domain {
         out
     }
 
-    /// The partition as the tie-break compares it: per value in hierarchy
-    /// order, its block numbered by first appearance in that order.
+    /// The partition as the tie-break compares it: its blocks as the report
+    /// lists them (values in hierarchy order, blocks by their first value),
+    /// each value as its hierarchy rank + 1 and each block closed by 0, so
+    /// that comparing two vectors compares the block lists lexicographically
+    /// (a block that is a prefix of another comes first).
     pub fn canonical(&self, blocks: &[u32]) -> Vec<u32> {
-        let mut by_hier: Vec<u32> = (0..self.len() as u32).collect();
-        by_hier.sort_by_key(|&i| self.hier_rank[i as usize]);
-        let mut ids: FxHashMap<u32, u32> = FxHashMap::default();
-        by_hier
-            .iter()
-            .map(|&i| {
-                let next = ids.len() as u32;
-                *ids.entry(blocks[i as usize]).or_insert(next)
+        let mut out = Vec::with_capacity(self.len() * 2);
+        for list in self.block_lists(blocks) {
+            out.extend(list.iter().map(|&i| self.hier_rank[i as usize] + 1));
+            out.push(0);
+        }
+        out
+    }
+
+    /// Every valid block of the scheme (a set of values some valid partition
+    /// holds as one block), as a bit mask over hierarchy ranks; None for BHS
+    /// (whose validity is not block by block) or past 32 values. A partition
+    /// is valid exactly when every block of it is: a single value, or a part
+    /// of two or more whole children of one node of the value tree that the
+    /// node's grouping kind allows (any set, a run, or all of them).
+    pub fn valid_blocks(&self) -> Option<&[u32]> {
+        self.valid.get_or_init(|| self.find_valid_blocks()).as_deref()
+    }
+
+    fn find_valid_blocks(&self) -> Option<Vec<u32>> {
+        if self.scheme == Scheme::Bhs || self.len() > 32 {
+            return None;
+        }
+        let bit = |pos: u32| 1u32 << self.hier_rank[self.order[pos as usize] as usize];
+        let mut out: Vec<u32> = (0..self.len() as u32).map(bit).collect();
+        for (u, node) in self.inner.iter().enumerate() {
+            let masks: Vec<u32> = (0..node.children.len())
+                .map(|c| self.child_positions(u, c).iter().fold(0, |m, &p| m | bit(p)))
+                .collect();
+            let d = masks.len();
+            match self.kind() {
+                Kind::Cut => out.push(masks.iter().fold(0, |m, &x| m | x)),
+                Kind::Runs => {
+                    for i in 0..d {
+                        let mut m = masks[i];
+                        for x in &masks[i + 1..] {
+                            m |= x;
+                            out.push(m);
+                        }
+                    }
+                }
+                Kind::Sets => {
+                    if d > 31 {
+                        return None;
+                    }
+                    for sub in 1u64..(1u64 << d) {
+                        if sub.count_ones() >= 2 {
+                            out.push((0..d).filter(|&c| sub >> c & 1 == 1).fold(0, |m, c| m | masks[c]));
+                        }
+                    }
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        Some(out)
+    }
+
+    /// The state of a partition given block by block (per leaf index), when
+    /// it is valid under the scheme; it ends the enumeration (no children):
+    /// for partitions found outside it, to measure and release.
+    pub fn from_blocks(&self, blocks: &[u32]) -> Option<Arc<State>> {
+        if self.scheme == Scheme::Bhs || blocks.len() != self.len() {
+            return None;
+        }
+        let valid = self.valid_blocks()?;
+        let mut masks: FxHashMap<u32, u32> = FxHashMap::default();
+        for (i, &b) in blocks.iter().enumerate() {
+            *masks.entry(b).or_default() |= 1 << self.hier_rank[i];
+        }
+        if !masks.values().all(|m| valid.binary_search(m).is_ok()) {
+            return None;
+        }
+        let groupings = (0..self.inner.len())
+            .map(|u| {
+                // A child whole in a block with a sibling shares that part.
+                let of: Vec<(u32, bool)> = (0..self.inner[u].children.len())
+                    .map(|c| {
+                        let pos = self.child_positions(u, c);
+                        let b = blocks[self.order[pos[0] as usize] as usize];
+                        (b, pos.iter().all(|&p| blocks[self.order[p as usize] as usize] == b))
+                    })
+                    .collect();
+                let mut parts: Vec<(u32, usize)> = Vec::new();
+                of.iter()
+                    .enumerate()
+                    .map(|(c, &(b, whole))| {
+                        let shared = whole && of.iter().enumerate().any(|(o, &(ob, ow))| o != c && ow && ob == b);
+                        let key = if shared { (b, usize::MAX) } else { (u32::MAX, c) };
+                        match parts.iter().position(|&k| k == key) {
+                            Some(p) => p as u32,
+                            None => {
+                                parts.push(key);
+                                parts.len() as u32 - 1
+                            }
+                        }
+                    })
+                    .collect()
             })
-            .collect()
+            .collect();
+        let s = self.state(groupings, 0, self.inner.len() as u32);
+        same_partition(&s.blocks, blocks).then_some(s)
+    }
+
+    /// glm's cost of one cell of a block given by its leaf indices, as
+    /// [`Domain::glm_costs`] gives it.
+    pub fn glm_block_cost(&self, members: &[u32]) -> f64 {
+        let mut covered = members.len() as u64;
+        for (m, count) in &self.absent {
+            if m.iter().all(|i| members.contains(i)) {
+                covered += count;
+            }
+        }
+        (covered - 1) as f64 / self.hierarchy_leaves.saturating_sub(1).max(1) as f64
     }
 
     /// Labels of the blocks of `state` (indexed by block id), distinct.
@@ -798,11 +907,25 @@ pub(crate) mod tests {
         Domain::new("x", scheme, numeric, &HierarchyRows { rows: out_rows, labels, present }).unwrap()
     }
 
+    /// Per value in hierarchy order, its block numbered by first appearance.
+    fn rgs(d: &Domain, blocks: &[u32]) -> Vec<u32> {
+        let mut by_hier: Vec<u32> = (0..d.len() as u32).collect();
+        by_hier.sort_by_key(|&i| d.hier_rank[i as usize]);
+        let mut ids: FxHashMap<u32, u32> = FxHashMap::default();
+        by_hier
+            .iter()
+            .map(|&i| {
+                let next = ids.len() as u32;
+                *ids.entry(blocks[i as usize]).or_insert(next)
+            })
+            .collect()
+    }
+
     fn enumerate(d: &Domain) -> Vec<Vec<u32>> {
         let mut out = Vec::new();
         let mut stack = vec![d.root()];
         while let Some(s) = stack.pop() {
-            out.push(d.canonical(&s.blocks));
+            out.push(rgs(d, &s.blocks));
             let kids = d.children(&s);
             for k in &kids {
                 // Every step merges blocks.
@@ -939,6 +1062,21 @@ pub(crate) mod tests {
                 let mut want: Vec<Vec<u32>> = all.iter().filter(|g| valid(scheme, g)).cloned().collect();
                 want.sort();
                 assert_eq!(got, want, "{scheme:?} over {n} values");
+                // Block by block: a partition is valid exactly when its blocks are.
+                let Some(masks) = d.valid_blocks() else {
+                    assert_eq!(scheme, Scheme::Bhs);
+                    continue;
+                };
+                for g in &all {
+                    let mask = |b: &Vec<usize>| b.iter().fold(0u32, |m, &i| m | 1 << d.hier_rank[i]);
+                    let by_blocks = blocks_of(g).iter().all(|b| masks.binary_search(&mask(b)).is_ok());
+                    assert_eq!(by_blocks, valid(scheme, g), "{scheme:?} {g:?}");
+                    let s = d.from_blocks(g);
+                    assert_eq!(s.is_some(), by_blocks, "{scheme:?} {g:?}");
+                    if let Some(s) = s {
+                        assert!(same_partition(&s.blocks, g) && !d.can_step(&s), "{scheme:?} {g:?}");
+                    }
+                }
             }
         }
     }

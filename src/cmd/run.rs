@@ -44,7 +44,7 @@ pub struct Args {
     #[arg(long, value_enum)]
     pub scheme: Option<Scheme>,
     /// With a scheme: switch pruning techniques off, to measure them
-    /// (comma-separated: seeding, bfs, nodes, applicators).
+    /// (comma-separated: seeding, bfs, nodes, applicators, dp).
     #[arg(long, value_name = "LIST")]
     pub pruning_off: Option<String>,
     /// Write the report here instead of [output] report.

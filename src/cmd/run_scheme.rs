@@ -13,7 +13,7 @@ use crate::job::{Job, Metric};
 use crate::load::load_showing;
 use crate::progress::spinner;
 use crate::scheme::{numeric_type, Domain, HierarchyRows, Scheme};
-use crate::search::partitions::{self, Problem, Pruning};
+use crate::search::partitions::{self, DpChoice, Problem, Pruning};
 use crate::{database, frequency, release};
 use anyhow::Result;
 use serde_json::json;
@@ -53,7 +53,15 @@ pub fn run(job: Job, scheme: Scheme, pruning: Pruning, quiet: bool) -> Result<()
 
     phase.set_message(format!("searching {} anonymizations", scheme.name()));
     let cap = job.privacy.budget_given.then(|| job.privacy.budget.rows(rows));
-    let problem = Problem { codes, counts, domains: &domains, k: job.privacy.k, cap, metric: job.metric };
+    let problem = Problem {
+        codes,
+        counts,
+        domains: &domains,
+        k: job.privacy.k,
+        cap,
+        metric: job.metric,
+        threads: loaded.threads,
+    };
     let Some(best) = partitions::search(&problem, pruning, Some(&phase)) else {
         return Err(anyhow::Error::new(Infeasible(format!(
             "no {} anonymization keeps k = {} with at most {} suppressed rows",
@@ -108,8 +116,10 @@ pub fn run(job: Job, scheme: Scheme, pruning: Pruning, quiet: bool) -> Result<()
         "algorithm": "li-li",
         "nodes_evaluated": best.evaluated,
         "nodes_expanded": best.expanded,
+        "dp_quasi_identifier": best.dp_qi.map(|a| qis[a].clone()),
         "pruning": {"seeding": pruning.seeding, "modified_bfs": pruning.modified_bfs,
-                    "node_rearrangement": pruning.node_order, "applicator_rearrangement": pruning.applicator_order},
+                    "node_rearrangement": pruning.node_order, "applicator_rearrangement": pruning.applicator_order,
+                    "dp": pruning.dp != DpChoice::Off},
         "output": {
             "database": out.table.as_ref().map(|t| t.database.display().to_string()),
             "table": out.table.as_ref().map(|t| t.name.clone()),
@@ -138,7 +148,7 @@ pub fn run(job: Job, scheme: Scheme, pruning: Pruning, quiet: bool) -> Result<()
     Ok(())
 }
 
-/// `--pruning-off seeding,bfs,nodes,applicators`: the techniques to switch off.
+/// `--pruning-off seeding,bfs,nodes,applicators,dp`: the techniques to switch off.
 pub fn pruning_off(list: Option<&str>) -> Result<Pruning> {
     let mut p = Pruning::default();
     for name in list.unwrap_or("").split(',').map(str::trim).filter(|s| !s.is_empty()) {
@@ -147,9 +157,10 @@ pub fn pruning_off(list: Option<&str>) -> Result<Pruning> {
             "bfs" => p.modified_bfs = false,
             "nodes" => p.node_order = false,
             "applicators" => p.applicator_order = false,
+            "dp" => p.dp = DpChoice::Off,
             other => {
                 return Err(bad(format!(
-                    "--pruning-off: unknown technique \"{other}\" (seeding, bfs, nodes, applicators)"
+                    "--pruning-off: unknown technique \"{other}\" (seeding, bfs, nodes, applicators, dp)"
                 )))
             }
         }

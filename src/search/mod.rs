@@ -6,7 +6,8 @@
 //! - [`topdown`]: the optimum only, by branch and bound from the top.
 //! - [`poka`]: POkA's heuristic Pareto front of k against loss.
 //! - [`exact_front`]: the true Pareto front by bounds that hold with suppression.
-//! - [`partitions`]: the optimal partition per QI under a Li & Li scheme.
+//! - [`partitions`]: the optimal partition per QI under a Li & Li scheme, with
+//!   [`partition_dp`] solving one QI exactly for fixed partitions of the others.
 //! - [`result`] and [`front`]: what they return.
 
 pub mod candidates;
@@ -14,6 +15,7 @@ pub mod exact_front;
 pub mod exhaustive;
 pub mod front;
 pub mod incognito;
+pub mod partition_dp;
 pub mod partitions;
 pub mod poka;
 pub mod result;

@@ -10,8 +10,9 @@
 //!
 //! Pruning, each switchable for measurement ([`Pruning`]):
 //! - bounds (always): a node whose lower bound — the cost of the records it
-//!   keeps, and for dm min(k, |D|) for each record it suppresses — cannot beat
-//!   the best is not expanded, and an applicator all of whose children are
+//!   keeps, and for each record it suppresses min(k, |D|) under dm, under hdm
+//!   and glm the penalty it would bear if kept (the paper charges 0) — cannot
+//!   beat the best is not expanded, and an applicator all of whose children are
 //!   bounded out is dropped from the applicator sets below the node (every
 //!   later step on that QI generalizes one of those children);
 //! - seeding: the best is first set from the full-domain (BHS) lattice and a
@@ -20,7 +21,15 @@
 //! - node rearrangement: the queue is ordered by lower bound, not FIFO;
 //! - applicator rearrangement: a node's applicators are ordered by how many
 //!   classes one step on them merges, fewest first.
+//!
+//! One QI by dynamic programming ([`DpChoice`], on by default): when one QI's
+//! scheme allows more partitions than its values have subsets, the tree is
+//! searched over the other QIs only and that QI's best partition for each of
+//! their anonymizations comes from [`super::partition_dp`], whose relaxed DP
+//! is the node's lower bound. Not with a suppression cap (the cost is then
+//! no longer a sum over blocks).
 
+use super::partition_dp::{Charge, Cost, Own, PartitionDp, Rest};
 use crate::job::Metric;
 use crate::scheme::{Domain, State};
 use rustc_hash::FxHashMap;
@@ -28,12 +37,13 @@ use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
 use std::sync::Arc;
 
-/// Costs are compared as integers, in millionths: sums of the same fractions
-/// in another order then compare equal, and ties go to the tie-break.
-type Cost = i128;
-const SCALE: f64 = 1e6;
+/// Costs are compared as integers, so that sums in another order compare
+/// equal and ties go to the tie-break: dm as it is; hdm times the number of
+/// QIs, and glm, with each QI value's penalty rounded to units of 10⁻¹²
+/// (a suppressed record costs one unit per QI).
+const SCALE: f64 = 1e12;
 
-fn quantize(x: f64) -> Cost {
+fn units(x: f64) -> Cost {
     (x * SCALE).round() as Cost
 }
 
@@ -44,11 +54,47 @@ pub struct Pruning {
     pub modified_bfs: bool,
     pub node_order: bool,
     pub applicator_order: bool,
+    pub dp: DpChoice,
 }
 
 impl Default for Pruning {
     fn default() -> Self {
-        Pruning { seeding: true, modified_bfs: true, node_order: true, applicator_order: true }
+        Pruning { seeding: true, modified_bfs: true, node_order: true, applicator_order: true, dp: DpChoice::Auto }
+    }
+}
+
+/// Which QI, if any, [`super::partition_dp`] solves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DpChoice {
+    /// The QI with the most partitions, when they outnumber its values'
+    /// subsets (the DP's work) and it has at most 16 values.
+    Auto,
+    Off,
+    /// This QI, when its scheme allows (not BHS, at most 16 values).
+    Qi(usize),
+}
+
+/// Most values the DP takes (its tables hold 2ⁿ entries).
+const DP_VALUES: usize = 16;
+
+/// The QI the DP solves for `p` under `choice`.
+pub fn dp_qi(p: &Problem, choice: DpChoice) -> Option<usize> {
+    if p.cap.is_some() {
+        return None;
+    }
+    let able = |a: usize| {
+        let d = &p.domains[a];
+        (1..=DP_VALUES).contains(&d.len()) && d.valid_blocks().is_some()
+    };
+    match choice {
+        DpChoice::Off => None,
+        DpChoice::Qi(a) => (a < p.domains.len() && able(a)).then_some(a),
+        DpChoice::Auto => (0..p.domains.len())
+            .filter(|&a| able(a))
+            .map(|a| (p.domains[a].count().unwrap_or(u128::MAX), a))
+            .filter(|&(count, a)| count > 1u128 << p.domains[a].len())
+            .max_by_key(|&(count, a)| (count, std::cmp::Reverse(a)))
+            .map(|(_, a)| a),
     }
 }
 
@@ -62,6 +108,8 @@ pub struct Problem<'a> {
     /// At most this many records suppressed (None: any number, charged).
     pub cap: Option<u64>,
     pub metric: Metric,
+    /// Threads for the DP's evaluations (None: one per core).
+    pub threads: Option<usize>,
 }
 
 /// Every metric of one anonymization.
@@ -79,9 +127,12 @@ pub struct Measures {
 pub struct Optimum {
     pub partitions: Vec<Arc<State>>,
     pub measures: Measures,
-    /// Anonymizations evaluated (seeding included).
+    /// Anonymizations evaluated (seeding included); with the DP, anonymizations
+    /// of the other QIs, each with its best partition of the DP's QI.
     pub evaluated: u64,
     pub expanded: u64,
+    /// The QI the DP solved.
+    pub dp_qi: Option<usize>,
 }
 
 /// What one evaluation yields.
@@ -92,6 +143,8 @@ struct Eval {
     suppressed: u64,
     classes: u64,
     blocks: u32,
+    /// The most blocks any anonymization below this one can have.
+    below_blocks: u32,
 }
 
 /// Reused buffers of the evaluation.
@@ -102,6 +155,9 @@ struct Scratch {
     map: FxHashMap<u64, u64>,
     pen: Vec<f64>,
     qi_pen: Vec<f64>,
+    /// Per base row: kept penalty in units; per leaf: one QI's.
+    row_units: Vec<Cost>,
+    qi_units: Vec<Cost>,
     block_n: Vec<u64>,
     /// Classes found by the last count.
     classes: u64,
@@ -138,6 +194,11 @@ impl<'a> Evaluator<'a> {
             })
             .collect();
         Evaluator { p, n, marg, scratch: Scratch::default(), evaluated: 0 }
+    }
+
+    /// Another evaluator of the same problem, with its own buffers.
+    fn fork(&self) -> Self {
+        Evaluator { p: self.p, n: self.n, marg: self.marg.clone(), scratch: Scratch::default(), evaluated: 0 }
     }
 
     /// Count classes: each base row's class key into `keys`, sizes by key.
@@ -234,6 +295,33 @@ impl<'a> Evaluator<'a> {
         }
     }
 
+    /// Each base row's kept penalty in units (hdm or glm), over every QI but `skip`.
+    fn row_units(&mut self, attrs: &[Arc<State>], skip: Option<usize>) {
+        let rows = self.p.counts.len();
+        self.scratch.row_units.clear();
+        self.scratch.row_units.resize(rows, 0);
+        for (a, st) in attrs.iter().enumerate().filter(|(a, _)| Some(*a) != skip) {
+            if self.p.metric == Metric::Hdm {
+                self.hdm_pen(a, st);
+            } else {
+                let mut out = std::mem::take(&mut self.scratch.qi_pen);
+                self.p.domains[a].glm_costs(st, &mut out);
+                self.scratch.qi_pen = out;
+            }
+            let s = &mut self.scratch;
+            s.qi_units.clear();
+            s.qi_units.extend(s.qi_pen.iter().map(|&x| units(x)));
+            for (u, &c) in s.row_units.iter_mut().zip(&self.p.codes[a]) {
+                *u += s.qi_units[c as usize];
+            }
+        }
+    }
+
+    /// A suppressed record's cost in units (hdm, glm).
+    fn suppressed_units(&self) -> Cost {
+        SCALE as Cost * self.p.domains.len() as Cost
+    }
+
     fn size_of(&self, dense: bool, r: usize) -> u64 {
         let k = self.scratch.keys[r];
         if dense {
@@ -263,28 +351,125 @@ impl<'a> Evaluator<'a> {
                         suppressed += w;
                     }
                 }
-                let scale = SCALE as u128;
-                let cost = (kept + self.n as u128 * suppressed as u128) * scale;
-                let lb = (kept + k.min(self.n) as u128 * suppressed as u128) * scale;
+                let cost = kept + self.n as u128 * suppressed as u128;
+                let lb = kept + k.min(self.n) as u128 * suppressed as u128;
                 (cost as Cost, lb as Cost)
             }
             _ => {
-                self.row_costs(attrs, metric);
-                let per_suppressed = if metric == Metric::Hdm { 1.0 } else { attrs.len() as f64 };
-                let mut kept = 0.0;
+                self.row_units(attrs, None);
+                let (mut kept, mut all): (Cost, Cost) = (0, 0);
                 for r in 0..rows {
                     let size = self.size_of(dense, r);
                     let w = self.p.counts[r];
+                    let pen = w as Cost * self.scratch.row_units[r];
+                    all += pen;
                     if size >= k {
-                        kept += w as f64 * self.scratch.pen[r];
+                        kept += pen;
                     } else {
                         suppressed += w;
                     }
                 }
-                (quantize(kept + per_suppressed * suppressed as f64), quantize(kept))
+                // Below this node a record costs at least its penalty here.
+                (kept + self.suppressed_units() * suppressed as Cost, all)
             }
         };
-        Eval { cost, lb, suppressed, classes: self.scratch.classes, blocks }
+        Eval { cost, lb, suppressed, classes: self.scratch.classes, blocks, below_blocks: blocks.saturating_sub(1) }
+    }
+
+    /// The DP for QI `a`: its valid blocks, marginals and charges.
+    fn dp_for(&self, a: usize) -> PartitionDp {
+        let d = &self.p.domains[a];
+        let n = d.len();
+        let blocks = d.valid_blocks().expect("dp_qi checks the scheme").to_vec();
+        let mut marginal = vec![0u64; n];
+        for (leaf, &m) in self.marg[a].iter().enumerate() {
+            marginal[d.hier_rank[leaf] as usize] = m;
+        }
+        let charge = match self.p.metric {
+            Metric::Dm => Charge::Dm,
+            Metric::Hdm => Charge::Penalty {
+                suppressed: self.suppressed_units(),
+                own: Own::Hdm { scale: SCALE, marginal: marginal.clone(), total: self.n },
+            },
+            _ => {
+                let mut per = vec![0 as Cost; 1 << n];
+                for &b in &blocks {
+                    let members: Vec<u32> = (0..n as u32).filter(|&i| b >> d.hier_rank[i as usize] & 1 == 1).collect();
+                    per[b as usize] = units(d.glm_block_cost(&members));
+                }
+                Charge::Penalty { suppressed: self.suppressed_units(), own: Own::PerBlock(per) }
+            }
+        };
+        PartitionDp::new(n, blocks, &marginal, self.p.k, charge)
+    }
+
+    /// Evaluate the other QIs' partitions in `attrs` with QI `a`'s best
+    /// partition: the bound over that QI's partitions always, the optimum
+    /// (and its state) unless `hopeless(bound, most blocks)` says it cannot win.
+    fn eval_dp(
+        &mut self,
+        attrs: &[Arc<State>],
+        a: usize,
+        dp: &mut PartitionDp,
+        top: &Arc<State>,
+        hopeless: impl Fn(Cost, u32) -> bool,
+    ) -> (Eval, Option<Arc<State>>) {
+        self.evaluated += 1;
+        let d = &self.p.domains[a];
+        let n = d.len();
+        let mut others = attrs.to_vec();
+        others[a] = top.clone();
+        self.count(&others);
+        // Rest classes numbered by first appearance.
+        let mut ids: FxHashMap<u64, u32> = FxHashMap::default();
+        let class: Vec<u32> = self
+            .scratch
+            .keys
+            .iter()
+            .map(|k| {
+                let next = ids.len() as u32;
+                *ids.entry(*k).or_insert(next)
+            })
+            .collect();
+        let r = ids.len();
+        let mut rest = Rest { classes: r, count: vec![0; n * r], penalty: Vec::new() };
+        let bit = |row: usize| d.hier_rank[self.p.codes[a][row] as usize] as usize;
+        for (row, (&c, &w)) in class.iter().zip(self.p.counts).enumerate() {
+            rest.count[bit(row) * r + c as usize] += w;
+        }
+        if self.p.metric != Metric::Dm {
+            self.row_units(attrs, Some(a));
+            rest.penalty = vec![0; n * r];
+            for (row, (&c, &w)) in class.iter().zip(self.p.counts).enumerate() {
+                rest.penalty[bit(row) * r + c as usize] += w as Cost * self.scratch.row_units[row];
+            }
+        }
+        dp.block_costs(&rest);
+        let others_blocks: u32 = attrs.iter().enumerate().filter(|(b, _)| *b != a).map(|(_, s)| s.nblocks).sum();
+        let most = others_blocks + n as u32;
+        let mut e = Eval {
+            cost: Cost::MAX,
+            lb: 0,
+            // Not counted: the DP runs only without a suppression cap.
+            suppressed: 0,
+            classes: r as u64,
+            blocks: most,
+            below_blocks: most.saturating_sub(1),
+        };
+        let (lb, optimum) = dp.solve(|lb| !hopeless(lb, most));
+        e.lb = lb;
+        let Some((cost, masks)) = optimum else {
+            return (e, None);
+        };
+        let mut blocks = vec![0u32; n];
+        for (leaf, b) in blocks.iter_mut().enumerate() {
+            *b = masks.iter().position(|m| m >> d.hier_rank[leaf] & 1 == 1).expect("the blocks cover every value")
+                as u32;
+        }
+        let st = d.from_blocks(&blocks).expect("the DP takes valid blocks only");
+        e.cost = cost;
+        e.blocks = others_blocks + st.nblocks;
+        (e, Some(st))
     }
 
     /// All metrics of one anonymization (for the report).
@@ -398,6 +583,12 @@ struct Search<'a> {
     expanded: u64,
     /// Told the evaluations so far and the best cost, now and then.
     progress: Option<&'a indicatif::ProgressBar>,
+    /// The QI the DP solves, its DP, and the state standing in for it in
+    /// the tree's nodes.
+    dp: Option<(usize, PartitionDp, Arc<State>)>,
+    /// With the DP: an evaluator and a DP per thread, and the threads.
+    workers: Vec<std::sync::Mutex<(Evaluator<'a>, PartitionDp)>>,
+    pool: Option<rayon::ThreadPool>,
 }
 
 impl<'a> Search<'a> {
@@ -425,19 +616,91 @@ impl<'a> Search<'a> {
         }
     }
 
-    /// Whether nothing at or under a node with this bound and these blocks can
-    /// win: its descendants cost at least `lb` and have fewer blocks.
+    /// Whether nothing under a node with this bound and these blocks can
+    /// win: its descendants cost at least `lb` and have at most `below_blocks`.
     fn bounded_out(&self, e: &Eval) -> bool {
         match &self.best {
             None => false,
-            Some(b) => e.lb > b.cost || (e.lb == b.cost && e.blocks - 1 < b.blocks),
+            Some(b) => e.lb > b.cost || (e.lb == b.cost && e.below_blocks < b.blocks),
         }
     }
 
-    fn evaluate(&mut self, attrs: Vec<Arc<State>>) -> (Vec<Arc<State>>, Eval) {
-        let e = self.ev.eval(&attrs);
-        if let Some(bar) = self.progress.filter(|_| self.ev.evaluated % (1 << 14) == 0) {
-            let best = self.best.as_ref().map_or("none yet".into(), |b| format!("{:.6}", b.cost as f64 / SCALE));
+    /// The metric's value of a cost, for the spinner.
+    fn shown(&self, cost: Cost) -> f64 {
+        match self.ev.p.metric {
+            Metric::Dm => cost as f64,
+            Metric::Hdm => cost as f64 / self.ev.suppressed_units() as f64,
+            _ => cost as f64 / SCALE,
+        }
+    }
+
+    fn evaluate(&mut self, mut attrs: Vec<Arc<State>>) -> (Vec<Arc<State>>, Eval) {
+        let e = match &mut self.dp {
+            None => self.ev.eval(&attrs),
+            Some((a, dp, top)) => {
+                let best = self.best.as_ref().map(|b| (b.cost, b.blocks));
+                let hopeless = |lb: Cost, most: u32| best.is_some_and(|(c, nb)| lb > c || (lb == c && most < nb));
+                let (e, st) = self.ev.eval_dp(&attrs, *a, dp, top, hopeless);
+                if let Some(st) = st {
+                    attrs[*a] = st;
+                }
+                e
+            }
+        };
+        self.tick(1);
+        if e.cost != Cost::MAX {
+            self.consider(&attrs, &e);
+        }
+        (attrs, e)
+    }
+
+    /// Evaluate a batch of anonymizations. With the DP they run in parallel,
+    /// each judged against the best as it stood before the batch (so the work
+    /// done does not depend on timing), and are then offered in order.
+    fn evaluate_all(&mut self, batch: Vec<Vec<Arc<State>>>) -> Vec<(Vec<Arc<State>>, Eval)> {
+        let Some((a, dp, top)) = self.dp.as_ref().filter(|_| batch.len() > 1 && self.pool.is_some()) else {
+            return batch.into_iter().map(|attrs| self.evaluate(attrs)).collect();
+        };
+        let (a, top) = (*a, top.clone());
+        let pool = self.pool.as_ref().expect("checked above");
+        if self.workers.is_empty() {
+            self.workers =
+                (0..pool.current_num_threads()).map(|_| std::sync::Mutex::new((self.ev.fork(), dp.clone()))).collect();
+        }
+        let best = self.best.as_ref().map(|b| (b.cost, b.blocks));
+        let hopeless = move |lb: Cost, most: u32| best.is_some_and(|(c, nb)| lb > c || (lb == c && most < nb));
+        let workers = &self.workers;
+        let out: Vec<(Vec<Arc<State>>, Eval)> = pool.install(|| {
+            use rayon::prelude::*;
+            batch
+                .into_par_iter()
+                .map(|mut attrs| {
+                    let i = rayon::current_thread_index().unwrap_or(0) % workers.len();
+                    let mut w = workers[i].lock().unwrap_or_else(|e| e.into_inner());
+                    let (ev, dp) = &mut *w;
+                    let (e, st) = ev.eval_dp(&attrs, a, dp, &top, hopeless);
+                    if let Some(st) = st {
+                        attrs[a] = st;
+                    }
+                    (attrs, e)
+                })
+                .collect()
+        });
+        self.ev.evaluated += out.len() as u64;
+        self.tick(out.len() as u64);
+        for (attrs, e) in &out {
+            if e.cost != Cost::MAX {
+                self.consider(attrs, e);
+            }
+        }
+        out
+    }
+
+    /// Tell the spinner, now and then, how far the search has got.
+    fn tick(&self, evaluated: u64) {
+        let crossed = self.ev.evaluated / (1 << 14) != (self.ev.evaluated - evaluated) / (1 << 14);
+        if let Some(bar) = self.progress.filter(|_| crossed) {
+            let best = self.best.as_ref().map_or("none yet".into(), |b| format!("{:.6}", self.shown(b.cost)));
             bar.set_message(format!(
                 "{} anonymizations evaluated, {} expanded; best {} so far: {best}",
                 self.ev.evaluated,
@@ -445,15 +708,21 @@ impl<'a> Search<'a> {
                 self.ev.p.metric.name()
             ));
         }
-        self.consider(&attrs, &e);
-        (attrs, e)
     }
 
     /// Seeding: every full-domain anonymization (when the level lattice is
     /// small), then a greedy descent from the most specific one.
     fn seed(&mut self, root: &[Arc<State>]) {
         let domains = self.ev.p.domains;
-        let levels: Vec<Vec<Arc<State>>> = domains.iter().map(|d| d.level_states()).collect();
+        let fixed = self.dp.as_ref().map(|(a, _, top)| (*a, top.clone()));
+        let levels: Vec<Vec<Arc<State>>> = domains
+            .iter()
+            .enumerate()
+            .map(|(a, d)| match &fixed {
+                Some((f, top)) if *f == a => vec![top.clone()],
+                _ => d.level_states(),
+            })
+            .collect();
         let size = levels.iter().try_fold(1u64, |acc, l| acc.checked_mul(l.len() as u64));
         if size.is_some_and(|s| s <= 20_000) {
             let mut idx = vec![0usize; levels.len()];
@@ -477,14 +746,20 @@ impl<'a> Search<'a> {
         let mut current = root.to_vec();
         loop {
             let mut next: Option<(Vec<Arc<State>>, Eval)> = None;
+            let mut batch = Vec::new();
             for (a, d) in domains.iter().enumerate() {
+                if self.solved(a) {
+                    continue;
+                }
                 for child in d.children(&current[a]) {
                     let mut attrs = current.clone();
                     attrs[a] = child;
-                    let (attrs, e) = self.evaluate(attrs);
-                    if next.as_ref().is_none_or(|(_, n)| (e.cost, e.lb) < (n.cost, n.lb)) {
-                        next = Some((attrs, e));
-                    }
+                    batch.push(attrs);
+                }
+            }
+            for (attrs, e) in self.evaluate_all(batch) {
+                if next.as_ref().is_none_or(|(_, n)| (e.cost, e.lb) < (n.cost, n.lb)) {
+                    next = Some((attrs, e));
                 }
             }
             match next {
@@ -492,6 +767,11 @@ impl<'a> Search<'a> {
                 None => break,
             }
         }
+    }
+
+    /// Whether the DP solves QI `a` (the tree never steps it).
+    fn solved(&self, a: usize) -> bool {
+        self.dp.as_ref().is_some_and(|(f, _, _)| *f == a)
     }
 
     fn run(&mut self) {
@@ -504,8 +784,9 @@ impl<'a> Search<'a> {
             self.seed(&root);
         }
         let (root, e) = self.evaluate(root);
-        let apps: Vec<u16> =
-            (0..domains.len() as u16).filter(|&a| domains[a as usize].can_step(&root[a as usize])).collect();
+        let apps: Vec<u16> = (0..domains.len() as u16)
+            .filter(|&a| !self.solved(a as usize) && domains[a as usize].can_step(&root[a as usize]))
+            .collect();
         let mut queue =
             if self.pruning.node_order { Queue::Heap(BinaryHeap::new()) } else { Queue::Fifo(VecDeque::new()) };
         if !apps.is_empty() && !self.bounded_out(&e) {
@@ -517,17 +798,21 @@ impl<'a> Search<'a> {
             }
             self.expanded += 1;
             // Every child of every applicator, evaluated.
-            let mut by_app: Vec<(u16, Vec<(Vec<Arc<State>>, Eval)>)> = Vec::with_capacity(node.apps.len());
+            let mut batch = Vec::new();
+            let mut sizes = Vec::with_capacity(node.apps.len());
             for &a in &node.apps {
                 let kids = domains[a as usize].children(&node.attrs[a as usize]);
-                let mut evaluated = Vec::with_capacity(kids.len());
+                sizes.push((a, kids.len()));
                 for kid in kids {
                     let mut attrs = node.attrs.clone();
                     attrs[a as usize] = kid;
-                    evaluated.push(self.evaluate(attrs));
+                    batch.push(attrs);
                 }
-                by_app.push((a, evaluated));
             }
+            let mut evaluated = self.evaluate_all(batch).into_iter();
+            let by_app: Vec<(u16, Vec<(Vec<Arc<State>>, Eval)>)> =
+                sizes.into_iter().map(|(a, len)| (a, evaluated.by_ref().take(len).collect())).collect();
+            let mut by_app = by_app;
             // Useless applicators: every child bounded out.
             by_app.retain(|(_, kids)| kids.iter().any(|(_, e)| !self.bounded_out(e)));
             if self.pruning.applicator_order {
@@ -564,11 +849,18 @@ impl<'a> Search<'a> {
 /// suppression within the cap. `progress`, when given, is told how far the
 /// search has got (the search is exact, and can be long on large domains).
 pub fn search(p: &Problem, pruning: Pruning, progress: Option<&indicatif::ProgressBar>) -> Option<Optimum> {
-    let mut s = Search { ev: Evaluator::new(p), best: None, pruning, seq: 0, expanded: 0, progress };
+    let ev = Evaluator::new(p);
+    let dp_qi = dp_qi(p, pruning.dp);
+    let dp = dp_qi.map(|a| (a, ev.dp_for(a), p.domains[a].top()));
+    let pool = dp
+        .as_ref()
+        .and_then(|_| rayon::ThreadPoolBuilder::new().num_threads(p.threads.unwrap_or(0)).build().ok())
+        .filter(|pool| pool.current_num_threads() > 1);
+    let mut s = Search { ev, best: None, pruning, seq: 0, expanded: 0, progress, dp, workers: Vec::new(), pool };
     s.run();
     let best = s.best.take()?;
     let measures = s.ev.measures(&best.attrs);
-    Some(Optimum { partitions: best.attrs, measures, evaluated: s.ev.evaluated, expanded: s.expanded })
+    Some(Optimum { partitions: best.attrs, measures, evaluated: s.ev.evaluated, expanded: s.expanded, dp_qi })
 }
 
 /// The classes the release drops at `partitions`: block ids per QI.

@@ -1,0 +1,550 @@
+//! One QI's optimal partition when every other QI's partition is fixed, by
+//! dynamic programming over sets of its values (docs/schemes.md, "One QI by
+//! dynamic programming").
+//!
+//! With the others fixed, a record's class is its block of this QI together
+//! with its class over the other QIs (its *rest class*), so an anonymization
+//! costs the sum over this QI's blocks B of what B's classes cost. The best
+//! partition is then best(S) = min over valid blocks B ∋ min(S), B ⊆ S, of
+//! cost(B) + best(S \ B): about 3ⁿ/2 steps for n values where the
+//! enumeration tree holds every partition (Bell(n) under SPS). Values are bits
+//! by hierarchy rank and blocks are taken in order of their first value, so
+//! ties resolve block by block exactly as the tie-break compares block lists.
+//!
+//! The same DP with each suppressed record charged only what it costs at least
+//! under any coarser partition of the other QIs (dm: k; hdm, glm: its penalty
+//! if kept, never more than a suppressed record's charge) bounds every
+//! anonymization whose other partitions are coarser: classes only merge, a
+//! kept record's cost only grows, a suppressed one costs at least that.
+
+/// Costs as the scheme search compares them (integers, see partitions.rs).
+pub type Cost = i128;
+
+/// What a block's records cost besides their class sizes.
+#[derive(Clone)]
+pub enum Charge {
+    /// dm: |E| per kept record, |D| per suppressed one.
+    Dm,
+    /// hdm or glm, in units: per suppressed record `suppressed`; per kept
+    /// record its rest penalty (given per rest class) plus this QI's, which
+    /// is, per block mask and value bit, `own(mask, bit)`.
+    Penalty { suppressed: Cost, own: Own },
+}
+
+/// This QI's own penalty of a value in a block.
+#[derive(Clone)]
+pub enum Own {
+    /// hdm: round(scale · (N_B − N_v) / (N − N_v)), from the marginals per bit.
+    Hdm { scale: f64, marginal: Vec<u64>, total: u64 },
+    /// glm: one value per block mask (only valid masks are read).
+    PerBlock(Vec<Cost>),
+}
+
+impl Own {
+    fn of(&self, mask: u32, bit: usize) -> Cost {
+        match self {
+            Own::Hdm { scale, marginal, total } => {
+                let nv = marginal[bit];
+                if nv >= *total {
+                    return 0;
+                }
+                let nb: u64 = (0..marginal.len()).filter(|&b| mask >> b & 1 == 1).map(|b| marginal[b]).sum();
+                (scale * ((nb - nv) as f64 / (total - nv) as f64)).round() as Cost
+            }
+            Own::PerBlock(q) => q[mask as usize],
+        }
+    }
+}
+
+/// The records of one anonymization of the other QIs, per value bit of this
+/// QI and rest class: `count` records, `penalty` their summed rest penalty
+/// (hdm and glm only), both `bits × classes`, bit-major.
+pub struct Rest {
+    pub classes: usize,
+    pub count: Vec<u64>,
+    pub penalty: Vec<Cost>,
+}
+
+/// The DP for one QI, its buffers reused node after node.
+#[derive(Clone)]
+pub struct PartitionDp {
+    n: usize,
+    k: u64,
+    total: u64,
+    charge: Charge,
+    valid: Vec<bool>,
+    /// Valid masks, ascending, and by their lowest bit.
+    blocks: Vec<u32>,
+    by_low: Vec<Vec<u32>>,
+    /// Whether most subsets are valid blocks (then the DP walks submasks and
+    /// block costs come from one depth-first pass over all subsets).
+    dense: bool,
+    /// Σ_{v ∈ B} own(B, v) · N_v per mask (hdm, glm): the own penalty of B's
+    /// records when none is suppressed.
+    own_all: Vec<Cost>,
+    cost: Vec<Cost>,
+    bound: Vec<Cost>,
+    /// Whether every weighted sum fits 64 bits (then the DP sums in u64).
+    narrow: bool,
+    b64: Buffers<u64>,
+    b128: Buffers<u128>,
+}
+
+impl PartitionDp {
+    /// `blocks`: the valid block masks (every single value among them) over
+    /// `n` ≤ 16 bits; `marginal`: records per bit; `k`; the charge.
+    pub fn new(n: usize, blocks: Vec<u32>, marginal: &[u64], k: u64, charge: Charge) -> PartitionDp {
+        assert!((1..=16).contains(&n) && marginal.len() == n, "the DP takes 1 to 16 values");
+        let size = 1usize << n;
+        let mut valid = vec![false; TABLE];
+        let mut by_low = vec![Vec::new(); n];
+        for &b in &blocks {
+            valid[b as usize] = true;
+            by_low[b.trailing_zeros() as usize].push(b);
+        }
+        let total = marginal.iter().sum();
+        let mut own_all = vec![0; size];
+        if let Charge::Penalty { own, .. } = &charge {
+            for &b in &blocks {
+                own_all[b as usize] =
+                    (0..n).filter(|&v| b >> v & 1 == 1).map(|v| own.of(b, v) * marginal[v] as Cost).sum();
+            }
+        }
+        let dense = blocks.len() * 8 > size;
+        // A record costs at most |D| (dm) or a suppressed record's charge.
+        let per_record = match &charge {
+            Charge::Dm => total as u128,
+            Charge::Penalty { suppressed, .. } => *suppressed as u128,
+        };
+        let narrow = (total as u128)
+            .checked_mul(per_record)
+            .and_then(|x| x.checked_mul(WEIGHT as u128 * 2))
+            .is_some_and(|x| x < 1 << 63);
+        PartitionDp {
+            n,
+            k,
+            total,
+            charge,
+            valid,
+            blocks,
+            by_low,
+            dense,
+            own_all,
+            cost: vec![0; size],
+            bound: vec![0; size],
+            narrow,
+            b64: Buffers::default(),
+            b128: Buffers::default(),
+        }
+    }
+
+    /// Cost and bound of every valid block for these rest classes.
+    pub fn block_costs(&mut self, rest: &Rest) {
+        let r = rest.classes;
+        if self.dense {
+            let mut sizes = vec![vec![0u64; r]; self.n + 1];
+            let mut pens = vec![vec![0 as Cost; r]; self.n + 1];
+            self.subsets(rest, 0, 0, 0, &mut sizes, &mut pens);
+        } else {
+            let mut sizes = vec![0u64; r];
+            let mut pens = vec![0 as Cost; r];
+            for i in 0..self.blocks.len() {
+                let b = self.blocks[i];
+                sizes.iter_mut().for_each(|x| *x = 0);
+                pens.iter_mut().for_each(|x| *x = 0);
+                for v in (0..self.n).filter(|&v| b >> v & 1 == 1) {
+                    for c in 0..r {
+                        sizes[c] += rest.count[v * r + c];
+                    }
+                    if !rest.penalty.is_empty() {
+                        for c in 0..r {
+                            pens[c] += rest.penalty[v * r + c];
+                        }
+                    }
+                }
+                self.one_block(b, &sizes, &pens, rest);
+            }
+        }
+    }
+
+    /// Depth-first over every subset with bits from `from` up, sums kept per depth.
+    fn subsets(
+        &mut self,
+        rest: &Rest,
+        mask: u32,
+        from: usize,
+        depth: usize,
+        sizes: &mut [Vec<u64>],
+        pens: &mut [Vec<Cost>],
+    ) {
+        let r = rest.classes;
+        for v in from..self.n {
+            let m = mask | 1 << v;
+            let (lo, hi) = sizes.split_at_mut(depth + 1);
+            for c in 0..r {
+                hi[0][c] = lo[depth][c] + rest.count[v * r + c];
+            }
+            if !rest.penalty.is_empty() {
+                let (lo, hi) = pens.split_at_mut(depth + 1);
+                for c in 0..r {
+                    hi[0][c] = lo[depth][c] + rest.penalty[v * r + c];
+                }
+            }
+            if self.valid[m as usize] {
+                let (s, p) = (std::mem::take(&mut sizes[depth + 1]), std::mem::take(&mut pens[depth + 1]));
+                self.one_block(m, &s, &p, rest);
+                sizes[depth + 1] = s;
+                pens[depth + 1] = p;
+            }
+            self.subsets(rest, m, v + 1, depth + 1, sizes, pens);
+        }
+    }
+
+    fn one_block(&mut self, mask: u32, sizes: &[u64], pens: &[Cost], rest: &Rest) {
+        let k = self.k;
+        let (cost, bound) = match &self.charge {
+            Charge::Dm => {
+                let (mut kept, mut small) = (0u128, 0u128);
+                for &x in sizes {
+                    if x >= k {
+                        kept += x as u128 * x as u128;
+                    } else {
+                        small += x as u128;
+                    }
+                }
+                ((kept + small * self.total as u128) as Cost, (kept + small * k as u128) as Cost)
+            }
+            Charge::Penalty { suppressed, own } => {
+                let (mut kept, mut all, mut small) = (0 as Cost, 0 as Cost, 0u64);
+                let own_all = self.own_all[mask as usize];
+                let mut own_kept = own_all;
+                let r = rest.classes;
+                for (c, &x) in sizes.iter().enumerate() {
+                    all += pens[c];
+                    if x >= k {
+                        kept += pens[c];
+                    } else if x > 0 {
+                        small += x;
+                        // Suppressed records carry no own penalty.
+                        for v in (0..self.n).filter(|&v| mask >> v & 1 == 1) {
+                            own_kept -= own.of(mask, v) * rest.count[v * r + c] as Cost;
+                        }
+                    }
+                }
+                // The bound charges every record its penalty here: kept below,
+                // it costs at least that; suppressed, the full charge, more.
+                (kept + own_kept + small as Cost * suppressed, all + own_all)
+            }
+        };
+        self.cost[mask as usize] = cost;
+        self.bound[mask as usize] = bound;
+    }
+
+    /// After [`Self::block_costs`]: the least bound over this QI's partitions
+    /// and, when `wanted(bound)`, the optimal partition: its cost and its
+    /// blocks as masks in order of their first value (ties: more blocks, then
+    /// the block list first lexicographically). One pass computes both.
+    pub fn solve(&mut self, wanted: impl FnOnce(Cost) -> bool) -> (Cost, Option<(Cost, Vec<u32>)>) {
+        let every = self.blocks.len() + 1 == 1 << self.n;
+        let shape = Shape { n: self.n, dense: self.dense, every, valid: &self.valid, by_low: &self.by_low };
+        if self.narrow {
+            shape.solve(&self.blocks, &self.bound, &self.cost, &mut self.b64, wanted)
+        } else {
+            shape.solve(&self.blocks, &self.bound, &self.cost, &mut self.b128, wanted)
+        }
+    }
+}
+
+/// A block's weight in the DP is cost·WEIGHT + |B| − 1, so a partition's sum
+/// is cost·WEIGHT + n − blocks (n ≤ 16 < WEIGHT): the least sum has the least
+/// cost and, among those, the most blocks.
+const WEIGHT: Cost = 32;
+
+/// Tables the DP indexes by mask: 2¹⁶ entries whatever n, so that a u16
+/// index needs no bounds check in the inner loop.
+const TABLE: usize = 1 << 16;
+
+/// The unsigned integers the DP sums in: 64 bits when every sum fits.
+trait Num: Copy + Ord + std::ops::Add<Output = Self> {
+    const ZERO: Self;
+    const MAX: Self;
+    fn of(c: Cost) -> Self;
+    fn cost(self) -> Cost;
+}
+
+impl Num for u64 {
+    const ZERO: Self = 0;
+    const MAX: Self = u64::MAX;
+    fn of(c: Cost) -> Self {
+        c as u64
+    }
+    fn cost(self) -> Cost {
+        self as Cost
+    }
+}
+
+impl Num for u128 {
+    const ZERO: Self = 0;
+    const MAX: Self = u128::MAX;
+    fn of(c: Cost) -> Self {
+        c as u128
+    }
+    fn cost(self) -> Cost {
+        self as Cost
+    }
+}
+
+/// Per mask, two lanes summed side by side: the bound's and the cost's.
+#[derive(Clone, Default)]
+struct Buffers<T> {
+    weight: Vec<[T; 2]>,
+    best: Vec<[T; 2]>,
+}
+
+/// Which blocks the DP may take.
+struct Shape<'a> {
+    n: usize,
+    dense: bool,
+    /// Every subset is a valid block (SPS).
+    every: bool,
+    valid: &'a [bool],
+    by_low: &'a [Vec<u32>],
+}
+
+impl Shape<'_> {
+    fn solve<T: Num>(
+        &self,
+        blocks: &[u32],
+        bound: &[Cost],
+        cost: &[Cost],
+        buf: &mut Buffers<T>,
+        wanted: impl FnOnce(Cost) -> bool,
+    ) -> (Cost, Option<(Cost, Vec<u32>)>) {
+        buf.weight.clear();
+        buf.weight.resize(TABLE, [T::ZERO; 2]);
+        let tie = |b: u32| b.count_ones() as Cost - 1;
+        for &b in blocks {
+            let i = b as usize;
+            buf.weight[i] = [T::of(bound[i] * WEIGHT + tie(b)), T::of(cost[i] * WEIGHT + tie(b))];
+        }
+        self.min_plus(&buf.weight, &mut buf.best);
+        let full = (1usize << self.n) - 1;
+        let [lb, best] = buf.best[full];
+        let lb = lb.cost() / WEIGHT;
+        if !wanted(lb) {
+            return (lb, None);
+        }
+        (lb, Some((best.cost() / WEIGHT, self.unfold(&buf.weight, &buf.best))))
+    }
+
+    /// best(S) = min over valid B ∋ min(S), B ⊆ S, of w(B) + best(S \ B), for
+    /// every S, in both lanes.
+    fn min_plus<T: Num>(&self, w: &[[T; 2]], best: &mut Vec<[T; 2]>) {
+        let full = (1u32 << self.n) - 1;
+        best.clear();
+        best.resize(TABLE, [T::ZERO; 2]);
+        let best: &mut [[T; 2]; TABLE] = best.as_mut_slice().try_into().expect("TABLE entries");
+        let w: &[[T; 2]; TABLE] = w.try_into().expect("TABLE entries");
+        let valid: &[bool; TABLE] = self.valid.try_into().expect("TABLE entries");
+        for s in 1..=full {
+            let low = s & s.wrapping_neg();
+            let (mut l0, mut l1) = (T::MAX, T::MAX);
+            let mut offer = |b: usize| {
+                let (wb, rest) = (w[b], best[(s as usize ^ b) as u16 as usize]);
+                l0 = l0.min(wb[0] + rest[0]);
+                l1 = l1.min(wb[1] + rest[1]);
+            };
+            if self.dense {
+                let others = s ^ low;
+                let mut sub = others;
+                loop {
+                    let b = (sub | low) as u16 as usize;
+                    if self.every || valid[b] {
+                        offer(b);
+                    }
+                    if sub == 0 {
+                        break;
+                    }
+                    sub = (sub - 1) & others;
+                }
+            } else {
+                for &b in &self.by_low[low.trailing_zeros() as usize] {
+                    if b & !s == 0 {
+                        offer(b as u16 as usize);
+                    }
+                }
+            }
+            best[s as usize] = [l0, l1];
+        }
+    }
+
+    /// The optimal partition behind the cost lane of `best`: at each step, of
+    /// the blocks reaching the least sum, the one whose list comes first.
+    fn unfold<T: Num>(&self, w: &[[T; 2]], best: &[[T; 2]]) -> Vec<u32> {
+        let mut out = Vec::new();
+        let mut s = (1u32 << self.n) - 1;
+        while s != 0 {
+            let low = s & s.wrapping_neg();
+            let mut pick: Option<u32> = None;
+            let mut offer = |b: u32| {
+                let (i, rest) = (b as usize, (s ^ b) as usize);
+                if self.valid[i] && b & !s == 0 && w[i][1] + best[rest][1] == best[s as usize][1] {
+                    if pick.is_none_or(|p| first_list(b, p)) {
+                        pick = Some(b);
+                    }
+                }
+            };
+            if self.dense {
+                let others = s ^ low;
+                let mut sub = others;
+                loop {
+                    offer(sub | low);
+                    if sub == 0 {
+                        break;
+                    }
+                    sub = (sub - 1) & others;
+                }
+            } else {
+                self.by_low[low.trailing_zeros() as usize].iter().for_each(|&b| offer(b));
+            }
+            let b = pick.expect("the least sum is reached");
+            out.push(b);
+            s ^= b;
+        }
+        out
+    }
+}
+
+/// Whether block `a` comes before block `b` (both holding the same lowest
+/// bit) when each is listed by ascending bit and the lists compared
+/// lexicographically, a prefix first.
+fn first_list(a: u32, b: u32) -> bool {
+    let d = (a ^ b).trailing_zeros();
+    if d >= 32 {
+        return false;
+    }
+    let above = |m: u32| (m as u64) >> (d + 1) != 0;
+    if a >> d & 1 == 1 {
+        // a lists d where b lists a higher value, or b has ended.
+        above(b)
+    } else {
+        !above(a)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn list(m: u32) -> Vec<u32> {
+        (0..32).filter(|&b| m >> b & 1 == 1).collect()
+    }
+
+    #[test]
+    fn block_order_is_the_lists_order() {
+        for a in 1u32..64 {
+            for b in 1u32..64 {
+                if a & 1 == 1 && b & 1 == 1 {
+                    assert_eq!(first_list(a, b), list(a) < list(b), "{a:b} {b:b}");
+                }
+            }
+        }
+    }
+
+    /// Every set partition of `n` bits as block masks, by brute force.
+    fn partitions(n: usize) -> Vec<Vec<u32>> {
+        fn rec(rest: u32, acc: &mut Vec<u32>, out: &mut Vec<Vec<u32>>) {
+            if rest == 0 {
+                out.push(acc.clone());
+                return;
+            }
+            let low = rest & rest.wrapping_neg();
+            let others = rest ^ low;
+            let mut sub = others;
+            loop {
+                acc.push(sub | low);
+                rec(others & !sub, acc, out);
+                acc.pop();
+                if sub == 0 {
+                    break;
+                }
+                sub = (sub - 1) & others;
+            }
+        }
+        let mut out = Vec::new();
+        rec((1 << n) - 1, &mut Vec::new(), &mut out);
+        out
+    }
+
+    /// dm over every partition of 6 values against 3 rest classes, some
+    /// blocks invalid, several k: the DP's optimum and bound equal the
+    /// brute force's, tie-break included.
+    #[test]
+    fn dp_equals_brute_force() {
+        let n = 6;
+        let mut x = 7u64;
+        let mut next = |m: u64| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) % m
+        };
+        for round in 0..20 {
+            let classes = 3;
+            let count: Vec<u64> = (0..n * classes).map(|_| [0, 0, 1, 1, 2, 5][next(6) as usize]).collect();
+            let marginal: Vec<u64> = (0..n).map(|v| count[v * classes..(v + 1) * classes].iter().sum()).collect();
+            let all_blocks: Vec<u32> =
+                (1..1u32 << n).filter(|m| m.count_ones() == 1 || round % 2 == 0 || m % 3 != 0).collect();
+            for k in [2, 3, 6] {
+                let total: u64 = marginal.iter().sum();
+                // A block's class sizes over `merge`d rest classes.
+                let sizes = |b: u32, merge: &[usize]| -> Vec<u128> {
+                    let mut out = vec![0u128; classes];
+                    for cl in 0..classes {
+                        out[merge[cl]] +=
+                            (0..n).filter(|&v| b >> v & 1 == 1).map(|v| count[v * classes + cl] as u128).sum::<u128>();
+                    }
+                    out
+                };
+                let (k2, t2) = (k as u128, total as u128);
+                let cost_at = |parts: &[u32], merge: &[usize]| -> Cost {
+                    let c: u128 =
+                        parts.iter().flat_map(|&b| sizes(b, merge)).map(|x| if x >= k2 { x * x } else { x * t2 }).sum();
+                    c as Cost
+                };
+                let cost = |parts: &[u32], lb: bool| -> Cost {
+                    let c: u128 = parts
+                        .iter()
+                        .flat_map(|&b| sizes(b, &[0, 1, 2]))
+                        .map(|x| if x >= k2 { x * x } else { x * if lb { k2 } else { t2 } })
+                        .sum();
+                    c as Cost
+                };
+                let valid: Vec<Vec<u32>> =
+                    partitions(n).into_iter().filter(|p| p.iter().all(|b| all_blocks.contains(b))).collect();
+                let want = valid
+                    .iter()
+                    .map(|p| {
+                        (cost(p, false), std::cmp::Reverse(p.len()), p.iter().map(|&b| list(b)).collect::<Vec<_>>(), p)
+                    })
+                    .min()
+                    .unwrap();
+                let want_bound = valid.iter().map(|p| cost(p, true)).min().unwrap();
+                // A bound: no partition costs less once rest classes merge.
+                for merge in [[0, 0, 2], [0, 1, 0], [0, 1, 1], [0, 0, 0]] {
+                    let least = valid.iter().map(|p| cost_at(p, &merge)).min().unwrap();
+                    assert!(want_bound <= least, "round {round} k {k}: bound {want_bound} over {least}");
+                }
+                for (dense, narrow) in [(false, true), (true, true), (true, false)] {
+                    let mut dp = PartitionDp::new(n, all_blocks.clone(), &marginal, k, Charge::Dm);
+                    dp.dense = dense;
+                    dp.narrow = narrow;
+                    dp.block_costs(&Rest { classes, count: count.clone(), penalty: Vec::new() });
+                    let (bound, optimum) = dp.solve(|_| true);
+                    assert_eq!(bound, want_bound, "round {round} k {k} dense {dense}");
+                    let (c, parts) = optimum.unwrap();
+                    assert_eq!((c, &parts), (want.0, want.3), "round {round} k {k} dense {dense}");
+                    assert!(dp.solve(|_| false).1.is_none());
+                }
+            }
+        }
+    }
+}
