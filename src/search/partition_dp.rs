@@ -272,27 +272,21 @@ trait Num: Copy + Ord + std::ops::Add<Output = Self> {
     fn cost(self) -> Cost;
 }
 
-impl Num for u64 {
-    const ZERO: Self = 0;
-    const MAX: Self = u64::MAX;
-    fn of(c: Cost) -> Self {
-        c as u64
-    }
-    fn cost(self) -> Cost {
-        self as Cost
-    }
+macro_rules! num {
+    ($($t:ty),*) => {$(
+        impl Num for $t {
+            const ZERO: Self = 0;
+            const MAX: Self = <$t>::MAX;
+            fn of(c: Cost) -> Self {
+                c as $t
+            }
+            fn cost(self) -> Cost {
+                self as Cost
+            }
+        }
+    )*};
 }
-
-impl Num for u128 {
-    const ZERO: Self = 0;
-    const MAX: Self = u128::MAX;
-    fn of(c: Cost) -> Self {
-        c as u128
-    }
-    fn cost(self) -> Cost {
-        self as Cost
-    }
-}
+num!(u64, u128);
 
 /// Per mask, two lanes summed side by side: the bound's and the cost's.
 #[derive(Clone, Default)]

@@ -575,6 +575,13 @@ struct Best {
     vector: Vec<Vec<u32>>,
 }
 
+/// Whether a DP node with this bound and at most this many blocks cannot win
+/// against `best` (then its optimum is not unfolded).
+fn hopeless_against(best: &Option<Best>) -> impl Fn(Cost, u32) -> bool + Copy + Send + Sync {
+    let best = best.as_ref().map(|b| (b.cost, b.blocks));
+    move |lb, most| best.is_some_and(|(c, nb)| lb > c || (lb == c && most < nb))
+}
+
 struct Search<'a> {
     ev: Evaluator<'a>,
     best: Option<Best>,
@@ -638,8 +645,7 @@ impl<'a> Search<'a> {
         let e = match &mut self.dp {
             None => self.ev.eval(&attrs),
             Some((a, dp, top)) => {
-                let best = self.best.as_ref().map(|b| (b.cost, b.blocks));
-                let hopeless = |lb: Cost, most: u32| best.is_some_and(|(c, nb)| lb > c || (lb == c && most < nb));
+                let hopeless = hopeless_against(&self.best);
                 let (e, st) = self.ev.eval_dp(&attrs, *a, dp, top, hopeless);
                 if let Some(st) = st {
                     attrs[*a] = st;
@@ -667,8 +673,7 @@ impl<'a> Search<'a> {
             self.workers =
                 (0..pool.current_num_threads()).map(|_| std::sync::Mutex::new((self.ev.fork(), dp.clone()))).collect();
         }
-        let best = self.best.as_ref().map(|b| (b.cost, b.blocks));
-        let hopeless = move |lb: Cost, most: u32| best.is_some_and(|(c, nb)| lb > c || (lb == c && most < nb));
+        let hopeless = hopeless_against(&self.best);
         let workers = &self.workers;
         let out: Vec<(Vec<Arc<State>>, Eval)> = pool.install(|| {
             use rayon::prelude::*;
