@@ -11,11 +11,17 @@
 //! by hierarchy rank and blocks are taken in order of their first value, so
 //! ties resolve block by block exactly as the tie-break compares block lists.
 //!
-//! The same DP with each suppressed record charged only what it costs at least
-//! under any coarser partition of the other QIs (dm: k; hdm, glm: its penalty
-//! if kept, never more than a suppressed record's charge) bounds every
+//! The bound: charge each suppressed record only what it costs at least under
+//! any coarser partition of the other QIs (dm: k; hdm, glm: its penalty if
+//! kept, never more than a suppressed record's charge). That bounds every
 //! anonymization whose other partitions are coarser: classes only merge, a
-//! kept record's cost only grows, a suppressed one costs at least that.
+//! kept record's cost only grows, a suppressed one costs at least that. The
+//! charge only grows when blocks of this QI merge (per record, dm's
+//! max(k, |E|) and a penalty both grow with the block), so its least value
+//! over this QI's partitions is at the finest one, read off without the DP:
+//! a node the bound rules out costs no DP at all.
+
+use std::sync::Arc;
 
 /// Costs as the scheme search compares them (integers, see partitions.rs).
 pub type Cost = i128;
@@ -82,8 +88,10 @@ pub struct PartitionDp {
     /// Σ_{v ∈ B} own(B, v) · N_v per mask (hdm, glm): the own penalty of B's
     /// records when none is suppressed.
     own_all: Vec<Cost>,
+    /// `own(mask, bit)` at `mask · n + bit` for valid masks (hdm, glm), built
+    /// once and shared by the workers' copies: the block costs' inner loop reads it.
+    own_table: Arc<Vec<i64>>,
     cost: Vec<Cost>,
-    bound: Vec<Cost>,
     /// Whether every weighted sum fits 64 bits (then the DP sums in u64).
     narrow: bool,
     b64: Buffers<u64>,
@@ -104,10 +112,15 @@ impl PartitionDp {
         }
         let total = marginal.iter().sum();
         let mut own_all = vec![0; size];
+        let mut own_table = Vec::new();
         if let Charge::Penalty { own, .. } = &charge {
+            own_table = vec![0i64; size * n];
             for &b in &blocks {
-                own_all[b as usize] =
-                    (0..n).filter(|&v| b >> v & 1 == 1).map(|v| own.of(b, v) * marginal[v] as Cost).sum();
+                for v in (0..n).filter(|&v| b >> v & 1 == 1) {
+                    let o = own.of(b, v);
+                    own_table[b as usize * n + v] = i64::try_from(o).expect("an own penalty fits 64 bits");
+                    own_all[b as usize] += o * marginal[v] as Cost;
+                }
             }
         }
         let dense = blocks.len() * 8 > size;
@@ -130,15 +143,32 @@ impl PartitionDp {
             by_low,
             dense,
             own_all,
+            own_table: Arc::new(own_table),
             cost: vec![0; size],
-            bound: vec![0; size],
             narrow,
             b64: Buffers::default(),
             b128: Buffers::default(),
         }
     }
 
-    /// Cost and bound of every valid block for these rest classes.
+    /// The least bound over this QI's partitions for these rest classes: the
+    /// finest partition's (see the module's notes).
+    pub fn bound(&self, rest: &Rest) -> Cost {
+        let (r, k) = (rest.classes, self.k);
+        (0..self.n)
+            .map(|v| {
+                let sizes = &rest.count[v * r..(v + 1) * r];
+                match &self.charge {
+                    Charge::Dm => sizes.iter().map(|&x| x as Cost * x.max(k) as Cost).sum::<Cost>(),
+                    Charge::Penalty { .. } => {
+                        rest.penalty[v * r..(v + 1) * r].iter().sum::<Cost>() + self.own_all[1 << v]
+                    }
+                }
+            })
+            .sum()
+    }
+
+    /// The cost of every valid block for these rest classes.
     pub fn block_costs(&mut self, rest: &Rest) {
         let r = rest.classes;
         if self.dense {
@@ -202,7 +232,7 @@ impl PartitionDp {
 
     fn one_block(&mut self, mask: u32, sizes: &[u64], pens: &[Cost], rest: &Rest) {
         let k = self.k;
-        let (cost, bound) = match &self.charge {
+        let cost = match &self.charge {
             Charge::Dm => {
                 let (mut kept, mut small) = (0u128, 0u128);
                 for &x in sizes {
@@ -212,45 +242,43 @@ impl PartitionDp {
                         small += x as u128;
                     }
                 }
-                ((kept + small * self.total as u128) as Cost, (kept + small * k as u128) as Cost)
+                (kept + small * self.total as u128) as Cost
             }
-            Charge::Penalty { suppressed, own } => {
-                let (mut kept, mut all, mut small) = (0 as Cost, 0 as Cost, 0u64);
-                let own_all = self.own_all[mask as usize];
-                let mut own_kept = own_all;
+            Charge::Penalty { suppressed, .. } => {
+                let (mut kept, mut small) = (0 as Cost, 0u64);
+                let mut own_kept = self.own_all[mask as usize];
                 let r = rest.classes;
+                let own = &self.own_table[mask as usize * self.n..][..self.n];
                 for (c, &x) in sizes.iter().enumerate() {
-                    all += pens[c];
                     if x >= k {
                         kept += pens[c];
                     } else if x > 0 {
                         small += x;
                         // Suppressed records carry no own penalty.
-                        for v in (0..self.n).filter(|&v| mask >> v & 1 == 1) {
-                            own_kept -= own.of(mask, v) * rest.count[v * r + c] as Cost;
+                        let mut bits = mask;
+                        while bits != 0 {
+                            let v = bits.trailing_zeros() as usize;
+                            bits &= bits - 1;
+                            own_kept -= own[v] as Cost * rest.count[v * r + c] as Cost;
                         }
                     }
                 }
-                // The bound charges every record its penalty here: kept below,
-                // it costs at least that; suppressed, the full charge, more.
-                (kept + own_kept + small as Cost * suppressed, all + own_all)
+                kept + own_kept + small as Cost * suppressed
             }
         };
         self.cost[mask as usize] = cost;
-        self.bound[mask as usize] = bound;
     }
 
-    /// After [`Self::block_costs`]: the least bound over this QI's partitions
-    /// and, when `wanted(bound)`, the optimal partition: its cost and its
+    /// After [`Self::block_costs`]: the optimal partition's cost and its
     /// blocks as masks in order of their first value (ties: more blocks, then
-    /// the block list first lexicographically). One pass computes both.
-    pub fn solve(&mut self, wanted: impl FnOnce(Cost) -> bool) -> (Cost, Option<(Cost, Vec<u32>)>) {
+    /// the block list first lexicographically).
+    pub fn solve(&mut self) -> (Cost, Vec<u32>) {
         let every = self.blocks.len() + 1 == 1 << self.n;
         let shape = Shape { n: self.n, dense: self.dense, every, valid: &self.valid, by_low: &self.by_low };
         if self.narrow {
-            shape.solve(&self.blocks, &self.bound, &self.cost, &mut self.b64, wanted)
+            shape.solve(&self.blocks, &self.cost, &mut self.b64)
         } else {
-            shape.solve(&self.blocks, &self.bound, &self.cost, &mut self.b128, wanted)
+            shape.solve(&self.blocks, &self.cost, &mut self.b128)
         }
     }
 }
@@ -288,11 +316,11 @@ macro_rules! num {
 }
 num!(u64, u128);
 
-/// Per mask, two lanes summed side by side: the bound's and the cost's.
+/// Per mask: a block's weight, and the least sum over partitions of the mask.
 #[derive(Clone, Default)]
 struct Buffers<T> {
-    weight: Vec<[T; 2]>,
-    best: Vec<[T; 2]>,
+    weight: Vec<T>,
+    best: Vec<T>,
 }
 
 /// Which blocks the DP may take.
@@ -306,48 +334,31 @@ struct Shape<'a> {
 }
 
 impl Shape<'_> {
-    fn solve<T: Num>(
-        &self,
-        blocks: &[u32],
-        bound: &[Cost],
-        cost: &[Cost],
-        buf: &mut Buffers<T>,
-        wanted: impl FnOnce(Cost) -> bool,
-    ) -> (Cost, Option<(Cost, Vec<u32>)>) {
+    fn solve<T: Num>(&self, blocks: &[u32], cost: &[Cost], buf: &mut Buffers<T>) -> (Cost, Vec<u32>) {
         buf.weight.clear();
-        buf.weight.resize(TABLE, [T::ZERO; 2]);
-        let tie = |b: u32| b.count_ones() as Cost - 1;
+        buf.weight.resize(TABLE, T::ZERO);
         for &b in blocks {
             let i = b as usize;
-            buf.weight[i] = [T::of(bound[i] * WEIGHT + tie(b)), T::of(cost[i] * WEIGHT + tie(b))];
+            buf.weight[i] = T::of(cost[i] * WEIGHT + b.count_ones() as Cost - 1);
         }
         self.min_plus(&buf.weight, &mut buf.best);
         let full = (1usize << self.n) - 1;
-        let [lb, best] = buf.best[full];
-        let lb = lb.cost() / WEIGHT;
-        if !wanted(lb) {
-            return (lb, None);
-        }
-        (lb, Some((best.cost() / WEIGHT, self.unfold(&buf.weight, &buf.best))))
+        (buf.best[full].cost() / WEIGHT, self.unfold(&buf.weight, &buf.best))
     }
 
     /// best(S) = min over valid B ∋ min(S), B ⊆ S, of w(B) + best(S \ B), for
-    /// every S, in both lanes.
-    fn min_plus<T: Num>(&self, w: &[[T; 2]], best: &mut Vec<[T; 2]>) {
+    /// every S.
+    fn min_plus<T: Num>(&self, w: &[T], best: &mut Vec<T>) {
         let full = (1u32 << self.n) - 1;
         best.clear();
-        best.resize(TABLE, [T::ZERO; 2]);
-        let best: &mut [[T; 2]; TABLE] = best.as_mut_slice().try_into().expect("TABLE entries");
-        let w: &[[T; 2]; TABLE] = w.try_into().expect("TABLE entries");
+        best.resize(TABLE, T::ZERO);
+        let best: &mut [T; TABLE] = best.as_mut_slice().try_into().expect("TABLE entries");
+        let w: &[T; TABLE] = w.try_into().expect("TABLE entries");
         let valid: &[bool; TABLE] = self.valid.try_into().expect("TABLE entries");
         for s in 1..=full {
             let low = s & s.wrapping_neg();
-            let (mut l0, mut l1) = (T::MAX, T::MAX);
-            let mut offer = |b: usize| {
-                let (wb, rest) = (w[b], best[(s as usize ^ b) as u16 as usize]);
-                l0 = l0.min(wb[0] + rest[0]);
-                l1 = l1.min(wb[1] + rest[1]);
-            };
+            let mut least = T::MAX;
+            let mut offer = |b: usize| least = least.min(w[b] + best[(s as usize ^ b) as u16 as usize]);
             if self.dense {
                 let others = s ^ low;
                 let mut sub = others;
@@ -368,13 +379,13 @@ impl Shape<'_> {
                     }
                 }
             }
-            best[s as usize] = [l0, l1];
+            best[s as usize] = least;
         }
     }
 
-    /// The optimal partition behind the cost lane of `best`: at each step, of
-    /// the blocks reaching the least sum, the one whose list comes first.
-    fn unfold<T: Num>(&self, w: &[[T; 2]], best: &[[T; 2]]) -> Vec<u32> {
+    /// The optimal partition behind `best`: at each step, of the blocks
+    /// reaching the least sum, the one whose list comes first.
+    fn unfold<T: Num>(&self, w: &[T], best: &[T]) -> Vec<u32> {
         let mut out = Vec::new();
         let mut s = (1u32 << self.n) - 1;
         while s != 0 {
@@ -382,7 +393,7 @@ impl Shape<'_> {
             let mut pick: Option<u32> = None;
             let mut offer = |b: u32| {
                 let (i, rest) = (b as usize, (s ^ b) as usize);
-                if self.valid[i] && b & !s == 0 && w[i][1] + best[rest][1] == best[s as usize][1] {
+                if self.valid[i] && b & !s == 0 && w[i] + best[rest] == best[s as usize] {
                     if pick.is_none_or(|p| first_list(b, p)) {
                         pick = Some(b);
                     }
@@ -531,12 +542,77 @@ mod tests {
                     let mut dp = PartitionDp::new(n, all_blocks.clone(), &marginal, k, Charge::Dm);
                     dp.dense = dense;
                     dp.narrow = narrow;
-                    dp.block_costs(&Rest { classes, count: count.clone(), penalty: Vec::new() });
-                    let (bound, optimum) = dp.solve(|_| true);
-                    assert_eq!(bound, want_bound, "round {round} k {k} dense {dense}");
-                    let (c, parts) = optimum.unwrap();
+                    let rest = Rest { classes, count: count.clone(), penalty: Vec::new() };
+                    assert_eq!(dp.bound(&rest), want_bound, "round {round} k {k} dense {dense}");
+                    dp.block_costs(&rest);
+                    let (c, parts) = dp.solve();
                     assert_eq!((c, &parts), (want.0, want.3), "round {round} k {k} dense {dense}");
-                    assert!(dp.solve(|_| false).1.is_none());
+                }
+            }
+        }
+    }
+
+    /// hdm over every partition of 6 values against 3 rest classes with
+    /// their own penalties: the DP's optimum equals the brute force's, and
+    /// the bound is the least relaxed charge over all partitions.
+    #[test]
+    fn hdm_dp_and_bound_equal_brute_force() {
+        let n = 6;
+        let classes = 3;
+        let mut x = 11u64;
+        let mut next = |m: u64| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) % m
+        };
+        let scale = 1e6;
+        for round in 0..12 {
+            let count: Vec<u64> = (0..n * classes).map(|_| [0, 1, 1, 2, 4][next(5) as usize]).collect();
+            let penalty: Vec<Cost> = count.iter().map(|&c| c as Cost * next(1000) as Cost).collect();
+            let mut marginal: Vec<u64> = (0..n).map(|v| count[v * classes..(v + 1) * classes].iter().sum()).collect();
+            marginal.iter_mut().for_each(|m| *m = (*m).max(1));
+            let total: u64 = marginal.iter().sum();
+            let suppressed: Cost = 3_000_000;
+            let own = Own::Hdm { scale, marginal: marginal.clone(), total };
+            let blocks: Vec<u32> =
+                (1..1u32 << n).filter(|m| m.count_ones() == 1 || round % 2 == 0 || m % 5 != 0).collect();
+            let valid: Vec<Vec<u32>> =
+                partitions(n).into_iter().filter(|p| p.iter().all(|b| blocks.contains(b))).collect();
+            for k in [1, 3, 5] {
+                let block = |b: u32, relaxed: bool| -> Cost {
+                    (0..classes)
+                        .map(|c| {
+                            let vs: Vec<usize> = (0..n).filter(|&v| b >> v & 1 == 1).collect();
+                            let size: u64 = vs.iter().map(|&v| count[v * classes + c]).sum();
+                            let kept: Cost = vs
+                                .iter()
+                                .map(|&v| penalty[v * classes + c] + own.of(b, v) * count[v * classes + c] as Cost)
+                                .sum();
+                            if relaxed || size >= k {
+                                kept
+                            } else {
+                                size as Cost * suppressed
+                            }
+                        })
+                        .sum()
+                };
+                let want = valid
+                    .iter()
+                    .map(|p| {
+                        let c: Cost = p.iter().map(|&b| block(b, false)).sum();
+                        (c, std::cmp::Reverse(p.len()), p.iter().map(|&b| list(b)).collect::<Vec<_>>(), p)
+                    })
+                    .min()
+                    .unwrap();
+                let want_bound = valid.iter().map(|p| p.iter().map(|&b| block(b, true)).sum::<Cost>()).min().unwrap();
+                let charge = Charge::Penalty { suppressed, own: own.clone() };
+                for dense in [false, true] {
+                    let mut dp = PartitionDp::new(n, blocks.clone(), &marginal, k, charge.clone());
+                    dp.dense = dense;
+                    let rest = Rest { classes, count: count.clone(), penalty: penalty.clone() };
+                    assert_eq!(dp.bound(&rest), want_bound, "round {round} k {k}");
+                    dp.block_costs(&rest);
+                    let (c, parts) = dp.solve();
+                    assert_eq!((c, &parts), (want.0, want.3), "round {round} k {k} dense {dense}");
                 }
             }
         }

@@ -444,23 +444,23 @@ impl<'a> Evaluator<'a> {
                 rest.penalty[bit(row) * r + c as usize] += w as Cost * self.scratch.row_units[row];
             }
         }
-        dp.block_costs(&rest);
         let others_blocks: u32 = attrs.iter().enumerate().filter(|(b, _)| *b != a).map(|(_, s)| s.nblocks).sum();
         let most = others_blocks + n as u32;
         let mut e = Eval {
             cost: Cost::MAX,
-            lb: 0,
+            lb: dp.bound(&rest),
             // Not counted: the DP runs only without a suppression cap.
             suppressed: 0,
             classes: r as u64,
             blocks: most,
             below_blocks: most.saturating_sub(1),
         };
-        let (lb, optimum) = dp.solve(|lb| !hopeless(lb, most));
-        e.lb = lb;
-        let Some((cost, masks)) = optimum else {
+        // Nothing at or under this node can win: its cost is not needed.
+        if hopeless(e.lb, most) {
             return (e, None);
-        };
+        }
+        dp.block_costs(&rest);
+        let (cost, masks) = dp.solve();
         let mut blocks = vec![0u32; n];
         for (leaf, b) in blocks.iter_mut().enumerate() {
             *b = masks.iter().position(|m| m >> d.hier_rank[leaf] & 1 == 1).expect("the blocks cover every value")
@@ -576,7 +576,7 @@ struct Best {
 }
 
 /// Whether a DP node with this bound and at most this many blocks cannot win
-/// against `best` (then its optimum is not unfolded).
+/// against `best` (then the DP is not run for it).
 fn hopeless_against(best: &Option<Best>) -> impl Fn(Cost, u32) -> bool + Copy + Send + Sync {
     let best = best.as_ref().map(|b| (b.cost, b.blocks));
     move |lb, most| best.is_some_and(|(c, nb)| lb > c || (lb == c && most < nb))
@@ -797,54 +797,78 @@ impl<'a> Search<'a> {
         if !apps.is_empty() && !self.bounded_out(&e) {
             queue.push(Node { attrs: root, apps, eval: e, seq: 0 });
         }
-        while let Some(node) = queue.pop() {
-            if self.pruning.modified_bfs && self.bounded_out(&node.eval) {
-                continue;
+        // With worker threads, several nodes are expanded per round so that
+        // one parallel batch keeps every thread busy; which nodes join a
+        // round depends only on the queue, so the work stays deterministic.
+        let round = self.pool.as_ref().map_or(1, |pool| 8 * pool.current_num_threads());
+        loop {
+            // Each node with its children, per applicator.
+            let mut nodes: Vec<(Node, Vec<(u16, Vec<Arc<State>>)>)> = Vec::new();
+            let mut children = 0;
+            while children < round {
+                let Some(node) = queue.pop() else { break };
+                if self.pruning.modified_bfs && self.bounded_out(&node.eval) {
+                    continue;
+                }
+                let kids: Vec<(u16, Vec<Arc<State>>)> =
+                    node.apps.iter().map(|&a| (a, domains[a as usize].children(&node.attrs[a as usize]))).collect();
+                children += kids.iter().map(|(_, k)| k.len()).sum::<usize>();
+                nodes.push((node, kids));
             }
-            self.expanded += 1;
-            // Every child of every applicator, evaluated.
-            let mut batch = Vec::new();
-            let mut sizes = Vec::with_capacity(node.apps.len());
-            for &a in &node.apps {
-                let kids = domains[a as usize].children(&node.attrs[a as usize]);
-                sizes.push((a, kids.len()));
-                for kid in kids {
-                    let mut attrs = node.attrs.clone();
-                    attrs[a as usize] = kid;
-                    batch.push(attrs);
+            if nodes.is_empty() {
+                break;
+            }
+            self.expanded += nodes.len() as u64;
+            // Every child of every applicator of every node, evaluated.
+            let mut batch = Vec::with_capacity(children);
+            for (node, kids) in &nodes {
+                for (a, states) in kids {
+                    for kid in states {
+                        let mut attrs = node.attrs.clone();
+                        attrs[*a as usize] = kid.clone();
+                        batch.push(attrs);
+                    }
                 }
             }
             let mut evaluated = self.evaluate_all(batch).into_iter();
-            let by_app: Vec<(u16, Vec<(Vec<Arc<State>>, Eval)>)> =
-                sizes.into_iter().map(|(a, len)| (a, evaluated.by_ref().take(len).collect())).collect();
-            let mut by_app = by_app;
-            // Useless applicators: every child bounded out.
-            by_app.retain(|(_, kids)| kids.iter().any(|(_, e)| !self.bounded_out(e)));
-            if self.pruning.applicator_order {
-                // Fewest classes merged by one step first (mean over its children).
-                let merged = |kids: &Vec<(Vec<Arc<State>>, Eval)>| -> f64 {
-                    kids.iter().map(|(_, e)| node.eval.classes.saturating_sub(e.classes) as f64).sum::<f64>()
-                        / kids.len().max(1) as f64
-                };
-                by_app.sort_by(|x, y| merged(&x.1).total_cmp(&merged(&y.1)).then(x.0.cmp(&y.0)));
+            for (node, kids) in &nodes {
+                let by_app: Vec<(u16, Vec<(Vec<Arc<State>>, Eval)>)> =
+                    kids.iter().map(|(a, states)| (*a, evaluated.by_ref().take(states.len()).collect())).collect();
+                self.push_children(&mut queue, node, by_app);
             }
-            let order: Vec<u16> = by_app.iter().map(|(a, _)| *a).collect();
-            for (p, (a, kids)) in by_app.into_iter().enumerate() {
-                for (attrs, e) in kids {
-                    if self.bounded_out(&e) {
-                        continue;
-                    }
-                    let apps: Vec<u16> = order[p..]
-                        .iter()
-                        .copied()
-                        .filter(|&b| b != a || domains[a as usize].can_step(&attrs[a as usize]))
-                        .collect();
-                    if apps.is_empty() {
-                        continue;
-                    }
-                    self.seq += 1;
-                    queue.push(Node { attrs, apps, eval: e, seq: self.seq });
+        }
+    }
+
+    /// Queue a node's evaluated children that can still win, each with the
+    /// applicators from its own onwards (in applicator order).
+    fn push_children(&mut self, queue: &mut Queue, node: &Node, mut by_app: Vec<(u16, Vec<(Vec<Arc<State>>, Eval)>)>) {
+        let domains = self.ev.p.domains;
+        // Useless applicators: every child bounded out.
+        by_app.retain(|(_, kids)| kids.iter().any(|(_, e)| !self.bounded_out(e)));
+        if self.pruning.applicator_order {
+            // Fewest classes merged by one step first (mean over its children).
+            let merged = |kids: &Vec<(Vec<Arc<State>>, Eval)>| -> f64 {
+                kids.iter().map(|(_, e)| node.eval.classes.saturating_sub(e.classes) as f64).sum::<f64>()
+                    / kids.len().max(1) as f64
+            };
+            by_app.sort_by(|x, y| merged(&x.1).total_cmp(&merged(&y.1)).then(x.0.cmp(&y.0)));
+        }
+        let order: Vec<u16> = by_app.iter().map(|(a, _)| *a).collect();
+        for (p, (a, kids)) in by_app.into_iter().enumerate() {
+            for (attrs, e) in kids {
+                if self.bounded_out(&e) {
+                    continue;
                 }
+                let apps: Vec<u16> = order[p..]
+                    .iter()
+                    .copied()
+                    .filter(|&b| b != a || domains[a as usize].can_step(&attrs[a as usize]))
+                    .collect();
+                if apps.is_empty() {
+                    continue;
+                }
+                self.seq += 1;
+                queue.push(Node { attrs, apps, eval: e, seq: self.seq });
             }
         }
     }
