@@ -1,7 +1,8 @@
 -- Class-size histograms of every node in a frequency-set table: per node and
 -- (class size, distinct sensitive values) the number of classes; per QI the sum
 -- of size * (leaves under the class's value - 1), from which glm follows
--- exactly; and the records not of their class's majority label (for cm).
+-- exactly; the records not of their class's majority label (for cm); and the
+-- sum of each class's squared sensitive-value counts (for the sl spread).
 -- Only these histograms cross into Rust. The leaf sums are looked up only for
 -- classes of at least {{min_size}} records: a search with a fixed k needs none
 -- for classes it suppresses, and near the bottom of the lattice those are
@@ -21,8 +22,9 @@ WITH sized AS (
     SELECT c.*{{zeros}}
     FROM sized c
     WHERE c.size < {{min_size}}
-){{label_cte}}
-SELECT c.node, c.size, c.ldiv, count(*)::BIGINT AS classes{{glm_totals}}, {{minority}}::BIGINT AS minority
-FROM classes c {{label_join}}
+){{label_cte}}{{squares_cte}}
+SELECT c.node, c.size, c.ldiv, count(*)::BIGINT AS classes{{glm_totals}}, {{minority}}::BIGINT AS minority,
+    {{squares}}::BIGINT AS squares
+FROM classes c {{label_join}} {{squares_join}}
 GROUP BY c.node, c.size, c.ldiv
 ORDER BY c.node, c.size, c.ldiv

@@ -20,6 +20,9 @@ pub struct Extras {
     pub sensitive: bool,
     /// `y`: the class label, for the classification metric.
     pub label: bool,
+    /// Also sum the squared counts of each class's sensitive values (the sl
+    /// spread of `kanon pareto`); needs `sensitive`.
+    pub spread: bool,
 }
 
 impl Extras {

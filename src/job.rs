@@ -209,6 +209,9 @@ pub struct Job {
     pub metric: Metric,
     /// Class label column for cm.
     pub class_column: Option<Column>,
+    /// The sensitive column: `[privacy] l_diversity.column`, or the one
+    /// `kanon pareto --sensitive` names.
+    pub sensitive: Option<Column>,
     pub quasi_identifiers: Vec<QuasiIdentifier>,
     pub engine: Engine,
 }
@@ -486,6 +489,7 @@ impl Job {
             sha256: format!("{:x}", Sha256::digest(text.as_bytes())),
             source,
             output,
+            sensitive: diversity.as_ref().map(|d| d.column.clone()),
             privacy: Privacy { k: p.k as u64, budget, budget_given: p.max_suppression.is_some(), diversity },
             algorithm: raw.search.algorithm,
             scheme: raw.search.scheme,

@@ -16,6 +16,7 @@ pub mod job;
 pub mod lattice;
 pub mod load;
 pub mod metrics;
+pub mod objectives;
 pub mod plot;
 pub mod progress;
 pub mod release;

@@ -30,8 +30,8 @@ pub fn check_columns(job: &Job, columns: &[SourceColumn]) -> Result<()> {
     let mut named: Vec<(&Column, &str)> =
         job.quasi_identifiers.iter().map(|q| (&q.column, "quasi-identifier")).collect();
     named.extend(job.output.drop.iter().map(|c| (c, "dropped column")));
-    if let Some(d) = &job.privacy.diversity {
-        named.push((&d.column, "sensitive column"));
+    if let Some(c) = &job.sensitive {
+        named.push((c, "sensitive column"));
     }
     if let Some(c) = &job.class_column {
         named.push((c, "class column"));
@@ -70,7 +70,7 @@ pub fn load_showing(job: &Job, bar: &indicatif::ProgressBar) -> Result<Loaded> {
     trace("open");
     let files = hierarchy::load_files(&conn, job)?;
     trace("hierarchy files");
-    let sensitive = job.privacy.diversity.as_ref().map(|d| d.column.name.as_str());
+    let sensitive = job.sensitive.as_ref().map(|c| c.name.as_str());
     let label = job.class_column.as_ref().map(|c| c.name.as_str());
     bar.set_message("scanning the source for each column's values");
     let input = if database::small_file(job) {
@@ -94,7 +94,7 @@ pub fn load_showing(job: &Job, bar: &indicatif::ProgressBar) -> Result<Loaded> {
     bar.set_message("building the hierarchies");
     let hierarchies = hierarchy::finish(&conn, job, files)?;
     trace("hierarchies");
-    let extras = Extras { sensitive: sensitive.is_some(), label: label.is_some() };
+    let extras = Extras { sensitive: sensitive.is_some(), label: label.is_some(), spread: false };
     bar.set_message(format!("grouping the {rows} source rows by their quasi-identifiers"));
     frequency::encode(&conn, &input, &job.qi_names(), rows, sensitive, label)?;
     trace("base frequency set");

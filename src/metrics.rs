@@ -16,6 +16,9 @@ pub struct Bucket {
     pub leaf_sums: Vec<u64>,
     /// Records not of their class's majority label (0 without a class column).
     pub minority: u64,
+    /// Σ over these classes of Σ over sensitive values v of count(class, v)²
+    /// (0 unless the evaluator was asked for it: `Extras::spread`).
+    pub squares: u64,
 }
 
 /// A node's class-size histogram, ordered by (size, ldiv).
@@ -187,7 +190,7 @@ mod tests {
     }
 
     fn bucket(size: u64, classes: u64, ldiv: u64, leaf_sums: Vec<u64>) -> Bucket {
-        Bucket { size, ldiv, classes, leaf_sums, minority: 0 }
+        Bucket { size, ldiv, classes, leaf_sums, minority: 0, squares: 0 }
     }
 
     #[test]

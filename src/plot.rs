@@ -1,4 +1,5 @@
-//! The SVG plot of a Pareto front: loss against k on a log k axis.
+//! SVG plots of Pareto fronts: loss against k on a log k axis, and any two
+//! objectives of a multi-objective front.
 
 use crate::search::front::Point;
 use anyhow::{anyhow, Result};
@@ -48,6 +49,45 @@ pub fn front_svg(
             .label("picked")
             .legend(|(x, y)| Cross::new((x, y), 6, BLUE.stroke_width(3)));
     }
+    chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw().map_err(|e| err(&e))?;
+    root.present().map_err(|e| err(&e))?;
+    Ok(())
+}
+
+/// Two objectives of a multi-objective front: every evaluated node in grey,
+/// the front in red (linear axes).
+pub fn objectives_svg(path: &Path, names: (&str, &str), evaluated: &[(f64, f64)], front: &[(f64, f64)]) -> Result<()> {
+    let all = || evaluated.iter().chain(front);
+    let span = |f: fn(&(f64, f64)) -> f64| {
+        let (lo, hi) = all().map(f).fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| (l.min(v), h.max(v)));
+        if lo.is_finite() {
+            let pad = ((hi - lo) * 0.05).max(1e-9);
+            (lo - pad)..(hi + pad)
+        } else {
+            0.0..1.0
+        }
+    };
+    let root = SVGBackend::new(path, (900, 600)).into_drawing_area();
+    let err = |e: &dyn std::fmt::Display| anyhow!("drawing {}: {e}", path.display());
+    root.fill(&WHITE).map_err(|e| err(&e))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(format!("Front: {} against {}", names.1, names.0), ("sans-serif", 22))
+        .margin(15)
+        .x_label_area_size(45)
+        .y_label_area_size(80)
+        .build_cartesian_2d(span(|p| p.0), span(|p| p.1))
+        .map_err(|e| err(&e))?;
+    chart.configure_mesh().x_desc(names.0).y_desc(names.1).draw().map_err(|e| err(&e))?;
+    chart
+        .draw_series(evaluated.iter().map(|&p| Circle::new(p, 3, RGBColor(170, 170, 170).filled())))
+        .map_err(|e| err(&e))?
+        .label("evaluated")
+        .legend(|(x, y)| Circle::new((x, y), 3, RGBColor(170, 170, 170).filled()));
+    chart
+        .draw_series(front.iter().map(|&p| Circle::new(p, 5, RED.filled())))
+        .map_err(|e| err(&e))?
+        .label("front")
+        .legend(|(x, y)| Circle::new((x, y), 5, RED.filled()));
     chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw().map_err(|e| err(&e))?;
     root.present().map_err(|e| err(&e))?;
     Ok(())

@@ -58,18 +58,44 @@ pub struct Set {
     node: Node,
     codes: Vec<Vec<u32>>,
     size: Vec<u64>,
-    /// Distinct (class, sensitive code) pairs.
-    sensitive: Option<(Vec<u32>, Vec<u32>)>,
+    /// (class, sensitive code) pairs with their counts.
+    sensitive: Option<Pairs>,
     /// (class, label code) pairs with their counts.
-    labels: Option<(Vec<u32>, Vec<u32>, Vec<u64>)>,
+    labels: Option<Pairs>,
+}
+
+/// Distinct (class, code) pairs of an extra column, with their records.
+pub struct Pairs {
+    class: Vec<u32>,
+    value: Vec<u32>,
+    count: Vec<u64>,
+}
+
+impl Pairs {
+    /// The pairs once classes are renumbered by `class_of`; `codes` bounds the values.
+    fn roll(&self, class_of: &[u32], codes: u64, seen: &mut FxHashMap<u64, u64>) -> Pairs {
+        seen.clear();
+        let mut out = Pairs { class: Vec::new(), value: Vec::new(), count: Vec::new() };
+        for ((&c, &v), &k) in self.class.iter().zip(&self.value).zip(&self.count) {
+            let nc = class_of[c as usize];
+            let next = out.class.len() as u64;
+            let at = *seen.entry(nc as u64 * codes + v as u64).or_insert(next);
+            if at == next {
+                out.class.push(nc);
+                out.value.push(v);
+                out.count.push(0);
+            }
+            out.count[at as usize] += k;
+        }
+        out
+    }
 }
 
 impl Set {
     fn bytes(&self) -> u64 {
         let classes = self.size.len() as u64 * (4 * self.codes.len() as u64 + 8);
-        let s = self.sensitive.as_ref().map_or(0, |(c, _)| c.len() as u64 * 8);
-        let y = self.labels.as_ref().map_or(0, |(c, _, _)| c.len() as u64 * 16);
-        classes + s + y
+        let pairs = |p: &Option<Pairs>| p.as_ref().map_or(0, |p| p.class.len() as u64 * 16);
+        classes + pairs(&self.sensitive) + pairs(&self.labels)
     }
 
     pub fn classes(&self) -> usize {
@@ -88,6 +114,7 @@ struct Scratch {
     map: FxHashMap<u64, u32>,
     pairs: FxHashMap<u64, u64>,
     ldiv: Vec<u64>,
+    squares: Vec<u64>,
     majority: Vec<u64>,
     buckets: FxHashMap<(u64, u64), usize>,
 }
@@ -277,10 +304,13 @@ impl MemorySets {
         let rows = size.len();
         let all: Vec<u32> = (0..rows as u32).collect();
         let mut extra = extra.into_iter();
-        let sensitive = extras.sensitive.then(|| (all.clone(), extra.next().expect("s column")));
-        let labels = extras.label.then(|| (all.clone(), extra.next().expect("y column"), size.clone()));
-        let s_count = sensitive.as_ref().map_or(0, |(_, s)| s.iter().copied().max().unwrap_or(0)) as u64 + 1;
-        let y_count = labels.as_ref().map_or(0, |(_, y, _)| y.iter().copied().max().unwrap_or(0)) as u64 + 1;
+        let mut pairs = |on: bool, what: &str| {
+            on.then(|| Pairs { class: all.clone(), value: extra.next().expect(what), count: size.clone() })
+        };
+        let sensitive = pairs(extras.sensitive, "s column");
+        let labels = pairs(extras.label, "y column");
+        let count = |p: &Option<Pairs>| p.as_ref().map_or(0, |p| p.value.iter().copied().max().unwrap_or(0)) as u64 + 1;
+        let (s_count, y_count) = (count(&sensitive), count(&labels));
         let base = Arc::new(Set { node: Node::full(vec![0; n]), codes, size, sensitive, labels });
         let budget = (256u64 << 20).max(base.bytes());
         let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |p| p.get()));
@@ -462,37 +492,9 @@ impl MemorySets {
             .iter()
             .map(|&(col, lift, _, _)| sc.first.iter().map(|&f| lift[col[f as usize] as usize]).collect())
             .collect();
-        // ℓ: distinct (class, sensitive) pairs; cm: (class, label) counts.
-        let sensitive = src.sensitive.as_ref().map(|(class, value)| {
-            sc.pairs.clear();
-            let (mut cs, mut vs) = (Vec::new(), Vec::new());
-            for (&c, &v) in class.iter().zip(value) {
-                let nc = sc.class_of[c as usize];
-                let key = nc as u64 * self.s_count + v as u64;
-                if sc.pairs.insert(key, 0).is_none() {
-                    cs.push(nc);
-                    vs.push(v);
-                }
-            }
-            (cs, vs)
-        });
-        let labels = src.labels.as_ref().map(|(class, value, cnt)| {
-            sc.pairs.clear();
-            let (mut cs, mut vs, mut ns) = (Vec::new(), Vec::new(), Vec::new());
-            for ((&c, &v), &k) in class.iter().zip(value).zip(cnt) {
-                let nc = sc.class_of[c as usize];
-                let key = nc as u64 * self.y_count + v as u64;
-                let next = cs.len() as u64;
-                let at = *sc.pairs.entry(key).or_insert(next);
-                if at == next {
-                    cs.push(nc);
-                    vs.push(v);
-                    ns.push(0);
-                }
-                ns[at as usize] += k;
-            }
-            (cs, vs, ns)
-        });
+        // ℓ and sl: (class, sensitive) counts; cm: (class, label) counts.
+        let sensitive = src.sensitive.as_ref().map(|p| p.roll(&sc.class_of, self.s_count, &mut sc.pairs));
+        let labels = src.labels.as_ref().map(|p| p.roll(&sc.class_of, self.y_count, &mut sc.pairs));
         let set = Set { node: node.clone(), codes, size: std::mem::take(&mut sc.sizes), sensitive, labels };
         let h = self.histogram(sc, &set, &cols);
         sc.sizes = Vec::new();
@@ -504,15 +506,18 @@ impl MemorySets {
         let classes = set.size.len();
         sc.ldiv.clear();
         sc.ldiv.resize(classes, 0);
-        if let Some((class, _)) = &set.sensitive {
-            for &c in class {
+        sc.squares.clear();
+        sc.squares.resize(classes, 0);
+        if let Some(p) = &set.sensitive {
+            for (&c, &k) in p.class.iter().zip(&p.count) {
                 sc.ldiv[c as usize] += 1;
+                sc.squares[c as usize] += k * k;
             }
         }
         sc.majority.clear();
         sc.majority.resize(classes, 0);
-        if let Some((class, _, cnt)) = &set.labels {
-            for (&c, &k) in class.iter().zip(cnt) {
+        if let Some(p) = &set.labels {
+            for (&c, &k) in p.class.iter().zip(&p.count) {
                 let m = &mut sc.majority[c as usize];
                 *m = (*m).max(k);
             }
@@ -526,7 +531,7 @@ impl MemorySets {
             let next = buckets.len();
             let b = *sc.buckets.entry((size, ldiv)).or_insert(next);
             if b == next {
-                buckets.push(Bucket { size, ldiv, classes: 0, leaf_sums: vec![0; width], minority: 0 });
+                buckets.push(Bucket { size, ldiv, classes: 0, leaf_sums: vec![0; width], minority: 0, squares: 0 });
             }
             let bucket = &mut buckets[b];
             bucket.classes += 1;
@@ -537,6 +542,9 @@ impl MemorySets {
             }
             if self.extras.label {
                 bucket.minority += size - sc.majority[c];
+            }
+            if self.extras.spread {
+                bucket.squares += sc.squares[c];
             }
         }
         buckets.sort_by_key(|b| (b.size, b.ldiv));

@@ -231,6 +231,20 @@ impl<'c> SqlSets<'c> {
         } else {
             (String::new(), String::new(), "0")
         };
+        let (squares_cte, squares_join, squares) = if self.extras.spread {
+            (
+                format!(
+                    ", squares AS (\n    SELECT node, {plain}, sum(n * n) AS squares\n    FROM (SELECT p.node, {groups}, p.s, sum(p.cnt) AS n FROM {table} p GROUP BY ALL)\n    GROUP BY ALL\n)"
+                ),
+                format!(
+                    "JOIN squares q ON q.node = c.node AND {}",
+                    list(0..n, " AND ", |a| format!("q.g{a} IS NOT DISTINCT FROM c.g{a}"))
+                ),
+                "sum(q.squares)",
+            )
+        } else {
+            (String::new(), String::new(), "0")
+        };
         let per_class = !self.extras.sensitive && !self.extras.label;
         let q = render(
             sql::CLASS_HISTOGRAM,
@@ -253,6 +267,9 @@ impl<'c> SqlSets<'c> {
                 ("glm_totals", &list(0..n, "", |a| format!(", sum(c.glm{a})::BIGINT"))),
                 ("minority", minority),
                 ("label_join", &label_join),
+                ("squares_cte", &squares_cte),
+                ("squares_join", &squares_join),
+                ("squares", squares),
             ],
         );
         let mut stmt = self.conn.prepare(&q)?;
@@ -272,6 +289,7 @@ impl<'c> SqlSets<'c> {
                 classes: r.get::<_, i64>(3)? as u64,
                 leaf_sums,
                 minority: r.get::<_, i64>(4 + n)? as u64,
+                squares: r.get::<_, i64>(5 + n)? as u64,
             });
         }
         Ok(out)

@@ -8,6 +8,8 @@
 //! - [`exact_front`]: the true Pareto front by bounds that hold with suppression.
 //! - [`partitions`]: the optimal partition per QI under a Li & Li scheme, with
 //!   [`partition_dp`] solving one QI exactly for fixed partitions of the others.
+//! - [`pbg_ea`]: PBG-EA's evolutionary front over several objectives, with
+//!   the exhaustive reference and the paper's comparison.
 //! - [`result`] and [`front`]: what they return.
 
 pub mod candidates;
@@ -17,6 +19,7 @@ pub mod front;
 pub mod incognito;
 pub mod partition_dp;
 pub mod partitions;
+pub mod pbg_ea;
 pub mod poka;
 pub mod result;
 pub mod topdown;
