@@ -54,20 +54,21 @@ deepen "$adult/hierarchy_workclass.csv" "$work/deep/hierarchy_workclass.csv" 0
 deepen "$adult/hierarchy_age.csv" "$work/age1.csv" 0
 deepen "$work/age1.csv" "$work/deep/hierarchy_age.csv" 2
 
-job() { # job HIERARCHY-DIR QIS… > job.toml
-  local dir=$1
-  shift
+job() { # job HIERARCHY-DIR CLASS-COLUMN QIS… > job.toml   (CLASS-COLUMN may be "")
+  local dir=$1 label=$2
+  shift 2
   printf '[source]\ncsv = "%s/adult.csv"\ndelimiter = ";"\n[output]\ncsv = "%s/out.csv"\n' "$adult" "$work"
-  printf '[privacy]\nk = 5\nmax_suppression = 0.01\n[search]\nclass_column = "salary-class"\n'
+  printf '[privacy]\nk = 5\nmax_suppression = 0.01\n'
+  if [ -n "$label" ]; then printf '[search]\nclass_column = "%s"\n' "$label"; fi
   for q in "$@"; do
     printf '[[quasi_identifiers]]\ncolumn = "%s"\nhierarchy = { file = "%s/hierarchy_%s.csv" }\n' "$q" "$dir" "$q"
   done
 }
 seven="sex age race marital-status education native-country workclass"
-job "$adult" $seven salary-class > "$work/job8.toml"
-job "$adult" $seven > "$work/job7.toml"
-job "$work/deep" $seven salary-class > "$work/deep8.toml"
-job "$work/deep" $seven > "$work/deep7.toml"
+job "$adult" "" $seven salary-class > "$work/job8.toml"
+job "$adult" salary-class $seven > "$work/job7.toml"
+job "$work/deep" "" $seven salary-class > "$work/deep8.toml"
+job "$work/deep" salary-class $seven > "$work/deep7.toml"
 
 out=bench/pbg.csv
 echo "lattice,objectives,seeds,lattice_size,rr_mean,rr_var,ce_per_solution_mean,ce_per_solution_var,evaluated_mean,evaluated_share,solutions_mean,minimal,seconds_mean" > "$out"

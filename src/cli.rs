@@ -24,7 +24,7 @@ pub enum Command {
     Check(cmd::check::Args),
     /// Print the materialized hierarchies for review.
     Hierarchy(cmd::hierarchy::Args),
-    /// The Pareto front of k against information loss (POkA).
+    /// Pareto fronts: k against one loss (exact, POkA), or several objectives (PBG-EA).
     Pareto(cmd::pareto::Args),
     /// Write a synthetic person-level extract and a job file for it.
     Generate(cmd::generate::Args),

@@ -902,6 +902,71 @@ fn pareto_front_outputs_and_release_of_a_front_node() {
     assert!(remeasure(&demo.db(), "patients_k3", &DEMO_QIS) >= int(node, "k"));
 }
 
+/// `kanon pareto --objectives` on the demo: PBG-EA's JSON, CSV and SVG; the
+/// exhaustive method's minimal nodes; the comparison; the same seed, the same
+/// output; and the exit-2 cases.
+#[test]
+fn pareto_objectives_outputs_and_errors() {
+    let demo = Demo::new();
+    let args = |extra: &[&'static str]| {
+        let mut a = vec!["pareto", "job.toml", "--objectives", "k,l,glm", "--iterations", "20"];
+        a.extend_from_slice(extra);
+        a
+    };
+    let out = demo.run(&args(&["--exhaustive", "--json", "out/a.json", "--csv", "out/a.csv", "--svg", "out/a.svg"]));
+    assert_ok(&out);
+    let r = read_json(&demo.path("out/a.json"));
+    assert_eq!((r["method"].as_str(), r["seed"].as_i64()), (Some("pbg-ea"), Some(0)));
+    assert_eq!(r["objectives"], serde_json::json!(["k", "l", "glm"]));
+    let solutions = r["solutions"].as_array().unwrap();
+    assert!(!solutions.is_empty());
+    for s in solutions {
+        assert_eq!(s["levels"].as_array().unwrap().len(), DEMO_QIS.len());
+        assert!(s["k"].as_i64().unwrap() >= 1 && s["l"].as_i64().unwrap() >= 1 && s["glm"].as_f64().is_some());
+    }
+    assert!(int(&r, "nodes_evaluated") <= int(&r, "lattice_size"));
+    let c = &r["comparison"];
+    assert!(int(c, "minimal") >= 1 && (0.0..=1.0).contains(&c["rr"].as_f64().unwrap()), "{c}");
+    let csv = fs::read_to_string(demo.path("out/a.csv")).unwrap();
+    assert!(csv.starts_with("zip,age,birth_date,sex,education,k,l,glm,suppressed"));
+    assert_eq!(csv.lines().count(), solutions.len() + 1);
+    assert!(fs::read_to_string(demo.path("out/a.svg")).unwrap().contains("<svg"));
+    // The same seed gives the same archive and count.
+    assert_ok(&demo.run(&args(&["--json", "out/b.json"])));
+    let b = read_json(&demo.path("out/b.json"));
+    assert_eq!((&b["solutions"], &b["nodes_evaluated"]), (&r["solutions"], &r["nodes_evaluated"]));
+    // Every minimal node is reported by the exhaustive method, none dominated by another.
+    assert_ok(&demo.run(&[
+        "pareto",
+        "job.toml",
+        "--objectives",
+        "k,glm",
+        "--method",
+        "exhaustive",
+        "--json",
+        "out/e.json",
+    ]));
+    let e = read_json(&demo.path("out/e.json"));
+    assert_eq!(int(&e, "nodes_evaluated"), int(&e, "lattice_size"));
+    let points: Vec<(i64, f64)> =
+        e["solutions"].as_array().unwrap().iter().map(|s| (int(s, "k"), s["glm"].as_f64().unwrap())).collect();
+    for &(k, glm) in &points {
+        assert!(!points.iter().any(|&(k2, g2)| (k2 >= k && g2 < glm) || (k2 > k && g2 <= glm)));
+    }
+    // Bad requests exit 2 naming what is wrong.
+    assert_fails(&demo.run(&["pareto", "job.toml", "--objectives", "k"]), 2, &["two or more"]);
+    assert_fails(&demo.run(&["pareto", "job.toml", "--objectives", "k,x"]), 2, &["unknown objective"]);
+    assert_fails(&demo.run(&["pareto", "job.toml", "--objectives", "k,glm,cm"]), 2, &["class_column"]);
+    assert_fails(&demo.run(&args(&["--epsilon", "1"])), 2, &["one per objective"]);
+    assert_fails(&demo.run(&args(&["--method", "poka"])), 2, &["only k plus one loss"]);
+    assert_fails(&demo.run(&args(&["--sensitive", "zip"])), 2, &["quasi-identifier"]);
+    demo.job(|j| {
+        j["privacy"].as_table_mut().unwrap().remove("l_diversity");
+    });
+    assert_fails(&demo.run(&args(&[])), 2, &["sensitive column"]);
+    assert_ok(&demo.run(&args(&["--sensitive", "diagnosis"])));
+}
+
 /// The crate's folder, read at run time: a test binary built in another clone
 /// sharing the target directory must still find this clone's fixtures.
 fn manifest_dir() -> PathBuf {

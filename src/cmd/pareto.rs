@@ -271,14 +271,25 @@ fn number(v: f64) -> Value {
 /// `--objectives`: PBG-EA or every minimal node.
 fn run_objectives(args: Args, mut job: Job, objectives: Option<Vec<Objective>>, start: Instant) -> Result<()> {
     let method = args.method.unwrap_or(Method::PbgEa);
-    let objectives = objectives.unwrap_or_else(|| {
-        let loss = match job.metric {
-            Metric::Dm => Objective::Dm,
-            Metric::Cm => Objective::Cm,
-            _ => Objective::Glm,
-        };
-        vec![Objective::K, loss]
-    });
+    let objectives = match objectives {
+        Some(o) => o,
+        // k against the job's metric, as the other methods trade off.
+        None => {
+            let loss = match job.metric {
+                Metric::Glm => Objective::Glm,
+                Metric::Dm => Objective::Dm,
+                Metric::Cm => Objective::Cm,
+                m => {
+                    return Err(bad(format!(
+                        "--method {} without --objectives trades k against the metric, which must be glm, dm or cm (not {})",
+                        method_name(method),
+                        m.name()
+                    )))
+                }
+            };
+            vec![Objective::K, loss]
+        }
+    };
     if args.depth.is_some() || args.node.is_some() {
         return Err(bad("--depth and --node apply to --method exact or poka"));
     }
