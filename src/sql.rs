@@ -43,6 +43,7 @@ statements! {
     SOURCE_GROUPED => "source_grouped.sql",
     TABLE_COLUMNS => "table_columns.sql",
     BASE_FREQUENCY_SET => "base_frequency_set.sql",
+    CLASS_PAIRS => "class_pairs.sql",
     HIERARCHY_COVERAGE => "hierarchy_coverage.sql",
     ROLLUP => "rollup.sql",
     CLASS_HISTOGRAM => "class_histogram.sql",

@@ -217,34 +217,32 @@ impl<'c> SqlSets<'c> {
         let n = self.n;
         let groups = list(0..n, ", ", |a| format!("p.g{a}"));
         let plain = list(0..n, ", ", |a| format!("g{a}"));
-        let (label_cte, label_join, minority) = if self.extras.label {
-            (
-                format!(
-                    ", majority AS (\n    SELECT node, {plain}, max(n) AS majority\n    FROM (SELECT p.node, {groups}, p.y, sum(p.cnt) AS n FROM {table} p GROUP BY ALL)\n    GROUP BY ALL\n)"
-                ),
-                format!(
-                    "JOIN majority m ON m.node = c.node AND {}",
-                    list(0..n, " AND ", |a| format!("m.g{a} IS NOT DISTINCT FROM c.g{a}"))
-                ),
-                "sum(c.size - m.majority)",
-            )
-        } else {
-            (String::new(), String::new(), "0")
+        // A per-class aggregate over (class, value) counts: its CTE, its join to the classes.
+        let pairs = |on: bool, name: &str, column: &str, aggregate: &str| -> (String, String) {
+            if !on {
+                return (String::new(), String::new());
+            }
+            let cte = render(
+                sql::CLASS_PAIRS,
+                &[
+                    ("name", name),
+                    ("plain", &plain),
+                    ("aggregate", aggregate),
+                    ("groups", &groups),
+                    ("column", column),
+                    ("source", table),
+                ],
+            );
+            let join = format!(
+                "JOIN {name} ON {name}.node = c.node AND {}",
+                list(0..n, " AND ", |a| format!("{name}.g{a} IS NOT DISTINCT FROM c.g{a}"))
+            );
+            (cte, join)
         };
-        let (squares_cte, squares_join, squares) = if self.extras.spread {
-            (
-                format!(
-                    ", squares AS (\n    SELECT node, {plain}, sum(n * n) AS squares\n    FROM (SELECT p.node, {groups}, p.s, sum(p.cnt) AS n FROM {table} p GROUP BY ALL)\n    GROUP BY ALL\n)"
-                ),
-                format!(
-                    "JOIN squares q ON q.node = c.node AND {}",
-                    list(0..n, " AND ", |a| format!("q.g{a} IS NOT DISTINCT FROM c.g{a}"))
-                ),
-                "sum(q.squares)",
-            )
-        } else {
-            (String::new(), String::new(), "0")
-        };
+        let (label_cte, label_join) = pairs(self.extras.label, "majority", "y", "max(n)");
+        let minority = if self.extras.label { "sum(c.size - majority.majority)" } else { "0" };
+        let (squares_cte, squares_join) = pairs(self.extras.spread, "squares", "s", "sum(n * n)");
+        let squares = if self.extras.spread { "sum(squares.squares)" } else { "0" };
         let per_class = !self.extras.sensitive && !self.extras.label;
         let q = render(
             sql::CLASS_HISTOGRAM,
