@@ -39,6 +39,15 @@ pub const OUT: &str = "kanon_out";
 /// otherwise the output database is attached only when the release is written,
 /// so a run that fails early leaves no file behind.
 pub fn open(job: &Job) -> Result<(Connection, Vec<SourceColumn>)> {
+    open_with(job, false).map(|(conn, columns, _)| (conn, columns))
+}
+
+/// [`open`], and with `positions` also the view `kanon_source_rows`: the
+/// source with each row's position in source order, in the returned column
+/// (named apart from the source's). A table's position is its rowid, a
+/// Parquet file's its row number; a CSV file is first copied into a temp
+/// table (in file order) for its rowid, DuckDB giving a CSV scan no row number.
+pub fn open_with(job: &Job, positions: bool) -> Result<(Connection, Vec<SourceColumn>, Option<String>)> {
     let src_path = match &job.source {
         SourceSpec::Database { path, .. } | SourceSpec::Csv { path, .. } | SourceSpec::Parquet { path } => path,
     };
@@ -71,7 +80,14 @@ pub fn open(job: &Job) -> Result<(Connection, Vec<SourceColumn>)> {
             if let Some(d) = delimiter {
                 args.push_str(&format!(", delim = {}", sql::literal(d)));
             }
-            format!("read_csv({args}, header = true)")
+            let csv = format!("read_csv({args}, header = true)");
+            if positions {
+                conn.execute_batch(&format!("CREATE TEMP TABLE kanon_source_copy AS SELECT * FROM {csv}"))
+                    .or_bad_input(|| format!("reading source {}", src_path.display()))?;
+                "kanon_source_copy".into()
+            } else {
+                csv
+            }
         }
         SourceSpec::Parquet { path } => format!("read_parquet({})", sql::literal(&path.to_string_lossy())),
     };
@@ -79,7 +95,25 @@ pub fn open(job: &Job) -> Result<(Connection, Vec<SourceColumn>)> {
         .or_bad_input(|| format!("reading source {}", src_path.display()))?;
     crate::trace(|| "open: source read".into());
     let columns = columns(&conn).or_bad_input(|| format!("reading source {}", src_path.display()))?;
-    Ok((conn, columns))
+    if !positions {
+        return Ok((conn, columns, None));
+    }
+    let pos = (0..)
+        .map(|i| format!("kanon_pos{i}"))
+        .find(|p| !columns.iter().any(|c| c.name.eq_ignore_ascii_case(p)))
+        .unwrap_or_default();
+    let (rows, at) = match &job.source {
+        SourceSpec::Parquet { path } => {
+            (format!("read_parquet({}, file_row_number = true)", sql::literal(&path.to_string_lossy())), "file_row_number")
+        }
+        _ => (relation, "rowid"),
+    };
+    conn.execute_batch(&format!(
+        "CREATE OR REPLACE TEMP VIEW kanon_source_rows AS SELECT *, {at} AS {} FROM {rows}",
+        sql::ident(&pos)
+    ))
+    .or_bad_input(|| format!("reading source {}", src_path.display()))?;
+    Ok((conn, columns, Some(pos)))
 }
 
 /// Attach the output database as [`OUT`] unless it already is (the source lives

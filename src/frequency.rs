@@ -172,30 +172,14 @@ pub fn encode(
     let n = qis.len();
     // A leaf code is below its hierarchy's top divisor (the top level has code 0).
     let tops: Vec<i64> = crate::hierarchy::divisors(conn, n)?.iter().map(|d| *d.last().unwrap_or(&1)).collect();
-    for a in 0..n {
-        conn.execute_batch(&render(
-            sql::BASE_CODES,
-            &[
-                ("target", &crate::hierarchy::code_table(a)),
-                ("marginal", &crate::hierarchy::marginal_table(a)),
-                ("dim", &dim_table(a)),
-                ("col", &format!("v{a}")),
-            ],
-        ))?;
-    }
+    code_tables(conn, n, sensitive.is_some(), label.is_some())?;
     let mut codes = list(0..n, ", ", |a| format!("l{a}.c0::{} AS g{a}", int_type(tops[a])));
     let mut joins = list(qis.iter().enumerate(), " ", |(a, c)| {
         format!("JOIN {} l{a} ON src.{} IS NOT DISTINCT FROM l{a}.n", crate::hierarchy::code_table(a), ident(c))
     });
     for (c, col) in [(sensitive, "s"), (label, "y")] {
         if let Some(c) = c {
-            // NULL is a value like any other: it gets a code of its own.
-            let codes_table = extra_codes(col);
-            conn.execute_batch(&format!(
-                "CREATE OR REPLACE TEMP TABLE {codes_table} AS \
-                 SELECT (row_number() OVER (ORDER BY n NULLS FIRST))::INTEGER AS code, n FROM kanon_marg_{col}"
-            ))?;
-            joins.push_str(&format!(" JOIN {codes_table} k{col} ON src.{} IS NOT DISTINCT FROM k{col}.n", ident(c)));
+            joins.push_str(&format!(" {}", extra_join(col, c)));
             codes.push_str(&format!(", k{col}.code AS {col}"));
         }
     }
@@ -213,6 +197,39 @@ pub fn encode(
     .context("grouping the source")?;
     conn.execute_batch(sql::BASE_F0_NODE)?;
     Ok(())
+}
+
+/// The code tables from the marginals and the hierarchies: per QI value →
+/// leaf code (`kanon_code_{a}`), and the sensitive and label value → code maps.
+pub fn code_tables(conn: &Connection, n: usize, sensitive: bool, label: bool) -> Result<()> {
+    for a in 0..n {
+        conn.execute_batch(&render(
+            sql::BASE_CODES,
+            &[
+                ("target", &crate::hierarchy::code_table(a)),
+                ("marginal", &crate::hierarchy::marginal_table(a)),
+                ("dim", &dim_table(a)),
+                ("col", &format!("v{a}")),
+            ],
+        ))?;
+    }
+    for (on, col) in [(sensitive, "s"), (label, "y")] {
+        if on {
+            // NULL is a value like any other: it gets a code of its own.
+            conn.execute_batch(&format!(
+                "CREATE OR REPLACE TEMP TABLE {} AS \
+                 SELECT (row_number() OVER (ORDER BY n NULLS FIRST))::INTEGER AS code, n FROM kanon_marg_{col}",
+                extra_codes(col)
+            ))?;
+        }
+    }
+    Ok(())
+}
+
+/// The join giving source rows (aliased `src`) the code `k{col}.code` of
+/// their `column` value: `col` is `s` (sensitive) or `y` (label).
+pub fn extra_join(col: &str, column: &str) -> String {
+    format!("JOIN {} k{col} ON src.{} IS NOT DISTINCT FROM k{col}.n", extra_codes(col), ident(column))
 }
 
 /// Drop the base frequency set once nothing reads it any more: at scale it is

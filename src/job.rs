@@ -43,9 +43,75 @@ pub struct OutputSpec {
     pub parquet: Option<PathBuf>,
     pub report: Option<PathBuf>,
     pub drop: Vec<Column>,
+    /// Where cell-based generalization writes its reconstruction, if asked.
+    pub reconstructed: Option<Reconstructed>,
+}
+
+/// The reconstruction's target: a table of the output database, or a file
+/// (a name ending in `.csv` or `.parquet`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reconstructed {
+    Table(String),
+    Csv(PathBuf),
+    Parquet(PathBuf),
+}
+
+impl Reconstructed {
+    /// Read `name`: a file when it ends in .csv or .parquet (resolved by `resolve`), else a table.
+    pub fn parse(name: &str, resolve: impl Fn(&str) -> PathBuf) -> Result<Reconstructed, String> {
+        let lower = name.to_ascii_lowercase();
+        if name.trim().is_empty() {
+            Err("the reconstruction's table or file name is empty".into())
+        } else if lower.ends_with(".csv") {
+            Ok(Reconstructed::Csv(resolve(name)))
+        } else if lower.ends_with(".parquet") {
+            Ok(Reconstructed::Parquet(resolve(name)))
+        } else {
+            Ok(Reconstructed::Table(name.to_string()))
+        }
+    }
 }
 
 impl OutputSpec {
+    /// The reconstruction as an output of its own (same database, same dropped
+    /// columns, no report), checked against the release and the source.
+    pub fn reconstruction(&self, job: &Job) -> Result<Option<OutputSpec>> {
+        let Some(r) = &self.reconstructed else { return Ok(None) };
+        let file = job.path.display();
+        let mut out = OutputSpec { table: None, csv: None, parquet: None, report: None, drop: self.drop.clone(), reconstructed: None };
+        match r {
+            Reconstructed::Table(name) => {
+                let Some(t) = &self.table else {
+                    return Err(bad(format!(
+                        "{file}: the reconstruction \"{name}\" is a table, but the release has no database; name a .csv or .parquet file"
+                    )));
+                };
+                if t.name.eq_ignore_ascii_case(name) {
+                    return Err(bad(format!("{file}: the reconstruction table \"{name}\" is the release table")));
+                }
+                if let SourceSpec::Database { path, table } = &job.source {
+                    if same_file(path, &t.database) && table.eq_ignore_ascii_case(name) {
+                        return Err(bad(format!(
+                            "{file}: the reconstruction table \"{name}\" is the source table; kanon never overwrites its source"
+                        )));
+                    }
+                }
+                out.table = Some(OutputTable { database: t.database.clone(), name: name.clone() });
+            }
+            Reconstructed::Csv(p) | Reconstructed::Parquet(p) => {
+                if [&self.csv, &self.parquet].into_iter().flatten().any(|q| same_file(p, q)) {
+                    return Err(bad(format!("{file}: the reconstruction file {} is the release file", p.display())));
+                }
+                if matches!(r, Reconstructed::Csv(_)) {
+                    out.csv = Some(p.clone());
+                } else {
+                    out.parquet = Some(p.clone());
+                }
+            }
+        }
+        Ok(Some(out))
+    }
+
     /// Where the release goes first: its database, else its csv or parquet file.
     pub fn first_path(&self) -> &Path {
         match (&self.table, &self.csv, &self.parquet) {
@@ -135,6 +201,10 @@ pub enum Algorithm {
     Incognito,
     Topdown,
     Exhaustive,
+    /// Nergiz & Clifton's cell-based generalization with hierarchies.
+    Cdgh,
+    /// The same without hierarchies: cells are value sets and numeric ranges.
+    Cndgh,
 }
 
 impl Algorithm {
@@ -144,7 +214,14 @@ impl Algorithm {
             Algorithm::Incognito => "incognito",
             Algorithm::Topdown => "topdown",
             Algorithm::Exhaustive => "exhaustive",
+            Algorithm::Cdgh => "cdgh",
+            Algorithm::Cndgh => "cndgh",
         }
+    }
+
+    /// Cell-based generalization (a pass over records, not a lattice search)?
+    pub fn cell_based(self) -> bool {
+        matches!(self, Algorithm::Cdgh | Algorithm::Cndgh)
     }
 }
 
@@ -214,6 +291,8 @@ pub struct Job {
     pub sensitive: Option<Column>,
     pub quasi_identifiers: Vec<QuasiIdentifier>,
     pub engine: Engine,
+    /// Cell-based generalization's m (`[search] open_clusters`).
+    pub open_clusters: usize,
 }
 
 // ---- the file as written -------------------------------------------------
@@ -252,6 +331,7 @@ struct RawOutput {
     report: Option<String>,
     #[serde(default)]
     drop: Vec<Spanned<String>>,
+    reconstructed: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -286,13 +366,23 @@ struct RawSearch {
     metric: Metric,
     class_column: Option<Spanned<String>>,
     scheme: Option<crate::scheme::Scheme>,
+    open_clusters: Option<i64>,
 }
 
 impl Default for RawSearch {
     fn default() -> Self {
-        RawSearch { algorithm: default_algorithm(), metric: default_metric(), class_column: None, scheme: None }
+        RawSearch {
+            algorithm: default_algorithm(),
+            metric: default_metric(),
+            class_column: None,
+            scheme: None,
+            open_clusters: None,
+        }
     }
 }
+
+/// Cell-based generalization's default m, the most clusters open at once.
+pub const OPEN_CLUSTERS: usize = 32;
 
 fn default_algorithm() -> Algorithm {
     Algorithm::Auto
@@ -420,6 +510,12 @@ impl Job {
             parquet: out.parquet.as_deref().map(resolve),
             report: out.report.as_deref().map(resolve),
             drop: out.drop.iter().map(column).collect(),
+            reconstructed: out
+                .reconstructed
+                .as_deref()
+                .map(|r| Reconstructed::parse(r, resolve))
+                .transpose()
+                .map_err(|m| bad(format!("{file}: [output] reconstructed: {m}")))?,
         };
 
         let p = &raw.privacy;
@@ -477,6 +573,12 @@ impl Job {
             }
         }
 
+        let open_clusters = match raw.search.open_clusters {
+            None => OPEN_CLUSTERS,
+            Some(m) if m >= 1 => m as usize,
+            Some(m) => return Err(bad(format!("{file}: [search] open_clusters must be at least 1, got {m}"))),
+        };
+
         let engine = Engine {
             threads: raw.engine.threads,
             memory_rows: raw.engine.memory_rows,
@@ -497,6 +599,7 @@ impl Job {
             class_column: raw.search.class_column.as_ref().map(column),
             quasi_identifiers,
             engine,
+            open_clusters,
         })
     }
 

@@ -23,6 +23,8 @@ pub struct Loaded {
     /// `[engine]` memory_rows and threads, for the evaluators.
     pub memory_rows: u64,
     pub threads: Option<usize>,
+    /// The position column of `kanon_source_rows` ([`load_records`] only).
+    pub position: Option<String>,
 }
 
 /// Check that every column the job names exists in the source.
@@ -61,11 +63,22 @@ pub fn load(job: &Job) -> Result<Loaded> {
 
 /// [`load`], naming each phase on `bar` (a scan of a large source takes minutes).
 pub fn load_showing(job: &Job, bar: &indicatif::ProgressBar) -> Result<Loaded> {
+    load_as(job, bar, false)
+}
+
+/// For a pass over the records themselves (cell-based generalization): the
+/// source with row positions (`kanon_source_rows`), the marginals, the
+/// hierarchies and the code tables, but no base frequency set.
+pub fn load_records(job: &Job, bar: &indicatif::ProgressBar) -> Result<Loaded> {
+    load_as(job, bar, true)
+}
+
+fn load_as(job: &Job, bar: &indicatif::ProgressBar, records: bool) -> Result<Loaded> {
     job.check_metric()?;
     let t = std::time::Instant::now();
     let trace = |what: &str| crate::trace(|| format!("load {what}: {:.3}s", t.elapsed().as_secs_f64()));
     bar.set_message("opening the source");
-    let (conn, columns) = database::open(job)?;
+    let (conn, columns, position) = database::open_with(job, records)?;
     check_columns(job, &columns)?;
     trace("open");
     let files = hierarchy::load_files(&conn, job)?;
@@ -73,7 +86,8 @@ pub fn load_showing(job: &Job, bar: &indicatif::ProgressBar) -> Result<Loaded> {
     let sensitive = job.sensitive.as_ref().map(|c| c.name.as_str());
     let label = job.class_column.as_ref().map(|c| c.name.as_str());
     bar.set_message("scanning the source for each column's values");
-    let input = if database::small_file(job) {
+    // A copied CSV is a table already: grouping it first would not save a parse.
+    let input = if database::small_file(job) && !records {
         let mut read: Vec<&str> = job.quasi_identifiers.iter().map(|q| q.column.name.as_str()).collect();
         for c in sensitive.into_iter().chain(label) {
             if !read.contains(&c) {
@@ -95,9 +109,13 @@ pub fn load_showing(job: &Job, bar: &indicatif::ProgressBar) -> Result<Loaded> {
     let hierarchies = hierarchy::finish(&conn, job, files)?;
     trace("hierarchies");
     let extras = Extras { sensitive: sensitive.is_some(), label: label.is_some(), spread: false };
-    bar.set_message(format!("grouping the {rows} source rows by their quasi-identifiers"));
-    frequency::encode(&conn, &input, &job.qi_names(), rows, sensitive, label)?;
-    trace("base frequency set");
+    if records {
+        frequency::code_tables(&conn, job.quasi_identifiers.len(), sensitive.is_some(), label.is_some())?;
+    } else {
+        bar.set_message(format!("grouping the {rows} source rows by their quasi-identifiers"));
+        frequency::encode(&conn, &input, &job.qi_names(), rows, sensitive, label)?;
+        trace("base frequency set");
+    }
     let data = Dataset {
         rows,
         heights: hierarchies.iter().map(|h| h.height).collect(),
@@ -112,6 +130,7 @@ pub fn load_showing(job: &Job, bar: &indicatif::ProgressBar) -> Result<Loaded> {
         extras,
         memory_rows: job.engine.memory_rows.unwrap_or(MEMORY_ROWS),
         threads: job.engine.threads.map(|t| t as usize),
+        position,
     })
 }
 

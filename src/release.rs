@@ -10,11 +10,15 @@
 //! statement), so the statement has no join and no sort: DuckDB keeps the
 //! source's row order through scan, projection and filter (a hash join would
 //! not; see docs/scale.md). A level per QI is one such recoding; a partition
-//! of each QI's values is another of the same shape.
+//! of each QI's values is another of the same shape. A per-cluster recoding
+//! ([`CellRecoding`], cell-based generalization) has the same one pass: the
+//! row's cluster comes from its source position, its cells from the cluster.
 
+use crate::cells::{cell_random, Domain};
 use crate::database::{self, SourceColumn, OUT};
 use crate::hierarchy::{code_table, dim_table, node_table};
-use crate::job::Job;
+use crate::job::{Job, OutputSpec};
+use crate::search::cbg::{Clusters, SUPPRESSED};
 use crate::metrics::Requirement;
 use crate::sql::{self, ident, list, literal, render};
 use anyhow::{anyhow, Context, Result};
@@ -32,7 +36,7 @@ use std::sync::Arc;
 /// One QI's groups: each source value → the index of its group, and each
 /// group's label. Values are keyed as [`key_expr`] turns them into BIGINT
 /// (integer columns) or text (any other type); `null` is NULL's group.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct Groups {
     by_int: FxHashMap<i64, u32>,
     /// Text of up to 15 bytes, packed into the key itself ([`short_key`]): a
@@ -353,6 +357,174 @@ impl VScalar for KeptFn {
     }
 }
 
+/// A per-record recoding: each record's cluster by its source position, and
+/// each cluster's cell per QI in the QIs' domains.
+pub struct CellRecoding {
+    /// By position (`kanon_source_rows`): the record's cluster, or [`SUPPRESSED`].
+    pub cluster_of: Vec<u32>,
+    pub clusters: Clusters,
+    pub domains: Vec<Domain>,
+    /// The position column of `kanon_source_rows`.
+    pub position: String,
+}
+
+/// `kanon_cluster_*(position BIGINT) -> UINTEGER`: a record's cluster.
+struct ClusterFn;
+
+impl VScalar for ClusterFn {
+    type State = Arc<CellRecoding>;
+
+    fn invoke(
+        rec: &Self::State,
+        input: &mut DataChunkHandle,
+        output: &mut dyn WritableVector,
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        let len = input.len();
+        let vector = input.flat_vector(0);
+        // SAFETY: a BIGINT input vector holds len() i64s (positions are never NULL); the output len() u32s.
+        let positions = unsafe { vector.as_slice_with_len::<i64>(len) };
+        let mut out = output.flat_vector();
+        let clusters = unsafe { out.as_mut_slice_with_len::<u32>(len) };
+        for (c, &p) in clusters.iter_mut().zip(positions) {
+            *c = *rec.cluster_of.get(p as usize).ok_or_else(|| format!("source position {p} was not clustered"))?;
+        }
+        Ok(())
+    }
+
+    fn signatures() -> Vec<ScalarFunctionSignature> {
+        vec![ScalarFunctionSignature::exact(vec![LogicalTypeId::Bigint.into()], LogicalTypeId::UInteger.into())]
+    }
+
+    fn volatile() -> bool {
+        true
+    }
+}
+
+/// `kanon_cell_*(cluster UINTEGER) -> UINTEGER`: the cluster's cell on one QI
+/// (an index into the QI's distinct cells; 0 for a suppressed record, never written).
+struct CellFn;
+
+impl VScalar for CellFn {
+    type State = (Arc<CellRecoding>, usize);
+
+    fn invoke(
+        (rec, a): &Self::State,
+        input: &mut DataChunkHandle,
+        output: &mut dyn WritableVector,
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        let len = input.len();
+        let n = rec.domains.len();
+        let vector = input.flat_vector(0);
+        // SAFETY: UINTEGER vectors of len() u32s in and out.
+        let clusters = unsafe { vector.as_slice_with_len::<u32>(len) };
+        let mut out = output.flat_vector();
+        let cells = unsafe { out.as_mut_slice_with_len::<u32>(len) };
+        for (cell, &c) in cells.iter_mut().zip(clusters) {
+            *cell = if c == SUPPRESSED { 0 } else { rec.clusters.cells[c as usize * n + a] };
+        }
+        Ok(())
+    }
+
+    fn signatures() -> Vec<ScalarFunctionSignature> {
+        vec![ScalarFunctionSignature::exact(vec![LogicalTypeId::UInteger.into()], LogicalTypeId::UInteger.into())]
+    }
+}
+
+/// `kanon_leaf_*(cluster UINTEGER, position BIGINT) -> VARCHAR`: a leaf
+/// drawn uniformly under the record's cell on one QI, by a random number of
+/// the seed, the position and the QI ([`crate::cells::cell_random`]).
+struct LeafFn;
+
+impl VScalar for LeafFn {
+    type State = (Arc<CellRecoding>, usize, u64);
+
+    fn invoke(
+        (rec, a, seed): &Self::State,
+        input: &mut DataChunkHandle,
+        output: &mut dyn WritableVector,
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        let len = input.len();
+        let (cv, pv) = (input.flat_vector(0), input.flat_vector(1));
+        // SAFETY: a UINTEGER and a BIGINT vector of len() values each.
+        let clusters = unsafe { cv.as_slice_with_len::<u32>(len) };
+        let positions = unsafe { pv.as_slice_with_len::<i64>(len) };
+        let mut out = output.flat_vector();
+        let d = &rec.domains[*a];
+        for (i, (&c, &p)) in clusters.iter().zip(positions).enumerate() {
+            let leaf = (c != SUPPRESSED).then(|| d.draw(rec.clusters.cell(c, *a), cell_random(*seed, p as u64, *a)));
+            match leaf.flatten() {
+                Some(l) => out.insert(i, l.as_str()),
+                None => out.set_null(i),
+            }
+        }
+        Ok(())
+    }
+
+    fn signatures() -> Vec<ScalarFunctionSignature> {
+        vec![ScalarFunctionSignature::exact(
+            vec![LogicalTypeId::UInteger.into(), LogicalTypeId::Bigint.into()],
+            LogicalTypeId::Varchar.into(),
+        )]
+    }
+}
+
+/// The calls of a per-record write: the cluster by position, then per QI the
+/// cell's label (or, reconstructing, a leaf drawn under it).
+fn register_cells(
+    conn: &Connection,
+    rec: &Arc<CellRecoding>,
+    job: &Job,
+    columns: &[SourceColumn],
+    reconstruct: Option<u64>,
+) -> Result<Calls> {
+    static SERIAL: AtomicUsize = AtomicUsize::new(0);
+    let serial = SERIAL.fetch_add(1, Ordering::Relaxed);
+    let prefix = (0..)
+        .map(|i| format!("kanon_cluster{i}_"))
+        .find(|p| !columns.iter().any(|c| c.name.to_lowercase().starts_with(p)))
+        .unwrap_or_default();
+    let cluster_col = ident(&format!("{prefix}c"));
+    let types = qi_types(job, columns);
+    let cluster = format!("kanon_cluster_{serial}");
+    conn.register_scalar_function_with_state::<ClusterFn>(&cluster, rec)?;
+    let mut calls = Calls {
+        groups: vec![format!("{cluster}(s.{}) AS {cluster_col}", ident(&rec.position))],
+        labels: Vec::new(),
+        kept: format!("s.{cluster_col} <> {SUPPRESSED}"),
+    };
+    for a in 0..job.quasi_identifiers.len() {
+        if let Some(seed) = reconstruct {
+            let leaf = format!("kanon_leaf_{serial}_{a}");
+            conn.register_scalar_function_with_state::<LeafFn>(&leaf, &(rec.clone(), a, seed))?;
+            let drawn = format!("{leaf}(s.{cluster_col}, s.{})", ident(&rec.position));
+            // Leaves go back to the column's type, so the reconstruction reads like the source.
+            calls.labels.push(match types[a] {
+                "VARCHAR" => drawn,
+                t => format!("CAST({drawn} AS {t})"),
+            });
+            continue;
+        }
+        let cell = format!("kanon_cell_{serial}_{a}");
+        conn.register_scalar_function_with_state::<CellFn>(&cell, &(rec.clone(), a))?;
+        let d = &rec.domains[a];
+        let labels: Vec<Option<String>> = rec.clusters.distinct[a].iter().map(|c| d.label(c)).collect();
+        if labels.len() <= LITERAL_LABELS {
+            calls.labels.push(format!(
+                "([{}]::VARCHAR[])[{cell}(s.{cluster_col}) + 1]",
+                list(&labels, ", ", |l| l.as_deref().map_or("NULL".into(), literal))
+            ));
+        } else {
+            let label = format!("kanon_cell_label_{serial}_{a}");
+            let mut holder = Recoding::default();
+            holder.groups = vec![Groups::default(); a + 1];
+            holder.groups[a].labels = labels;
+            conn.register_scalar_function_with_state::<LabelFn>(&label, &(Arc::new(holder), a))?;
+            calls.labels.push(format!("{label}({cell}(s.{cluster_col}))"));
+        }
+    }
+    Ok(calls)
+}
+
 /// The SQL pieces of the write, calling `rec` through functions registered on
 /// `conn` under names no other release on this connection uses.
 struct Calls {
@@ -417,9 +589,35 @@ pub struct Written {
 /// table (when the job names one), then its file copies; or, with no table,
 /// each file streamed straight from the source. Nothing is left behind on failure.
 pub fn write(conn: &Connection, job: &Job, columns: &[SourceColumn], recoding: Recoding) -> Result<Written> {
-    let qis = job.qi_names();
-    let out = &job.output;
     let calls = register(conn, recoding, job, columns)?;
+    write_select(conn, job, &job.output, columns, &calls, "kanon_source")
+}
+
+/// Write a per-record recoding (cell-based generalization) to `out`: each
+/// kept record's QIs as its cluster's cells, or with `reconstruct` (a seed)
+/// as leaves drawn under them. Reads `kanon_source_rows`.
+pub fn write_cells(
+    conn: &Connection,
+    job: &Job,
+    out: &OutputSpec,
+    columns: &[SourceColumn],
+    rec: &Arc<CellRecoding>,
+    reconstruct: Option<u64>,
+) -> Result<Written> {
+    let calls = register_cells(conn, rec, job, columns, reconstruct)?;
+    write_select(conn, job, out, columns, &calls, "kanon_source_rows")
+}
+
+/// The release statement from `calls` over `relation`, published to `out`.
+fn write_select(
+    conn: &Connection,
+    job: &Job,
+    out: &OutputSpec,
+    columns: &[SourceColumn],
+    calls: &Calls,
+    relation: &str,
+) -> Result<Written> {
+    let qis = job.qi_names();
     let select = list(columns.iter().filter(|c| !out.drop.iter().any(|d| d.name == c.name)), ", ", |c| {
         let name = ident(&c.name);
         match qis.iter().position(|q| *q == c.name) {
@@ -429,7 +627,7 @@ pub fn write(conn: &Connection, job: &Job, columns: &[SourceColumn], recoding: R
     });
     let select = render(
         sql::RELEASE_SELECT,
-        &[("columns", &select), ("groups", &calls.groups.join(", ")), ("kept", &calls.kept)],
+        &[("columns", &select), ("groups", &calls.groups.join(", ")), ("kept", &calls.kept), ("relation", relation)],
     );
     let copies: Vec<(&PathBuf, &str)> =
         [(out.csv.as_ref(), "FORMAT CSV, HEADER"), (out.parquet.as_ref(), "FORMAT PARQUET")]

@@ -62,6 +62,7 @@ statements! {
     SOURCE_MARGINALS => "source_marginals.sql",
     ROLLUP_SETS => "rollup_sets.sql",
     BASE_CODES => "base_codes.sql",
+    CELLS => "cells.sql",
     LIMIT => "limit.sql",
 }
 

@@ -1,13 +1,15 @@
 //! `kanon run JOB.toml [--k N] [--max-suppression F] [--metric M]
-//!  [--algorithm A] [--node QI=LEVEL,…] [--scheme S] [--report FILE] [--quiet]`
+//!  [--algorithm A] [--node QI=LEVEL,…] [--scheme S] [--reconstruct TABLE]
+//!  [--seed N] [--report FILE] [--quiet]`
 //!
 //! Loads the source, searches the lattice for the feasible generalization with
 //! the least loss (or takes `--node`), writes the release atomically and the
 //! JSON report. Exit 3 when no generalization is feasible. With a scheme (or
-//! metric hdm) the search is Li & Li's instead: see [`super::run_scheme`].
+//! metric hdm) the search is Li & Li's instead: see [`super::run_scheme`];
+//! with algorithm cdgh or cndgh it is cell-based: see [`super::run_cells`].
 
 use crate::error::{bad, Infeasible};
-use crate::job::{parse_levels, Algorithm, Budget, Job, Metric};
+use crate::job::{parse_levels, Algorithm, Budget, Job, Metric, Reconstructed};
 use crate::lattice::{Lattice, Node};
 use crate::load::load_showing;
 use crate::metrics::Requirement;
@@ -47,6 +49,14 @@ pub struct Args {
     /// (comma-separated: seeding, bfs, nodes, applicators, dp).
     #[arg(long, value_name = "LIST")]
     pub pruning_off: Option<String>,
+    /// Cell-based generalization (cdgh, cndgh): also write the reconstruction,
+    /// leaves drawn under each released cell, to this table of the output
+    /// database (or a .csv / .parquet file); overrides [output] reconstructed.
+    #[arg(long, value_name = "TABLE")]
+    pub reconstruct: Option<String>,
+    /// The reconstruction's random seed.
+    #[arg(long, default_value_t = super::run_cells::SEED)]
+    pub seed: u64,
     /// Write the report here instead of [output] report.
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
@@ -84,12 +94,33 @@ pub fn job_with_overrides(args: &Args) -> Result<Job> {
     if let Some(r) = &args.report {
         job.output.report = Some(r.clone());
     }
+    if let Some(r) = &args.reconstruct {
+        job.output.reconstructed =
+            Some(Reconstructed::parse(r, |p: &str| PathBuf::from(p)).map_err(|m| bad(format!("--reconstruct: {m}")))?);
+    }
     Ok(job)
 }
 
 pub fn run(args: Args) -> Result<()> {
     let start = Instant::now();
     let job = job_with_overrides(&args)?;
+    if job.algorithm.cell_based() {
+        let other = [
+            (args.node.is_some(), "--node"),
+            (args.scheme.is_some() || job.scheme.is_some(), "a scheme"),
+            (args.pruning_off.is_some(), "--pruning-off"),
+        ];
+        if let Some((_, what)) = other.iter().find(|(on, _)| *on) {
+            return Err(bad(format!("{what} does not combine with algorithm {}", job.algorithm.name())));
+        }
+        return super::run_cells::run(job, args.seed, args.quiet);
+    }
+    if job.output.reconstructed.is_some() {
+        return Err(bad(format!(
+            "{}: a reconstruction (--reconstruct, [output] reconstructed) needs algorithm cdgh or cndgh",
+            job.path.display()
+        )));
+    }
     let scheme = args.scheme.or(job.scheme).or((job.metric == Metric::Hdm).then_some(Scheme::Bhs));
     if let Some(scheme) = scheme {
         if args.node.is_some() {
@@ -144,6 +175,7 @@ pub fn run(args: Args) -> Result<()> {
             Algorithm::Incognito => incognito::search(&loaded.conn, &mut ev, &lattice, &req, job.metric, &bar)?,
             Algorithm::Topdown | Algorithm::Auto => topdown::search(&mut ev, &lattice, &req, job.metric, &bar)?,
             Algorithm::Exhaustive => exhaustive::search(&mut ev, &lattice, &req, job.metric, &bar)?,
+            Algorithm::Cdgh | Algorithm::Cndgh => unreachable!("cell-based generalization returned above"),
         },
     };
     bar.finish_and_clear();

@@ -8,11 +8,14 @@
 //! - [`exact_front`]: the true Pareto front by bounds that hold with suppression.
 //! - [`partitions`]: the optimal partition per QI under a Li & Li scheme, with
 //!   [`partition_dp`] solving one QI exactly for fixed partitions of the others.
+//! - [`cbg`]: Nergiz & Clifton's cell-based generalization, one pass over
+//!   the records clustering them (not a lattice search).
 //! - [`pbg_ea`]: PBG-EA's evolutionary front over several objectives, with
 //!   the exhaustive reference and the paper's comparison.
 //! - [`result`] and [`front`]: what they return.
 
 pub mod candidates;
+pub mod cbg;
 pub mod exact_front;
 pub mod exhaustive;
 pub mod front;

@@ -1,0 +1,310 @@
+//! The cells of cell-based generalization (Nergiz & Clifton): what one QI of
+//! one cluster is released as, and what it costs.
+//!
+//! A QI's values are numbered 0.. in the order the pass takes them (leaf code
+//! order for CDGH, value order for CNDGH). A [`Cell`] covers some of them:
+//! - CDGH: a hierarchy node, LM(v) = (leaves under v − 1) / (leaves − 1);
+//! - CNDGH, numeric QI: a range [lo, hi], LM = (hi − lo) / (column max − column min);
+//! - CNDGH, any other QI: a set, LM = (|set| − 1) / (distinct values − 1).
+
+use rustc_hash::FxHasher;
+use std::hash::{Hash, Hasher};
+
+/// One QI of one cluster.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Cell {
+    /// A hierarchy node (its id in [`Domain::Hierarchy`]).
+    Node(u32),
+    /// Values lo..=hi in value order.
+    Range(u32, u32),
+    /// Sorted value numbers.
+    Set(Vec<u32>),
+}
+
+/// One QI's domain.
+#[derive(Debug, Clone)]
+pub enum Domain {
+    /// CDGH. Leaves are numbered in leaf-code order, so the leaves under a
+    /// node are `first[node]..first[node] + leaves[node]`.
+    Hierarchy {
+        /// Per level, per leaf: the node id of its ancestor at that level.
+        anc: Vec<Vec<u32>>,
+        /// Per node: level, first leaf, leaves under it, LM and label.
+        level: Vec<u8>,
+        first: Vec<u32>,
+        leaves: Vec<u32>,
+        lm: Vec<f64>,
+        labels: Vec<Option<String>>,
+        /// Per leaf: its text (None for a NULL leaf).
+        leaf_text: Vec<Option<String>>,
+    },
+    /// CNDGH, a numeric QI without NULLs: values in numeric order.
+    Range { values: Vec<f64>, text: Vec<String>, integer: bool },
+    /// CNDGH, any other QI: values in value order.
+    Set { text: Vec<Option<String>> },
+}
+
+impl Domain {
+    /// A CDGH domain from the hierarchy's leaves in code order: each leaf's
+    /// text and its code at every level (`codes[leaf][level]`), and the label
+    /// of each (level, code).
+    pub fn hierarchy(
+        leaf_text: Vec<Option<String>>,
+        codes: &[Vec<i64>],
+        label: impl Fn(usize, i64) -> Option<String>,
+    ) -> Domain {
+        let height = codes.first().map_or(0, |c| c.len());
+        let total = leaf_text.len();
+        let (mut anc, mut level, mut first, mut leaves, mut labels) = (Vec::new(), vec![], vec![], vec![], vec![]);
+        for l in 0..height {
+            let mut row = Vec::with_capacity(total);
+            for (i, c) in codes.iter().enumerate() {
+                // Leaves are in code order, so a node's leaves are consecutive.
+                if i == 0 || codes[i - 1][l] != c[l] {
+                    level.push(l as u8);
+                    first.push(i as u32);
+                    leaves.push(0);
+                    labels.push(label(l, c[l]));
+                }
+                *leaves.last_mut().expect("pushed") += 1;
+                row.push(level.len() as u32 - 1);
+            }
+            anc.push(row);
+        }
+        let lm = leaves.iter().map(|&n| if total > 1 { (n - 1) as f64 / (total - 1) as f64 } else { 0.0 }).collect();
+        Domain::Hierarchy { anc, level, first, leaves, lm, labels, leaf_text }
+    }
+
+    /// The cell of one value.
+    pub fn leaf(&self, v: u32) -> Cell {
+        match self {
+            Domain::Hierarchy { anc, .. } => Cell::Node(anc[0][v as usize]),
+            Domain::Range { .. } => Cell::Range(v, v),
+            Domain::Set { .. } => Cell::Set(vec![v]),
+        }
+    }
+
+    /// LM of a cell.
+    pub fn lm(&self, c: &Cell) -> f64 {
+        match (self, c) {
+            (Domain::Hierarchy { lm, .. }, Cell::Node(x)) => lm[*x as usize],
+            (Domain::Range { values, .. }, Cell::Range(lo, hi)) => {
+                let span = values[values.len() - 1] - values[0];
+                if span > 0.0 {
+                    (values[*hi as usize] - values[*lo as usize]) / span
+                } else {
+                    0.0
+                }
+            }
+            (Domain::Set { text }, Cell::Set(s)) => {
+                if text.len() > 1 {
+                    (s.len() - 1) as f64 / (text.len() - 1) as f64
+                } else {
+                    0.0
+                }
+            }
+            _ => unreachable!("a cell of another domain"),
+        }
+    }
+
+    /// The hierarchy node covering node `x` and leaf `v`: their lowest common ancestor.
+    fn lca(anc: &[Vec<u32>], level: &[u8], first: &[u32], x: u32, v: u32) -> u32 {
+        let rep = first[x as usize] as usize;
+        let mut l = level[x as usize] as usize;
+        while anc[l][v as usize] != anc[l][rep] {
+            l += 1;
+        }
+        anc[l][v as usize]
+    }
+
+    /// LM of the smallest cell covering `c` and value `v` (without building it).
+    pub fn lm_with(&self, c: &Cell, v: u32) -> f64 {
+        match (self, c) {
+            (Domain::Hierarchy { anc, level, first, lm, .. }, Cell::Node(x)) => {
+                lm[Self::lca(anc, level, first, *x, v) as usize]
+            }
+            (Domain::Range { .. }, Cell::Range(lo, hi)) => self.lm(&Cell::Range(v.min(*lo), v.max(*hi))),
+            (Domain::Set { text }, Cell::Set(s)) => {
+                let n = s.len() + usize::from(s.binary_search(&v).is_err());
+                if text.len() > 1 {
+                    (n - 1) as f64 / (text.len() - 1) as f64
+                } else {
+                    0.0
+                }
+            }
+            _ => unreachable!("a cell of another domain"),
+        }
+    }
+
+    /// Grow `c` to cover value `v`.
+    pub fn add(&self, c: &mut Cell, v: u32) {
+        match (self, c) {
+            (Domain::Hierarchy { anc, level, first, .. }, Cell::Node(x)) => *x = Self::lca(anc, level, first, *x, v),
+            (Domain::Range { .. }, Cell::Range(lo, hi)) => {
+                *lo = (*lo).min(v);
+                *hi = (*hi).max(v);
+            }
+            (Domain::Set { .. }, Cell::Set(s)) => {
+                if let Err(i) = s.binary_search(&v) {
+                    s.insert(i, v);
+                }
+            }
+            _ => unreachable!("a cell of another domain"),
+        }
+    }
+
+    /// The smallest cell covering both.
+    pub fn merge(&self, a: &Cell, b: &Cell) -> Cell {
+        match (self, a, b) {
+            (Domain::Hierarchy { first, .. }, Cell::Node(_), Cell::Node(y)) => {
+                // Covering b's first leaf and b's level covers b.
+                let mut c = a.clone();
+                self.add(&mut c, first[*y as usize]);
+                if let (Domain::Hierarchy { anc, level, .. }, Cell::Node(x)) = (self, &mut c) {
+                    while level[*x as usize] < level[*y as usize] {
+                        let rep = first[*x as usize] as usize;
+                        *x = anc[level[*x as usize] as usize + 1][rep];
+                    }
+                }
+                c
+            }
+            (_, Cell::Range(a0, a1), Cell::Range(b0, b1)) => Cell::Range(*a0.min(b0), *a1.max(b1)),
+            (_, Cell::Set(x), Cell::Set(y)) => {
+                let mut s: Vec<u32> = x.iter().chain(y).copied().collect();
+                s.sort_unstable();
+                s.dedup();
+                Cell::Set(s)
+            }
+            _ => unreachable!("cells of another domain"),
+        }
+    }
+
+    /// How many leaves (values) the cell stands for: the ambiguity of one cell.
+    pub fn count(&self, c: &Cell) -> f64 {
+        match (self, c) {
+            (Domain::Hierarchy { leaves, .. }, Cell::Node(x)) => leaves[*x as usize] as f64,
+            (Domain::Range { values, integer: true, .. }, Cell::Range(lo, hi)) => {
+                values[*hi as usize] - values[*lo as usize] + 1.0
+            }
+            (Domain::Range { .. }, Cell::Range(lo, hi)) => (hi - lo + 1) as f64,
+            (Domain::Set { .. }, Cell::Set(s)) => s.len() as f64,
+            _ => unreachable!("a cell of another domain"),
+        }
+    }
+
+    /// The whole domain's count: what a suppressed cell stands for.
+    pub fn total(&self) -> f64 {
+        match self {
+            Domain::Hierarchy { leaf_text, .. } => leaf_text.len() as f64,
+            Domain::Range { values, integer: true, .. } => values[values.len() - 1] - values[0] + 1.0,
+            Domain::Range { values, .. } => values.len() as f64,
+            Domain::Set { text } => text.len() as f64,
+        }
+    }
+
+    /// The released label: the node's label, `lo-hi`, or the values joined by `|`.
+    pub fn label(&self, c: &Cell) -> Option<String> {
+        match (self, c) {
+            (Domain::Hierarchy { labels, .. }, Cell::Node(x)) => labels[*x as usize].clone(),
+            (Domain::Range { text, .. }, Cell::Range(lo, hi)) if lo == hi => Some(text[*lo as usize].clone()),
+            (Domain::Range { text, .. }, Cell::Range(lo, hi)) => {
+                Some(format!("{}-{}", text[*lo as usize], text[*hi as usize]))
+            }
+            (Domain::Set { text }, Cell::Set(s)) if s.len() == 1 => text[s[0] as usize].clone(),
+            (Domain::Set { text }, Cell::Set(s)) => {
+                Some(s.iter().map(|&v| text[v as usize].as_deref().unwrap_or("NULL")).collect::<Vec<_>>().join("|"))
+            }
+            _ => unreachable!("a cell of another domain"),
+        }
+    }
+
+    /// A leaf drawn uniformly from those the cell stands for, by the random
+    /// number `r`: a hierarchy leaf under the node, a member of the set, an
+    /// integer in the range (a non-integer column: one of its values in it).
+    pub fn draw(&self, c: &Cell, r: u64) -> Option<String> {
+        let pick = |n: u64| ((r as u128 * n as u128) >> 64) as u64;
+        match (self, c) {
+            (Domain::Hierarchy { first, leaves, leaf_text, .. }, Cell::Node(x)) => {
+                leaf_text[(first[*x as usize] as u64 + pick(leaves[*x as usize] as u64)) as usize].clone()
+            }
+            (Domain::Range { values, text, integer: true }, Cell::Range(lo, hi)) => {
+                if lo == hi {
+                    return Some(text[*lo as usize].clone());
+                }
+                let (a, b) = (values[*lo as usize] as i64, values[*hi as usize] as i64);
+                Some((a + pick((b - a + 1) as u64) as i64).to_string())
+            }
+            (Domain::Range { text, .. }, Cell::Range(lo, hi)) => {
+                Some(text[(*lo as u64 + pick((hi - lo + 1) as u64)) as usize].clone())
+            }
+            (Domain::Set { text }, Cell::Set(s)) => text[s[pick(s.len() as u64) as usize] as usize].clone(),
+            _ => unreachable!("a cell of another domain"),
+        }
+    }
+}
+
+/// The random number of one cell of the reconstruction: a hash of the seed,
+/// the record's source position and the QI, so it does not depend on the
+/// order threads meet the rows in.
+pub fn cell_random(seed: u64, position: u64, qi: usize) -> u64 {
+    let mut h = FxHasher::default();
+    (seed, position, qi as u64).hash(&mut h);
+    // FxHash mixes weakly; finish with splitmix64's finalizer.
+    let mut z = h.finish().wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// age 0..=5 under [0-2], [3-5] under *.
+    fn ages() -> Domain {
+        let codes: Vec<Vec<i64>> = (0..6).map(|i| vec![i, i / 3, 0]).collect();
+        Domain::hierarchy((0..6).map(|i| Some(i.to_string())).collect(), &codes, |l, c| {
+            Some(match l {
+                0 => c.to_string(),
+                1 => ["[0-2]", "[3-5]"][c as usize].into(),
+                _ => "*".into(),
+            })
+        })
+    }
+
+    #[test]
+    fn hierarchy_cells_climb_to_the_lowest_common_ancestor() {
+        let d = ages();
+        let mut c = d.leaf(1);
+        assert_eq!(d.lm(&c), 0.0);
+        assert!((d.lm_with(&c, 2) - 2.0 / 5.0).abs() < 1e-12);
+        d.add(&mut c, 2);
+        assert_eq!(d.label(&c).as_deref(), Some("[0-2]"));
+        assert_eq!(d.count(&c), 3.0);
+        assert_eq!(d.lm_with(&c, 5), 1.0);
+        let m = d.merge(&c, &d.leaf(4));
+        assert_eq!(d.label(&m).as_deref(), Some("*"));
+        // A leaf merged with a node above it takes the node.
+        let top = d.merge(&d.leaf(0), &c);
+        assert_eq!(top, c);
+        for r in [0, u64::MAX / 3, u64::MAX] {
+            let v: u32 = d.draw(&c, r).unwrap().parse().unwrap();
+            assert!(v <= 2);
+        }
+    }
+
+    #[test]
+    fn natural_cells_are_ranges_and_sets() {
+        let r = Domain::Range { values: vec![10.0, 12.0, 20.0], text: vec!["10".into(), "12".into(), "20".into()], integer: true };
+        let c = r.merge(&r.leaf(0), &r.leaf(1));
+        assert_eq!(r.label(&c).as_deref(), Some("10-12"));
+        assert!((r.lm(&c) - 0.2).abs() < 1e-12);
+        assert_eq!(r.count(&c), 3.0);
+        let s = Domain::Set { text: vec![Some("a".into()), Some("b".into()), Some("c".into())] };
+        let mut c = s.leaf(2);
+        s.add(&mut c, 0);
+        assert_eq!(s.label(&c).as_deref(), Some("a|c"));
+        assert!((s.lm(&c) - 0.5).abs() < 1e-12);
+        assert_eq!(s.lm_with(&c, 2), 0.5);
+    }
+}
