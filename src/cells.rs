@@ -27,8 +27,10 @@ pub enum Domain {
     /// CDGH. Leaves are numbered in leaf-code order, so the leaves under a
     /// node are `first[node]..first[node] + leaves[node]`.
     Hierarchy {
-        /// Per level, per leaf: the node id of its ancestor at that level.
-        anc: Vec<Vec<u32>>,
+        /// Per leaf, per level (leaf-major, `height + 1` a leaf): the node id
+        /// of its ancestor at that level. One leaf's ancestors share a cache line.
+        anc: Vec<u32>,
+        stride: usize,
         /// Per node: level, first leaf, leaves under it, LM and label.
         level: Vec<u8>,
         first: Vec<u32>,
@@ -53,11 +55,11 @@ impl Domain {
         codes: &[Vec<i64>],
         label: impl Fn(usize, i64) -> Option<String>,
     ) -> Domain {
-        let height = codes.first().map_or(0, |c| c.len());
+        let stride = codes.first().map_or(0, |c| c.len());
         let total = leaf_text.len();
-        let (mut anc, mut level, mut first, mut leaves, mut labels) = (Vec::new(), vec![], vec![], vec![], vec![]);
-        for l in 0..height {
-            let mut row = Vec::with_capacity(total);
+        let (mut level, mut first, mut leaves, mut labels) = (vec![], vec![], vec![], vec![]);
+        let mut anc = vec![0u32; total * stride];
+        for l in 0..stride {
             for (i, c) in codes.iter().enumerate() {
                 // Leaves are in code order, so a node's leaves are consecutive.
                 if i == 0 || codes[i - 1][l] != c[l] {
@@ -67,18 +69,17 @@ impl Domain {
                     labels.push(label(l, c[l]));
                 }
                 *leaves.last_mut().expect("pushed") += 1;
-                row.push(level.len() as u32 - 1);
+                anc[i * stride + l] = level.len() as u32 - 1;
             }
-            anc.push(row);
         }
         let lm = leaves.iter().map(|&n| if total > 1 { (n - 1) as f64 / (total - 1) as f64 } else { 0.0 }).collect();
-        Domain::Hierarchy { anc, level, first, leaves, lm, labels, leaf_text }
+        Domain::Hierarchy { anc, stride, level, first, leaves, lm, labels, leaf_text }
     }
 
     /// The cell of one value.
     pub fn leaf(&self, v: u32) -> Cell {
         match self {
-            Domain::Hierarchy { anc, .. } => Cell::Node(anc[0][v as usize]),
+            Domain::Hierarchy { anc, stride, .. } => Cell::Node(anc[v as usize * stride]),
             Domain::Range { .. } => Cell::Range(v, v),
             Domain::Set { .. } => Cell::Set(vec![v]),
         }
@@ -107,21 +108,25 @@ impl Domain {
         }
     }
 
-    /// The hierarchy node covering node `x` and leaf `v`: their lowest common ancestor.
-    fn lca(anc: &[Vec<u32>], level: &[u8], first: &[u32], x: u32, v: u32) -> u32 {
-        let rep = first[x as usize] as usize;
-        let mut l = level[x as usize] as usize;
-        while anc[l][v as usize] != anc[l][rep] {
-            l += 1;
+    /// The hierarchy node covering node `x` and leaf `v`: their lowest common
+    /// ancestor (`x` itself when it covers `v`).
+    #[inline(always)]
+    fn lca(anc: &[u32], stride: usize, level: &[u8], first: &[u32], x: u32, v: u32) -> u32 {
+        let l = level[x as usize] as usize;
+        let of_v = &anc[v as usize * stride..][..stride];
+        if of_v[l] == x {
+            return x;
         }
-        anc[l][v as usize]
+        let of_x = &anc[first[x as usize] as usize * stride..][..stride];
+        (l + 1..stride).map(|l| of_v[l]).zip(&of_x[l + 1..]).find(|(a, b)| a == *b).map_or(of_v[stride - 1], |(a, _)| a)
     }
 
     /// LM of the smallest cell covering `c` and value `v` (without building it).
+    #[inline]
     pub fn lm_with(&self, c: &Cell, v: u32) -> f64 {
         match (self, c) {
-            (Domain::Hierarchy { anc, level, first, lm, .. }, Cell::Node(x)) => {
-                lm[Self::lca(anc, level, first, *x, v) as usize]
+            (Domain::Hierarchy { anc, stride, level, first, lm, .. }, Cell::Node(x)) => {
+                lm[Self::lca(anc, *stride, level, first, *x, v) as usize]
             }
             (Domain::Range { .. }, Cell::Range(lo, hi)) => self.lm(&Cell::Range(v.min(*lo), v.max(*hi))),
             (Domain::Set { text }, Cell::Set(s)) => {
@@ -139,7 +144,9 @@ impl Domain {
     /// Grow `c` to cover value `v`.
     pub fn add(&self, c: &mut Cell, v: u32) {
         match (self, c) {
-            (Domain::Hierarchy { anc, level, first, .. }, Cell::Node(x)) => *x = Self::lca(anc, level, first, *x, v),
+            (Domain::Hierarchy { anc, stride, level, first, .. }, Cell::Node(x)) => {
+                *x = Self::lca(anc, *stride, level, first, *x, v)
+            }
             (Domain::Range { .. }, Cell::Range(lo, hi)) => {
                 *lo = (*lo).min(v);
                 *hi = (*hi).max(v);
@@ -160,10 +167,9 @@ impl Domain {
                 // Covering b's first leaf and b's level covers b.
                 let mut c = a.clone();
                 self.add(&mut c, first[*y as usize]);
-                if let (Domain::Hierarchy { anc, level, .. }, Cell::Node(x)) = (self, &mut c) {
-                    while level[*x as usize] < level[*y as usize] {
-                        let rep = first[*x as usize] as usize;
-                        *x = anc[level[*x as usize] as usize + 1][rep];
+                if let (Domain::Hierarchy { anc, stride, level, .. }, Cell::Node(x)) = (self, &mut c) {
+                    if level[*x as usize] < level[*y as usize] {
+                        *x = anc[first[*x as usize] as usize * stride + level[*y as usize] as usize];
                     }
                 }
                 c

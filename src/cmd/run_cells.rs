@@ -229,7 +229,13 @@ fn cluster(loaded: &Loaded, job: &Job, domains: &[Domain], settings: Settings) -
     let has = |k: &str| extras.iter().position(|(x, _)| *x == k);
     let (s_col, y_col) = (has("s").map(|j| n + j), has("y").map(|j| n + j));
     let mut values = vec![0u32; n];
+    let t = Instant::now();
+    let mut first = true;
     for batch in stmt.query_arrow([])? {
+        if first {
+            crate::trace(|| format!("cells: sorted stream started {:.3}s", t.elapsed().as_secs_f64()));
+            first = false;
+        }
         let codes: Vec<&[i32]> = (0..n).map(|a| batch.column(a).as_primitive::<Int32Type>().values().as_ref()).collect();
         let s = s_col.map(|j| batch.column(j).as_primitive::<Int32Type>().values().as_ref());
         let y = y_col.map(|j| batch.column(j).as_primitive::<Int32Type>().values().as_ref());
@@ -261,6 +267,7 @@ fn cluster(loaded: &Loaded, job: &Job, domains: &[Domain], settings: Settings) -
             }
         }
     }
+    crate::trace(|| format!("cells: pass {:.3}s", t.elapsed().as_secs_f64()));
     let outcome = clustering.finish();
     // Positions never seen (a table's deleted rows) stay suppressed: no row reads them.
     for a in assigned.iter_mut().filter(|a| **a != SUPPRESSED) {

@@ -30,7 +30,8 @@ struct Open {
     ids: Vec<u32>,
     size: u64,
     cells: Vec<Cell>,
-    /// Σ over QIs of LM of the cells.
+    /// LM of each cell, and their sum in QI order.
+    lms: Vec<f64>,
     lm: f64,
     /// Distinct sensitive values, sorted (only with ℓ).
     sensitive: Vec<u32>,
@@ -51,6 +52,8 @@ pub struct Clustering<'a> {
     final_of: Vec<u32>,
     out: Clusters,
     interned: Vec<FxHashMap<Cell, u32>>,
+    /// The id of the cluster the previous record joined.
+    last: u32,
 }
 
 /// The closed clusters: per cluster its size and per QI a cell id; per QI the
@@ -87,6 +90,7 @@ impl<'a> Clustering<'a> {
             final_of: Vec::new(),
             out: Clusters { distinct: vec![Vec::new(); n], ..Clusters::default() },
             interned: vec![FxHashMap::default(); n],
+            last: SUPPRESSED,
         }
     }
 
@@ -97,34 +101,27 @@ impl<'a> Clustering<'a> {
     /// Take the next record (its value number per QI, its sensitive value
     /// code when ℓ is asked); returns the id of the cluster it joined.
     pub fn add(&mut self, values: &[u32], sensitive: u32) -> u32 {
-        // The least growth, among clusters in opening order (the first wins ties).
-        let mut best: Option<(f64, f64, usize)> = None;
-        for (i, c) in self.open.iter().enumerate() {
-            // Growth = (|X|+1)·S' − |X|·S ≥ S' ≥ S: X cannot beat what it only ties.
-            if best.is_some_and(|(d, _, _)| c.lm >= d) {
-                continue;
-            }
-            let (grown, size) = (c.size as f64 + 1.0, c.size as f64);
-            let mut s = 0.0;
-            let mut beaten = false;
-            for (a, d) in self.domains.iter().enumerate() {
-                s += d.lm_with(&c.cells[a], values[a]);
-                if best.is_some_and(|(b, _, _)| grown * s - size * c.lm >= b) {
-                    beaten = true;
-                    break;
-                }
-            }
-            if !beaten {
-                best = Some((grown * s - size * c.lm, s, i));
+        // The least growth; ties go to the cluster opened first (lower index).
+        // The cluster the previous record joined is tried first: in value
+        // order it is usually the best, and its growth bounds the others'.
+        let mut best: Option<(f64, usize)> = None;
+        let n = self.domains.len();
+        let (mut lms, mut best_lms) = (vec![0.0; n], vec![0.0; n]);
+        let first = self.open.iter().position(|c| c.ids[0] == self.last);
+        for i in first.into_iter().chain((0..self.open.len()).filter(|&i| Some(i) != first)) {
+            if let Some(growth) = self.growth(i, values, best, &mut lms) {
+                best = Some((growth, i));
+                std::mem::swap(&mut lms, &mut best_lms);
             }
         }
         let i = match best {
-            Some((growth, s, i)) if growth == 0.0 || self.open.len() >= self.settings.open => {
+            Some((growth, i)) if growth == 0.0 || self.open.len() >= self.settings.open => {
                 let c = &mut self.open[i];
                 for (a, d) in self.domains.iter().enumerate() {
                     d.add(&mut c.cells[a], values[a]);
                 }
-                c.lm = s;
+                c.lm = best_lms.iter().sum();
+                c.lms = best_lms;
                 c.size += 1;
                 if self.settings.l.is_some() {
                     if let Err(j) = c.sensitive.binary_search(&sensitive) {
@@ -137,18 +134,52 @@ impl<'a> Clustering<'a> {
                 let id = self.final_of.len() as u32;
                 self.final_of.push(SUPPRESSED);
                 let cells: Vec<Cell> = self.domains.iter().zip(values).map(|(d, &v)| d.leaf(v)).collect();
-                let lm = self.domains.iter().zip(&cells).map(|(d, c)| d.lm(c)).sum();
+                let lms: Vec<f64> = self.domains.iter().zip(&cells).map(|(d, c)| d.lm(c)).collect();
                 let sensitive = if self.settings.l.is_some() { vec![sensitive] } else { Vec::new() };
-                self.open.push(Open { ids: vec![id], size: 1, cells, lm, sensitive });
+                self.open.push(Open { ids: vec![id], size: 1, cells, lm: lms.iter().sum(), lms, sensitive });
                 self.open.len() - 1
             }
         };
         let id = self.open[i].ids[0];
+        self.last = id;
         if self.can_close(&self.open[i]) {
             let c = self.open.remove(i);
             self.close(c);
         }
         id
+    }
+
+    /// Cluster `i`'s growth (and its new LM per QI) on taking `values`, if it
+    /// beats `best` (a growth and the index holding it; ties to the lower index).
+    /// Growth = (|X|+1)·S' − |X|·S = S + (|X|+1)·(S' − S), computed in the
+    /// second form so a record the cluster covers grows it by exactly S (ties
+    /// between such clusters are then exact). S' ≥ S QI by QI, so the sum
+    /// bounds the growth as it goes: the QIs are read last first (in value order the first QIs change
+    /// least), and a cluster is dropped once that bound is clearly beaten. The
+    /// bound is only ever used with a margin, so float rounding never drops a
+    /// cluster that the exact comparison (the growth summed in QI order, as
+    /// the cost defines it) would keep.
+    #[inline]
+    fn growth(&self, i: usize, values: &[u32], best: Option<(f64, usize)>, lms: &mut [f64]) -> Option<f64> {
+        let c = &self.open[i];
+        let clearly = |bound: f64| best.is_some_and(|(d, _)| bound - 1e-9 * d.abs().max(1.0) > d);
+        if clearly(c.lm) {
+            return None;
+        }
+        let grown = c.size as f64 + 1.0;
+        let mut more = 0.0;
+        for (a, d) in self.domains.iter().enumerate().rev() {
+            lms[a] = d.lm_with(&c.cells[a], values[a]);
+            more += lms[a] - c.lms[a];
+            if clearly(c.lm + grown * more) {
+                return None;
+            }
+        }
+        // In QI order; exactly S when the cluster already covers the record.
+        let more: f64 = lms.iter().zip(&c.lms).map(|(n, o)| n - o).sum();
+        let growth = c.lm + grown * more;
+        let wins = best.is_none_or(|(d, j)| growth < d || (growth == d && i < j));
+        wins.then_some(growth)
     }
 
     fn close(&mut self, c: Open) {
@@ -170,11 +201,12 @@ impl<'a> Clustering<'a> {
     fn merged(&self, x: &Open, y: &Open) -> Open {
         let cells: Vec<Cell> =
             self.domains.iter().enumerate().map(|(a, d)| d.merge(&x.cells[a], &y.cells[a])).collect();
-        let lm = self.domains.iter().zip(&cells).map(|(d, c)| d.lm(c)).sum();
+        let lms: Vec<f64> = self.domains.iter().zip(&cells).map(|(d, c)| d.lm(c)).collect();
         let mut sensitive: Vec<u32> = x.sensitive.iter().chain(&y.sensitive).copied().collect();
         sensitive.sort_unstable();
         sensitive.dedup();
-        Open { ids: x.ids.iter().chain(&y.ids).copied().collect(), size: x.size + y.size, cells, lm, sensitive }
+        let ids = x.ids.iter().chain(&y.ids).copied().collect();
+        Open { ids, size: x.size + y.size, cells, lm: lms.iter().sum(), lms, sensitive }
     }
 
     /// After the pass: merge the open clusters in opening order until each
@@ -269,5 +301,153 @@ mod tests {
             c.add(&[0], s);
         }
         assert_eq!(c.out.sizes, vec![3]);
+    }
+
+    /// The algorithm written plainly: clusters as record lists, each
+    /// cost recomputed from the records' leaf cells, no bounds.
+    fn reference(domains: &[Domain], records: &[(Vec<u32>, u32)], st: Settings) -> (Vec<u32>, Vec<u64>, u64) {
+        let cell_of = |members: &[usize], a: usize| {
+            let d = &domains[a];
+            members[1..].iter().fold(d.leaf(records[members[0]].0[a]), |c, &r| d.merge(&c, &d.leaf(records[r].0[a])))
+        };
+        let lm_sum = |members: &[usize]| -> f64 { (0..domains.len()).map(|a| domains[a].lm(&cell_of(members, a))).sum() };
+        let cost = |members: &[usize]| -> f64 { members.len() as f64 * lm_sum(members) };
+        let done = |members: &[usize]| {
+            let mut s: Vec<u32> = members.iter().map(|&r| records[r].1).collect();
+            s.sort_unstable();
+            s.dedup();
+            members.len() as u64 >= st.k && st.l.is_none_or(|l| s.len() as u64 >= l)
+        };
+        // Open clusters: (id, members); closed: their members.
+        let mut open: Vec<(u32, Vec<usize>)> = Vec::new();
+        let mut closed: Vec<Vec<usize>> = Vec::new();
+        let mut ids = 0u32;
+        let mut cluster_of = vec![0u32; records.len()];
+        for r in 0..records.len() {
+            let mut best: Option<(f64, usize)> = None;
+            for (i, (_, m)) in open.iter().enumerate() {
+                let mut with = m.clone();
+                with.push(r);
+                let g = cost(&with) - cost(m);
+                // The test's LMs are dyadic fractions: every cost here is exact.
+                assert_eq!(g, lm_sum(m) + (m.len() + 1) as f64 * (lm_sum(&with) - lm_sum(m)));
+                if best.is_none_or(|(b, _)| g < b) {
+                    best = Some((g, i));
+                }
+            }
+            let i = match best {
+                Some((g, i)) if g == 0.0 || open.len() >= st.open => {
+                    open[i].1.push(r);
+                    i
+                }
+                _ => {
+                    open.push((ids, vec![r]));
+                    ids += 1;
+                    open.len() - 1
+                }
+            };
+            cluster_of[r] = open[i].0;
+            if done(&open[i].1) {
+                closed.push(open.remove(i).1);
+            }
+        }
+        let mut suppressed = 0;
+        while !open.is_empty() {
+            let (_, mut current) = open.remove(0);
+            while !done(&current) && !open.is_empty() {
+                let mut best: Option<(f64, usize)> = None;
+                for (j, (_, m)) in open.iter().enumerate() {
+                    let both: Vec<usize> = current.iter().chain(m).copied().collect();
+                    let g = cost(&both) - cost(&current) - cost(m);
+                    if best.is_none_or(|(b, _)| g < b) {
+                        best = Some((g, j));
+                    }
+                }
+                current.extend(open.remove(best.expect("open").1).1);
+            }
+            if done(&current) {
+                closed.push(current);
+            } else {
+                suppressed += current.len() as u64;
+                for &r in &current {
+                    cluster_of[r] = SUPPRESSED;
+                }
+                continue;
+            }
+        }
+        // Records → closed cluster index.
+        let mut out = vec![SUPPRESSED; records.len()];
+        for (c, members) in closed.iter().enumerate() {
+            for &r in members {
+                out[r] = c as u32;
+            }
+        }
+        (out, closed.iter().map(|m| m.len() as u64).collect(), suppressed)
+    }
+
+    #[test]
+    fn the_pass_equals_the_plain_algorithm_on_random_tables() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        for round in 0..600 {
+            // Three QIs: a hierarchy of 2^j + 1 leaves (leaf i under i >> l at
+            // level l), a range over 0..=16, a set of 2^j + 1 values. Every LM
+            // is then a dyadic fraction and every cost exact, so the plain
+            // algorithm's ties are the pass's.
+            let j = rng.random_range(1..=4u32);
+            let leaves = (1i64 << j) + 1;
+            let levels = rng.random_range(1..=3usize);
+            let codes: Vec<Vec<i64>> = (0..leaves)
+                .map(|i| (0..=levels).map(|l| if l == levels { 0 } else { i >> l }).collect())
+                .collect();
+            let h = Domain::hierarchy((0..leaves).map(|i| Some(i.to_string())).collect(), &codes, |l, c| {
+                Some(format!("{l}:{c}"))
+            });
+            let values: Vec<f64> = {
+                let mut v: Vec<f64> = (0..6).map(|_| rng.random_range(0..=16) as f64).chain([0.0, 16.0]).collect();
+                v.sort_by(f64::total_cmp);
+                v.dedup();
+                v
+            };
+            let r = Domain::Range { text: values.iter().map(|x| x.to_string()).collect(), values: values.clone(), integer: true };
+            let distinct = (1u32 << rng.random_range(1..=3)) + 1;
+            let set = Domain::Set { text: (0..distinct).map(|i| Some(i.to_string())).collect() };
+            let domains = [h, r, set];
+            let rows = rng.random_range(1..150);
+            let mut records: Vec<(Vec<u32>, u32)> = (0..rows)
+                .map(|_| {
+                    let v = vec![
+                        rng.random_range(0..leaves as u32),
+                        rng.random_range(0..values.len() as u32),
+                        rng.random_range(0..distinct),
+                    ];
+                    (v, rng.random_range(0..4))
+                })
+                .collect();
+            records.sort();
+            let st = Settings {
+                k: rng.random_range(1..6),
+                l: (round % 3 == 0).then(|| rng.random_range(1..3)),
+                open: rng.random_range(1..10),
+            };
+            let (want_of, want_sizes, want_suppressed) = reference(&domains, &records, st);
+            let mut c = Clustering::new(&domains, st);
+            let ids: Vec<u32> = records.iter().map(|(v, s)| c.add(v, *s)).collect();
+            let out = c.finish();
+            let got_of: Vec<u32> = ids.iter().map(|&i| out.final_of[i as usize]).collect();
+            assert_eq!(got_of, want_of, "round {round}, {st:?}");
+            assert_eq!(out.clusters.sizes, want_sizes, "round {round}");
+            assert_eq!(out.clusters.suppressed, want_suppressed, "round {round}");
+            // Each closed cluster's cells are those of its records, merged.
+            for (cl, _) in want_sizes.iter().enumerate() {
+                let members: Vec<usize> = (0..records.len()).filter(|&r| want_of[r] == cl as u32).collect();
+                for (a, d) in domains.iter().enumerate() {
+                    let cell = members[1..]
+                        .iter()
+                        .fold(d.leaf(records[members[0]].0[a]), |x, &r| d.merge(&x, &d.leaf(records[r].0[a])));
+                    assert_eq!(out.clusters.cell(cl as u32, a), &cell, "round {round}, cluster {cl}, QI {a}");
+                }
+            }
+        }
     }
 }
