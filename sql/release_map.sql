@@ -25,3 +25,14 @@ WHERE size < ? OR ldiv < ?
 SELECT {{n}} AS n, b.block, b.label
 FROM {{codes}} k
 JOIN {{blocks}} b ON b.c0 = k.c0
+-- name: ambiguity
+-- Over the classes a full-domain release keeps: Σ size × Π over QIs of the
+-- leaves under the class's value, and the records kept (the report's am).
+SELECT coalesce(sum(c.size * {{product}}), 0)::DOUBLE, coalesce(sum(c.size), 0)::BIGINT
+FROM (
+    SELECT {{classes}}, sum(p.cnt) AS size, {{ldiv}} AS ldiv
+    FROM kanon_f0 p
+    GROUP BY ALL
+) c
+{{joins}}
+WHERE c.size >= ? AND c.ldiv >= ?

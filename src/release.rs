@@ -19,7 +19,7 @@ use crate::database::{self, SourceColumn, OUT};
 use crate::hierarchy::{code_table, dim_table, node_table};
 use crate::job::{Job, OutputSpec};
 use crate::search::cbg::{Clusters, SUPPRESSED};
-use crate::metrics::Requirement;
+use crate::metrics::{Dataset, Requirement};
 use crate::sql::{self, ident, list, literal, render};
 use anyhow::{anyhow, Context, Result};
 use duckdb::core::{DataChunkHandle, Inserter, LogicalTypeHandle, LogicalTypeId};
@@ -166,6 +166,28 @@ pub fn full_domain_map(
         rec.dropped.insert(class.into_boxed_slice());
     }
     Ok(rec)
+}
+
+/// Ambiguity (am) of a full-domain release: the mean over records of the
+/// product over QIs of the leaves under the record's released value, a
+/// suppressed record counting every leaf. Read off `kanon_f0` at the node.
+pub fn ambiguity(conn: &Connection, levels: &[u8], req: &Requirement, sensitive: bool, data: &Dataset) -> Result<f64> {
+    let n = levels.len();
+    let div = crate::hierarchy::divisors(conn, n)?;
+    let q = render(
+        sql::fragment(sql::RELEASE_MAP, "ambiguity"),
+        &[
+            ("classes", &list(0..n, ", ", |a| format!("(p.g{a} // {})::BIGINT AS c{a}", div[a][levels[a] as usize]))),
+            ("ldiv", if sensitive { "count(DISTINCT p.s)" } else { "0" }),
+            ("joins", &list(0..n, " ", |a| format!("JOIN {} h{a} ON h{a}.level = {} AND h{a}.code = c.c{a}", node_table(a), levels[a]))),
+            ("product", &list(0..n, " * ", |a| format!("h{a}.leaves::DOUBLE"))),
+        ],
+    );
+    let (kept, records): (f64, i64) =
+        conn.query_row(&q, duckdb::params![req.k as i64, req.l.unwrap_or(0) as i64], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    let suppressed = data.rows as f64 - records as f64;
+    let all: f64 = data.leaves.iter().map(|&l| l as f64).product();
+    Ok((kept + suppressed * all) / data.rows as f64)
 }
 
 /// Build the recoding for one partition per QI (the scheme search): per QI,

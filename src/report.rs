@@ -20,6 +20,16 @@ pub struct Output {
     pub parquet: Option<String>,
 }
 
+/// The node's metrics, with the ones every algorithm reports: lm (glm per
+/// cell) and am (ambiguity: mean leaves a released record stands for).
+#[derive(Debug, Clone, Serialize)]
+pub struct ReleaseMetrics {
+    #[serde(flatten)]
+    pub node: Metrics,
+    pub lm: f64,
+    pub am: f64,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
     pub kanon_version: &'static str,
@@ -46,7 +56,7 @@ pub struct Report {
     /// Where frequency sets were evaluated: "memory" or "sql".
     pub evaluator: &'static str,
     pub metric: &'static str,
-    pub metrics: Metrics,
+    pub metrics: ReleaseMetrics,
     pub feasible_nodes: usize,
     pub minimal_nodes: usize,
     /// Nodes whose feasibility the search checked.

@@ -337,3 +337,37 @@ fn reconstruction_needs_cell_based_generalization_and_its_own_target() {
     let capped = job(dir.path(), &cdgh, &qis, 7, &format!("max_suppression = {suppressed}"));
     ok(dir.path(), &["run", capped.to_str().unwrap(), "--quiet"]);
 }
+
+#[test]
+fn full_domain_reports_lm_and_am_of_its_release() {
+    let dir = tempfile::tempdir().unwrap();
+    let qis = generated(dir.path(), 3_001);
+    let source = "[source]\ndatabase = \"src.duckdb\"\ntable = \"people\"";
+    for (k, l) in [(5, ""), (12, "l_diversity = { column = \"diag\", l = 3 }")] {
+        let j = job(dir.path(), source, &qis, k, &format!("max_suppression = 0.05\n{l}"));
+        ok(dir.path(), &["run", j.to_str().unwrap(), "--quiet"]);
+        let report: Json = serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap()).unwrap();
+        let conn = Connection::open(dir.path().join("out.duckdb")).unwrap();
+        conn.execute_batch(&format!("ATTACH '{}' AS src (READ_ONLY)", dir.path().join("src.duckdb").display())).unwrap();
+        let source = rows(&conn, "src.people", &qis, None);
+        let released = rows(&conn, "rel", &qis, None);
+        let (n, m) = (source.len() as f64, qis.len() as f64);
+        let suppressed = n - released.len() as f64;
+        let mut lm = suppressed * m;
+        let mut am = suppressed * qis.iter().map(|q| q.leaves() as f64).product::<f64>();
+        for (id, (cells, _)) in &released {
+            let mut product = 1.0;
+            for (a, q) in qis.iter().enumerate() {
+                let under = q.under(source[id].0[a].as_ref().unwrap(), cells[a].as_ref().unwrap()).unwrap();
+                lm += (under.len() - 1) as f64 / (q.leaves() - 1) as f64;
+                product *= under.len() as f64;
+            }
+            am += product;
+        }
+        let close = |x: f64, y: f64| (x - y).abs() <= 1e-9 * x.abs().max(1.0);
+        let (got_lm, got_am) = (report["metrics"]["lm"].as_f64().unwrap(), report["metrics"]["am"].as_f64().unwrap());
+        assert!(close(got_lm, lm / (n * m)), "k={k}: lm {got_lm} against {}", lm / (n * m));
+        assert!(close(got_am, am / n), "k={k}: am {got_am} against {}", am / n);
+        assert!(suppressed > 0.0 || k == 5, "the l case should suppress something");
+    }
+}

@@ -196,6 +196,7 @@ pub fn run(args: Args) -> Result<()> {
     phase.set_message(format!("writing the release to {}", job.output.first_path().display()));
     let recoding =
         release::full_domain_map(&loaded.conn, &job, &loaded.columns, &best.levels, &req, loaded.extras.sensitive)?;
+    let am = release::ambiguity(&loaded.conn, &best.levels, &req, loaded.extras.sensitive, &loaded.data)?;
     crate::trace(|| format!("run recoding: {:.3}s", start.elapsed().as_secs_f64() - t_load - t_search));
     let nodes_evaluated = ev.evaluations();
     let ev_backend = ev.backend();
@@ -227,7 +228,7 @@ pub fn run(args: Args) -> Result<()> {
         algorithm_reason: if forced.is_some() { "--node given: no search" } else { why },
         evaluator: ev_backend,
         metric: job.metric.name(),
-        metrics: best.outcome.metrics,
+        metrics: report::ReleaseMetrics { node: best.outcome.metrics, lm: best.outcome.metrics.glm_normalized, am },
         feasible_nodes: result.feasible.len(),
         minimal_nodes: result.minimal,
         nodes_checked: result.checked,
