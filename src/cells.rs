@@ -31,6 +31,9 @@ pub enum Domain {
         /// of its ancestor at that level. One leaf's ancestors share a cache line.
         anc: Vec<u32>,
         stride: usize,
+        /// The same rows padded to 8 levels (empty when a hierarchy is
+        /// higher): the pass compares a whole row at once.
+        anc8: Vec<[u32; 8]>,
         /// Per node: level, first leaf, leaves under it, LM and label.
         level: Vec<u8>,
         first: Vec<u32>,
@@ -73,7 +76,14 @@ impl Domain {
             }
         }
         let lm = leaves.iter().map(|&n| if total > 1 { (n - 1) as f64 / (total - 1) as f64 } else { 0.0 }).collect();
-        Domain::Hierarchy { anc, stride, level, first, leaves, lm, labels, leaf_text }
+        let anc8 = if stride <= 8 {
+            anc.chunks(stride.max(1))
+                .map(|row| std::array::from_fn(|u| row.get(u).copied().unwrap_or(u32::MAX)))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Domain::Hierarchy { anc, stride, anc8, level, first, leaves, lm, labels, leaf_text }
     }
 
     /// The cell of one value.
@@ -119,6 +129,38 @@ impl Domain {
         }
         let of_x = &anc[first[x as usize] as usize * stride..][..stride];
         (l + 1..stride).map(|l| of_v[l]).zip(&of_x[l + 1..]).find(|(a, b)| a == *b).map_or(of_v[stride - 1], |(a, _)| a)
+    }
+
+    /// A hierarchy node's ancestors at every level (those below its level are
+    /// its first leaf's) padded to 8 levels, and its level: what
+    /// [`Domain::node_lm_with`] reads. None for other domains and for
+    /// hierarchies of more than 8 levels.
+    pub fn node_row(&self, c: &Cell) -> Option<([u32; 8], u8)> {
+        match (self, c) {
+            (Domain::Hierarchy { anc8, first, level, .. }, Cell::Node(x)) if !anc8.is_empty() => {
+                // Padding that never equals a leaf's (u32::MAX).
+                let row = anc8[first[*x as usize] as usize].map(|n| if n == u32::MAX { u32::MAX - 1 } else { n });
+                Some((row, level[*x as usize]))
+            }
+            _ => None,
+        }
+    }
+
+    /// [`Domain::lm_with`] for a hierarchy node given by its [`Domain::node_row`]:
+    /// the pass keeps these beside each open cluster, so a try compares two
+    /// rows of 8 and reads one LM, with no branch.
+    #[inline(always)]
+    pub fn node_lm_with(&self, row: &[u32; 8], level: u8, v: u32) -> f64 {
+        let Domain::Hierarchy { anc8, lm, .. } = self else { unreachable!("a hierarchy QI") };
+        let of_v = &anc8[v as usize];
+        // The lowest level at or above the node's where v's ancestor is the
+        // node's (the top is common to every leaf).
+        let mut same = 0u32;
+        for u in 0..8 {
+            same |= u32::from(of_v[u] == row[u]) << u;
+        }
+        let up = (same & (u32::MAX << level)).trailing_zeros() as usize;
+        lm[of_v[up & 7] as usize]
     }
 
     /// LM of the smallest cell covering `c` and value `v` (without building it).
@@ -301,7 +343,11 @@ mod tests {
 
     #[test]
     fn natural_cells_are_ranges_and_sets() {
-        let r = Domain::Range { values: vec![10.0, 12.0, 20.0], text: vec!["10".into(), "12".into(), "20".into()], integer: true };
+        let r = Domain::Range {
+            values: vec![10.0, 12.0, 20.0],
+            text: vec!["10".into(), "12".into(), "20".into()],
+            integer: true,
+        };
         let c = r.merge(&r.leaf(0), &r.leaf(1));
         assert_eq!(r.label(&c).as_deref(), Some("10-12"));
         assert!((r.lm(&c) - 0.2).abs() < 1e-12);

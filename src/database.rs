@@ -103,9 +103,10 @@ pub fn open_with(job: &Job, positions: bool) -> Result<(Connection, Vec<SourceCo
         .find(|p| !columns.iter().any(|c| c.name.eq_ignore_ascii_case(p)))
         .unwrap_or_default();
     let (rows, at) = match &job.source {
-        SourceSpec::Parquet { path } => {
-            (format!("read_parquet({}, file_row_number = true)", sql::literal(&path.to_string_lossy())), "file_row_number")
-        }
+        SourceSpec::Parquet { path } => (
+            format!("read_parquet({}, file_row_number = true)", sql::literal(&path.to_string_lossy())),
+            "file_row_number",
+        ),
         _ => (relation, "rowid"),
     };
     conn.execute_batch(&format!(

@@ -78,7 +78,14 @@ impl OutputSpec {
     pub fn reconstruction(&self, job: &Job) -> Result<Option<OutputSpec>> {
         let Some(r) = &self.reconstructed else { return Ok(None) };
         let file = job.path.display();
-        let mut out = OutputSpec { table: None, csv: None, parquet: None, report: None, drop: self.drop.clone(), reconstructed: None };
+        let mut out = OutputSpec {
+            table: None,
+            csv: None,
+            parquet: None,
+            report: None,
+            drop: self.drop.clone(),
+            reconstructed: None,
+        };
         match r {
             Reconstructed::Table(name) => {
                 let Some(t) = &self.table else {

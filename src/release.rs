@@ -18,8 +18,8 @@ use crate::cells::{cell_random, Domain};
 use crate::database::{self, SourceColumn, OUT};
 use crate::hierarchy::{code_table, dim_table, node_table};
 use crate::job::{Job, OutputSpec};
-use crate::search::cbg::{Clusters, SUPPRESSED};
 use crate::metrics::{Dataset, Requirement};
+use crate::search::cbg::{Clusters, SUPPRESSED};
 use crate::sql::{self, ident, list, literal, render};
 use anyhow::{anyhow, Context, Result};
 use duckdb::core::{DataChunkHandle, Inserter, LogicalTypeHandle, LogicalTypeId};
@@ -179,7 +179,12 @@ pub fn ambiguity(conn: &Connection, levels: &[u8], req: &Requirement, sensitive:
         &[
             ("classes", &list(0..n, ", ", |a| format!("(p.g{a} // {})::BIGINT AS c{a}", div[a][levels[a] as usize]))),
             ("ldiv", if sensitive { "count(DISTINCT p.s)" } else { "0" }),
-            ("joins", &list(0..n, " ", |a| format!("JOIN {} h{a} ON h{a}.level = {} AND h{a}.code = c.c{a}", node_table(a), levels[a]))),
+            (
+                "joins",
+                &list(0..n, " ", |a| {
+                    format!("JOIN {} h{a} ON h{a}.level = {} AND h{a}.code = c.c{a}", node_table(a), levels[a])
+                }),
+            ),
             ("product", &list(0..n, " * ", |a| format!("h{a}.leaves::DOUBLE"))),
         ],
     );

@@ -15,7 +15,10 @@ use std::process::Command;
 
 fn kanon(cwd: &Path, args: &[&str]) -> (i32, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_kanon")).args(args).current_dir(cwd).output().unwrap();
-    (out.status.code().unwrap_or(-1), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+    (
+        out.status.code().unwrap_or(-1),
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)),
+    )
 }
 
 fn ok(cwd: &Path, args: &[&str]) {
@@ -69,7 +72,8 @@ fn generated(dir: &Path, rows: u64) -> Vec<Qi> {
     ))
     .unwrap();
     let ages: Vec<i64> = (0..130).collect();
-    let age = ages.iter().map(|a| format!("{a};{}-{};{}s;*", a / 5 * 5, a / 5 * 5 + 4, a / 20 * 20)).collect::<Vec<_>>();
+    let age =
+        ages.iter().map(|a| format!("{a};{}-{};{}s;*", a / 5 * 5, a / 5 * 5 + 4, a / 20 * 20)).collect::<Vec<_>>();
     std::fs::write(dir.join("age.csv"), age.join("\n")).unwrap();
     let zips: Vec<String> = conn
         .prepare("SELECT DISTINCT zip FROM people ORDER BY zip")
@@ -81,10 +85,7 @@ fn generated(dir: &Path, rows: u64) -> Vec<Qi> {
     let zip = zips.iter().map(|z| format!("{z};{}*;{}**;*", &z[..4], &z[..3])).collect::<Vec<_>>();
     std::fs::write(dir.join("zip.csv"), zip.join("\n")).unwrap();
     std::fs::write(dir.join("sex.csv"), "F;*\nM;*\n").unwrap();
-    ["age", "zip", "sex"]
-        .iter()
-        .map(|c| read_hierarchy(&dir.join(format!("{c}.csv")), c, *c == "age"))
-        .collect()
+    ["age", "zip", "sex"].iter().map(|c| read_hierarchy(&dir.join(format!("{c}.csv")), c, *c == "age")).collect()
 }
 
 fn job(dir: &Path, source: &str, qis: &[Qi], k: u64, extra: &str) -> PathBuf {
@@ -105,7 +106,12 @@ fn job(dir: &Path, source: &str, qis: &[Qi], k: u64, extra: &str) -> PathBuf {
 }
 
 /// Per row id: the QI values (as text) and the extra column, of `relation`.
-fn rows(conn: &Connection, relation: &str, qis: &[Qi], extra: Option<&str>) -> BTreeMap<i64, (Vec<Option<String>>, String)> {
+fn rows(
+    conn: &Connection,
+    relation: &str,
+    qis: &[Qi],
+    extra: Option<&str>,
+) -> BTreeMap<i64, (Vec<Option<String>>, String)> {
     let cols = qis.iter().map(|q| format!("CAST(\"{}\" AS VARCHAR)", q.column)).collect::<Vec<_>>().join(", ");
     let extra = extra.map_or("''".to_string(), |e| format!("CAST(\"{e}\" AS VARCHAR)"));
     let mut stmt = conn.prepare(&format!("SELECT id, {extra}, {cols} FROM {relation}")).unwrap();
@@ -142,7 +148,13 @@ struct Case<'a> {
 fn check(c: &Case, source_rel: &str) {
     let dir = c.dir;
     let (cdgh, m) = (c.algorithm == "cdgh", c.qis.len());
-    let j = job(dir, &format!("{source_rel}\n[search]\nalgorithm = \"{}\"\nopen_clusters = 8", c.algorithm), c.qis, c.k, &c.l.map_or(String::new(), |(l, s)| format!("l_diversity = {{ column = \"{s}\", l = {l} }}")));
+    let j = job(
+        dir,
+        &format!("{source_rel}\n[search]\nalgorithm = \"{}\"\nopen_clusters = 8", c.algorithm),
+        c.qis,
+        c.k,
+        &c.l.map_or(String::new(), |(l, s)| format!("l_diversity = {{ column = \"{s}\", l = {l} }}")),
+    );
     let j = j.to_str().unwrap();
     ok(dir, &["run", j, "--quiet", "--reconstruct", "recon", "--seed", "11"]);
     let report: Json = serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
@@ -202,7 +214,8 @@ fn check(c: &Case, source_rel: &str) {
         let (orig, _) = &source[id];
         let mut product = 1.0;
         for (a, q) in c.qis.iter().enumerate() {
-            let (v, cell, r) = (orig[a].as_ref().unwrap(), cells[a].as_ref().unwrap(), recon[id].0[a].as_ref().unwrap());
+            let (v, cell, r) =
+                (orig[a].as_ref().unwrap(), cells[a].as_ref().unwrap(), recon[id].0[a].as_ref().unwrap());
             if cdgh {
                 let under = q.under(v, cell).unwrap_or_else(|| panic!("{what}: {cell:?} is not an ancestor of {v:?}"));
                 assert!(under.contains(&r), "{what}: reconstructed {r:?} is not under {cell:?}");
@@ -221,7 +234,10 @@ fn check(c: &Case, source_rel: &str) {
                     }
                     None => {
                         assert!(set.contains(v) && set.contains(r), "{what}: {v}, {r} in {cell}");
-                        assert!(set.iter().all(|x| distinct[a].contains(x)), "{what}: {cell} holds a value not in the table");
+                        assert!(
+                            set.iter().all(|x| distinct[a].contains(x)),
+                            "{what}: {cell} holds a value not in the table"
+                        );
                         lm += (set.len() - 1) as f64 / (distinct[a].len() - 1) as f64;
                         product *= set.len() as f64;
                     }
@@ -239,7 +255,11 @@ fn check(c: &Case, source_rel: &str) {
     assert!(close(got_am, am / n), "{what}: am {got_am} against {}", am / n);
     // Non-QI columns pass through.
     let notes: i64 = conn
-        .query_row("SELECT count(*) FROM recon r JOIN src.people p USING (id) WHERE r.note = p.note AND r.diag = p.diag", [], |r| r.get(0))
+        .query_row(
+            "SELECT count(*) FROM recon r JOIN src.people p USING (id) WHERE r.note = p.note AND r.diag = p.diag",
+            [],
+            |r| r.get(0),
+        )
         .unwrap();
     assert_eq!(notes as usize, released.len(), "{what}");
 
@@ -256,8 +276,14 @@ fn check(c: &Case, source_rel: &str) {
 
 #[test]
 fn cell_based_releases_on_a_generated_table() {
-    for (algorithm, k, l) in [("cdgh", 2, None), ("cdgh", 7, None), ("cndgh", 3, None), ("cndgh", 10, None),
-                              ("cdgh", 4, Some((3, "diag"))), ("cndgh", 4, Some((2, "diag")))] {
+    for (algorithm, k, l) in [
+        ("cdgh", 2, None),
+        ("cdgh", 7, None),
+        ("cndgh", 3, None),
+        ("cndgh", 10, None),
+        ("cdgh", 4, Some((3, "diag"))),
+        ("cndgh", 4, Some((2, "diag"))),
+    ] {
         let dir = tempfile::tempdir().unwrap();
         let qis = generated(dir.path(), 2_003);
         let source = "[source]\ndatabase = \"src.duckdb\"\ntable = \"people\"";
@@ -346,9 +372,11 @@ fn full_domain_reports_lm_and_am_of_its_release() {
     for (k, l) in [(5, ""), (12, "l_diversity = { column = \"diag\", l = 3 }")] {
         let j = job(dir.path(), source, &qis, k, &format!("max_suppression = 0.05\n{l}"));
         ok(dir.path(), &["run", j.to_str().unwrap(), "--quiet"]);
-        let report: Json = serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap()).unwrap();
+        let report: Json =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap()).unwrap();
         let conn = Connection::open(dir.path().join("out.duckdb")).unwrap();
-        conn.execute_batch(&format!("ATTACH '{}' AS src (READ_ONLY)", dir.path().join("src.duckdb").display())).unwrap();
+        conn.execute_batch(&format!("ATTACH '{}' AS src (READ_ONLY)", dir.path().join("src.duckdb").display()))
+            .unwrap();
         let source = rows(&conn, "src.people", &qis, None);
         let released = rows(&conn, "rel", &qis, None);
         let (n, m) = (source.len() as f64, qis.len() as f64);

@@ -10,6 +10,7 @@
 //! (`max_suppression`) below what the pass suppresses, or nothing is released.
 
 use crate::cells::Domain;
+use crate::database;
 use crate::error::{bad, Infeasible};
 use crate::frequency;
 use crate::hierarchy::{code_table, dim_table, node_table};
@@ -20,7 +21,6 @@ use crate::release::{self, CellRecoding};
 use crate::scheme::numeric_type;
 use crate::search::cbg::{Clustering, Clusters, Settings, SUPPRESSED};
 use crate::sql::{self, fragment, ident, list, render};
-use crate::database;
 use anyhow::{Context, Result};
 use duckdb::arrow::array::{Array, AsArray};
 use duckdb::arrow::datatypes::{Int32Type, Int64Type};
@@ -48,7 +48,8 @@ pub fn run(job: Job, seed: u64, quiet: bool) -> Result<()> {
     let t_load = start.elapsed().as_secs_f64();
 
     phase.set_message(format!("clustering the {rows} records ({})", algorithm.name()));
-    let settings = Settings { k: job.privacy.k, l: job.privacy.diversity.as_ref().map(|d| d.l), open: job.open_clusters };
+    let settings =
+        Settings { k: job.privacy.k, l: job.privacy.diversity.as_ref().map(|d| d.l), open: job.open_clusters };
     let pass = cluster(&loaded, &job, &domains, settings)?;
     let measured = measure(&pass, &domains, rows);
     let t_search = start.elapsed().as_secs_f64() - t_load;
@@ -236,7 +237,8 @@ fn cluster(loaded: &Loaded, job: &Job, domains: &[Domain], settings: Settings) -
             crate::trace(|| format!("cells: sorted stream started {:.3}s", t.elapsed().as_secs_f64()));
             first = false;
         }
-        let codes: Vec<&[i32]> = (0..n).map(|a| batch.column(a).as_primitive::<Int32Type>().values().as_ref()).collect();
+        let codes: Vec<&[i32]> =
+            (0..n).map(|a| batch.column(a).as_primitive::<Int32Type>().values().as_ref()).collect();
         let s = s_col.map(|j| batch.column(j).as_primitive::<Int32Type>().values().as_ref());
         let y = y_col.map(|j| batch.column(j).as_primitive::<Int32Type>().values().as_ref());
         let pos = batch.column(batch.num_columns() - 1).as_primitive::<Int64Type>();
