@@ -399,3 +399,47 @@ fn full_domain_reports_lm_and_am_of_its_release() {
         assert!(suppressed > 0.0 || k == 5, "the l case should suppress something");
     }
 }
+
+#[test]
+fn csv_and_parquet_sources_cluster_in_file_order_like_a_table() {
+    // The same rows as a DuckDB table, a CSV file and a Parquet file: row
+    // positions come from rowid, a copy of the CSV, and file_row_number.
+    let dir = tempfile::tempdir().unwrap();
+    let qis = generated(dir.path(), 1_501);
+    let conn = Connection::open(dir.path().join("src.duckdb")).unwrap();
+    conn.execute_batch(&format!(
+        "COPY people TO '{}' (HEADER); COPY people TO '{}' (FORMAT PARQUET)",
+        dir.path().join("people.csv").display(),
+        dir.path().join("people.parquet").display()
+    ))
+    .unwrap();
+    drop(conn);
+    let mut releases = Vec::new();
+    for source in
+        ["database = \"src.duckdb\"\ntable = \"people\"", "csv = \"people.csv\"", "parquet = \"people.parquet\""]
+    {
+        let j = job(
+            dir.path(),
+            &format!("[source]\n{source}\n[search]\nalgorithm = \"cdgh\""),
+            &qis,
+            4,
+            "l_diversity = { column = \"diag\", l = 2 }",
+        );
+        // A table source releases to a table (with a CSV copy); a file source to the CSV alone.
+        let output = if source.starts_with("database") {
+            "database = \"out.duckdb\"\ntable = \"rel\"\ncsv = \"rel.csv\""
+        } else {
+            "csv = \"rel.csv\""
+        };
+        let j = std::fs::read_to_string(&j).unwrap().replace("database = \"out.duckdb\"\ntable = \"rel\"", output);
+        std::fs::write(dir.path().join("job.toml"), j).unwrap();
+        ok(dir.path(), &["run", "job.toml", "--quiet", "--reconstruct", "recon.csv", "--seed", "3"]);
+        releases.push((
+            std::fs::read_to_string(dir.path().join("rel.csv")).unwrap(),
+            std::fs::read_to_string(dir.path().join("recon.csv")).unwrap(),
+        ));
+    }
+    assert!(releases[0].0.lines().count() > 1_400, "{}", releases[0].0.lines().count());
+    assert_eq!(releases[1], releases[0], "CSV source");
+    assert_eq!(releases[2], releases[0], "Parquet source");
+}
