@@ -1,5 +1,6 @@
 //! The JSON report of a run.
 
+use crate::job::OutputSpec;
 use crate::metrics::Metrics;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -18,6 +19,18 @@ pub struct Output {
     pub table: Option<String>,
     pub csv: Option<String>,
     pub parquet: Option<String>,
+}
+
+impl Output {
+    /// Where the job's release went, for the report.
+    pub fn of(out: &OutputSpec) -> Output {
+        Output {
+            database: out.table.as_ref().map(|t| t.database.display().to_string()),
+            table: out.table.as_ref().map(|t| t.name.clone()),
+            csv: out.csv.as_ref().map(|p| p.display().to_string()),
+            parquet: out.parquet.as_ref().map(|p| p.display().to_string()),
+        }
+    }
 }
 
 /// The node's metrics, with the ones every algorithm reports: lm (glm per

@@ -235,12 +235,7 @@ pub fn run(args: Args) -> Result<()> {
         nodes_evaluated,
         lattice_size: lattice.size(),
         heights: report::by_qi(&qis, &lattice.heights),
-        output: report::Output {
-            database: out.table.as_ref().map(|t| t.database.display().to_string()),
-            table: out.table.as_ref().map(|t| t.name.clone()),
-            csv: out.csv.as_ref().map(|p| p.display().to_string()),
-            parquet: out.parquet.as_ref().map(|p| p.display().to_string()),
-        },
+        output: report::Output::of(out),
         seconds: Seconds { load: t_load, search: t_search, release: t_release, total: start.elapsed().as_secs_f64() },
     };
     if let Some(path) = &out.report {

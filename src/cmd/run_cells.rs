@@ -84,6 +84,8 @@ pub fn run(job: Job, seed: u64, quiet: bool) -> Result<()> {
 
     let qis = job.qi_names();
     let out = &job.output;
+    let mut output = json!(crate::report::Output::of(out));
+    output["reconstructed"] = json!(reconstruction.as_ref().map(|r| r.describe()));
     let report = json!({
         "kanon_version": env!("CARGO_PKG_VERSION"),
         "job_sha256": job.sha256,
@@ -103,13 +105,7 @@ pub fn run(job: Job, seed: u64, quiet: bool) -> Result<()> {
         "metrics": {"lm": measured.lm, "am": measured.am, "dm": measured.dm, "cm": measured.cm},
         "distinct_cells": qis.iter().zip(&rec.clusters.distinct).map(|(q, d)| (q.clone(), json!(d.len()))).collect::<serde_json::Map<_, _>>(),
         "seed": reconstruction.as_ref().map(|_| seed),
-        "output": {
-            "database": out.table.as_ref().map(|t| t.database.display().to_string()),
-            "table": out.table.as_ref().map(|t| t.name.clone()),
-            "csv": out.csv.as_ref().map(|p| p.display().to_string()),
-            "parquet": out.parquet.as_ref().map(|p| p.display().to_string()),
-            "reconstructed": reconstruction.as_ref().map(|r| r.describe()),
-        },
+        "output": output,
         "seconds": {"load": t_load, "search": t_search, "release": t_release, "reconstruct": t_reconstruct,
                     "total": start.elapsed().as_secs_f64()},
     });

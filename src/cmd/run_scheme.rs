@@ -120,12 +120,7 @@ pub fn run(job: Job, scheme: Scheme, pruning: Pruning, quiet: bool) -> Result<()
         "pruning": {"seeding": pruning.seeding, "modified_bfs": pruning.modified_bfs,
                     "node_rearrangement": pruning.node_order, "applicator_rearrangement": pruning.applicator_order,
                     "dp": pruning.dp != DpChoice::Off},
-        "output": {
-            "database": out.table.as_ref().map(|t| t.database.display().to_string()),
-            "table": out.table.as_ref().map(|t| t.name.clone()),
-            "csv": out.csv.as_ref().map(|p| p.display().to_string()),
-            "parquet": out.parquet.as_ref().map(|p| p.display().to_string()),
-        },
+        "output": crate::report::Output::of(out),
         "seconds": {"load": t_load, "search": t_search, "release": t_release, "total": start.elapsed().as_secs_f64()},
     });
     if let Some(path) = &out.report {
