@@ -3,9 +3,8 @@
 -- label code y, when asked), with counts. Each value gets its code by an
 -- equi-join with a small per-column code table, so the grouping hashes
 -- integers, not text. {{relation}} is the source, or a small file grouped
--- once (frequency.rs Input; {{count}} then sums its counts). Plain SQL on purpose, so a distributed engine could run
--- it instead.
-CREATE OR REPLACE TEMP TABLE kanon_f0 AS
+-- once (frequency.rs Input; {{count}} then sums its counts). Plain SQL, run
+-- where the source lives (database.rs materialize: DuckDB, or Spark) into kanon_f0.
 SELECT {{codes}}, ({{count}})::{{type}} AS cnt
 FROM {{relation}} src {{joins}}
 GROUP BY ALL

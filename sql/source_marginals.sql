@@ -4,7 +4,7 @@
 -- grouping set per column. GROUPING() tells which column a row counts. The
 -- hierarchies are built and checked from these small marginals, and they give
 -- every value its integer code before the base frequency set is grouped.
-CREATE OR REPLACE TEMP TABLE kanon_marginals AS
+-- Run where the source lives (database.rs materialize) into kanon_marginals.
 SELECT {{all}}, GROUPING({{all}}) AS gid, {{count}} AS cnt
 FROM (SELECT {{columns}} FROM {{relation}})
 GROUP BY GROUPING SETS ({{sets}})

@@ -23,7 +23,7 @@ pub const SMALL_FILE_BYTES: u64 = 256 << 20;
 /// Is the job's source a CSV or Parquet file of at most [`SMALL_FILE_BYTES`]?
 pub fn small_file(job: &Job) -> bool {
     match &job.source {
-        SourceSpec::Database { .. } => false,
+        SourceSpec::Database { .. } | SourceSpec::SparkTable { .. } | SourceSpec::SparkParquet { .. } => false,
         SourceSpec::Csv { path, .. } | SourceSpec::Parquet { path } => {
             std::fs::metadata(path).is_ok_and(|m| m.len() <= SMALL_FILE_BYTES)
         }
@@ -50,13 +50,17 @@ pub fn open(job: &Job) -> Result<(Connection, Vec<SourceColumn>)> {
 pub fn open_with(job: &Job, positions: bool) -> Result<(Connection, Vec<SourceColumn>, Option<String>)> {
     let src_path = match &job.source {
         SourceSpec::Database { path, .. } | SourceSpec::Csv { path, .. } | SourceSpec::Parquet { path } => path,
+        SourceSpec::SparkTable { .. } | SourceSpec::SparkParquet { .. } => {
+            return Err(bad(format!(
+                "{}: this command runs on the DuckDB engine only; on Spark, `kanon run` takes full-domain jobs",
+                job.path.display()
+            )))
+        }
     };
     if !src_path.is_file() {
         return Err(bad(format!("{}: source file {} not found", job.path.display(), src_path.display())));
     }
-    let conn = Connection::open_in_memory().context("starting DuckDB")?;
-    crate::trace(|| "open: DuckDB started".into());
-    configure(&conn, &job.engine)?;
+    let conn = open_local(&job.engine)?;
     let relation = match &job.source {
         SourceSpec::Database { path, table } => {
             let (catalog, mode) = if job.output.table.as_ref().is_some_and(|t| same_file(path, &t.database)) {
@@ -90,6 +94,7 @@ pub fn open_with(job: &Job, positions: bool) -> Result<(Connection, Vec<SourceCo
             }
         }
         SourceSpec::Parquet { path } => format!("read_parquet({})", sql::literal(&path.to_string_lossy())),
+        SourceSpec::SparkTable { .. } | SourceSpec::SparkParquet { .. } => unreachable!("returned above"),
     };
     conn.execute_batch(&sql::render(sql::SOURCE_VIEW, &[("relation", &relation)]))
         .or_bad_input(|| format!("reading source {}", src_path.display()))?;
@@ -115,6 +120,24 @@ pub fn open_with(job: &Job, positions: bool) -> Result<(Connection, Vec<SourceCo
     ))
     .or_bad_input(|| format!("reading source {}", src_path.display()))?;
     Ok((conn, columns, Some(pos)))
+}
+
+/// The embedded DuckDB every run works in, configured from `[engine]`.
+pub fn open_local(engine: &Engine) -> Result<Connection> {
+    let conn = Connection::open_in_memory().context("starting DuckDB")?;
+    crate::trace(|| "open: DuckDB started".into());
+    configure(&conn, engine)?;
+    Ok(conn)
+}
+
+/// Run `select` where the source lives, its result into the local temp table
+/// `target`: in the embedded DuckDB, or on Spark with the rows brought back.
+pub fn materialize(conn: &Connection, spark: Option<&crate::spark::Spark>, target: &str, select: &str) -> Result<()> {
+    match spark {
+        None => conn.execute_batch(&format!("CREATE OR REPLACE TEMP TABLE {} AS {select}", sql::ident(target)))?,
+        Some(s) => _ = s.fetch(conn, select, target)?,
+    }
+    Ok(())
 }
 
 /// Attach the output database as [`OUT`] unless it already is (the source lives

@@ -100,6 +100,7 @@ impl Input {
 /// number of rows.
 pub fn scan_source(
     conn: &Connection,
+    spark: Option<&crate::spark::Spark>,
     input: &Input,
     qis: &[String],
     sensitive: Option<&str>,
@@ -117,7 +118,7 @@ pub fn scan_source(
     if let Some(w) = &input.weight {
         columns.push_str(&format!(", {}", ident(w)));
     }
-    conn.execute_batch(&render(
+    let scan = render(
         sql::fragment(sql::SOURCE_MARGINALS, "scan"),
         &[
             ("all", &all),
@@ -126,8 +127,8 @@ pub fn scan_source(
             ("count", &input.count("")),
             ("sets", &list(cols.iter(), ", ", |(_, v)| format!("({v})"))),
         ],
-    ))
-    .context("scanning the source")?;
+    );
+    crate::database::materialize(conn, spark, "kanon_marginals", &scan).context("scanning the source")?;
     for (j, (_, v)) in cols.iter().enumerate() {
         // GROUPING(): a bit per column not grouped, the first column the highest bit.
         let gid: u64 = ((1u64 << m) - 1) & !(1u64 << (m - 1 - j));
@@ -163,6 +164,7 @@ fn int_type(bound: i64) -> &'static str {
 /// instead of 64), where every pass from it would otherwise read spilled data.
 pub fn encode(
     conn: &Connection,
+    spark: Option<&crate::spark::Spark>,
     input: &Input,
     qis: &[String],
     rows: u64,
@@ -173,6 +175,18 @@ pub fn encode(
     // A leaf code is below its hierarchy's top divisor (the top level has code 0).
     let tops: Vec<i64> = crate::hierarchy::divisors(conn, n)?.iter().map(|d| *d.last().unwrap_or(&1)).collect();
     code_tables(conn, n, sensitive.is_some(), label.is_some())?;
+    if let Some(spark) = spark {
+        // The grouping runs on Spark: it joins the code tables there.
+        let mut tables: Vec<String> = (0..n).map(crate::hierarchy::code_table).collect();
+        for (c, col) in [(sensitive, "s"), (label, "y")] {
+            if c.is_some() {
+                tables.push(extra_codes(col));
+            }
+        }
+        for t in tables {
+            spark.share(conn, &format!("SELECT * FROM {t}"), &[], &t)?;
+        }
+    }
     let mut codes = list(0..n, ", ", |a| format!("l{a}.c0::{} AS g{a}", int_type(tops[a])));
     let mut joins = list(qis.iter().enumerate(), " ", |(a, c)| {
         format!("JOIN {} l{a} ON src.{} IS NOT DISTINCT FROM l{a}.n", crate::hierarchy::code_table(a), ident(c))
@@ -184,7 +198,7 @@ pub fn encode(
         }
     }
     let count = int_type(rows.saturating_add(1).min(i64::MAX as u64) as i64);
-    conn.execute_batch(&render(
+    let select = render(
         sql::BASE_FREQUENCY_SET,
         &[
             ("codes", &codes),
@@ -193,8 +207,8 @@ pub fn encode(
             ("count", &input.count("src.")),
             ("type", count),
         ],
-    ))
-    .context("grouping the source")?;
+    );
+    crate::database::materialize(conn, spark, "kanon_f0", &select).context("grouping the source")?;
     conn.execute_batch(sql::BASE_F0_NODE)?;
     Ok(())
 }

@@ -16,6 +16,10 @@ pub enum SourceSpec {
     Database { path: PathBuf, table: String },
     Csv { path: PathBuf, delimiter: Option<String> },
     Parquet { path: PathBuf },
+    /// On the Spark engine: a table of Spark's catalog (dot-separated parts).
+    SparkTable { name: String },
+    /// On the Spark engine: a Parquet path as Spark reads it (kept verbatim).
+    SparkParquet { path: String },
 }
 
 impl SourceSpec {
@@ -24,6 +28,8 @@ impl SourceSpec {
         match self {
             SourceSpec::Database { path, table } => format!("table \"{table}\" of {}", path.display()),
             SourceSpec::Csv { path, .. } | SourceSpec::Parquet { path } => path.display().to_string(),
+            SourceSpec::SparkTable { name } => format!("Spark table \"{name}\""),
+            SourceSpec::SparkParquet { path } => format!("Spark parquet {path}"),
         }
     }
 }
@@ -39,6 +45,8 @@ pub struct OutputTable {
 pub struct OutputSpec {
     /// None when the release goes only to files (a file source, no `database`).
     pub table: Option<OutputTable>,
+    /// On the Spark engine: the release's table in Spark's catalog.
+    pub spark_table: Option<String>,
     pub csv: Option<PathBuf>,
     pub parquet: Option<PathBuf>,
     pub report: Option<PathBuf>,
@@ -80,6 +88,7 @@ impl OutputSpec {
         let file = job.path.display();
         let mut out = OutputSpec {
             table: None,
+            spark_table: None,
             csv: None,
             parquet: None,
             report: None,
@@ -121,6 +130,9 @@ impl OutputSpec {
 
     /// Where the release goes first: its database, else its csv or parquet file.
     pub fn first_path(&self) -> &Path {
+        if let Some(t) = &self.spark_table {
+            return Path::new(t.as_str());
+        }
         match (&self.table, &self.csv, &self.parquet) {
             (Some(t), _, _) => &t.database,
             (None, Some(p), _) | (None, None, Some(p)) => p,
@@ -130,6 +142,9 @@ impl OutputSpec {
 
     /// The release for messages: its table, else its files.
     pub fn describe(&self) -> String {
+        if let Some(t) = &self.spark_table {
+            return format!("Spark table \"{t}\"");
+        }
         match &self.table {
             Some(t) => format!("\"{}\"", t.name),
             None => [&self.csv, &self.parquet]
@@ -277,6 +292,9 @@ pub struct Engine {
     pub memory_rows: Option<u64>,
     pub memory_limit: Option<String>,
     pub temp_directory: Option<PathBuf>,
+    /// `kind = "spark"`: the Spark Connect endpoint (`url`) that runs the
+    /// source scans and the release write.
+    pub spark: Option<String>,
 }
 
 /// A validated job.
@@ -401,6 +419,8 @@ fn default_metric() -> Metric {
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 struct RawEngine {
+    kind: Option<String>,
+    url: Option<String>,
     threads: Option<u64>,
     memory_rows: Option<u64>,
     memory_limit: Option<String>,
@@ -458,8 +478,35 @@ impl Job {
         };
         let column = |s: &Spanned<String>| Column { name: s.get_ref().clone(), line: line_of(text, s.span().start) };
 
+        let spark = match (raw.engine.kind.as_deref(), &raw.engine.url) {
+            (None | Some("duckdb"), None) => None,
+            (None | Some("duckdb"), Some(_)) => {
+                return Err(bad(format!("{file}: [engine] url applies to kind = \"spark\" only")))
+            }
+            (Some("spark"), Some(url)) if url.starts_with("sc://") => Some(url.clone()),
+            (Some("spark"), Some(url)) => {
+                return Err(bad(format!(
+                    "{file}: [engine] url must be a Spark Connect endpoint, sc://host:port, got \"{url}\""
+                )))
+            }
+            (Some("spark"), None) => {
+                return Err(bad(format!("{file}: [engine] kind = \"spark\" needs url = \"sc://host:port\"")))
+            }
+            (Some(other), _) => {
+                return Err(bad(format!("{file}: [engine] kind must be \"duckdb\" or \"spark\", got \"{other}\"")))
+            }
+        };
         let src = &raw.source;
         let source = match (&src.database, &src.csv, &src.parquet) {
+            _ if spark.is_some() => match (&src.database, &src.csv, &src.table, &src.parquet) {
+                (None, None, Some(t), None) if !t.trim().is_empty() => SourceSpec::SparkTable { name: t.clone() },
+                (None, None, None, Some(p)) => SourceSpec::SparkParquet { path: p.clone() },
+                _ => {
+                    return Err(bad(format!(
+                        "{file}: [source] on the Spark engine needs exactly one of table (in Spark's catalog) or parquet (a path Spark reads)"
+                    )))
+                }
+            },
             (Some(db), None, None) => {
                 let table = src.table.clone().ok_or_else(|| bad(format!("{file}: [source] database needs a table")))?;
                 SourceSpec::Database { path: resolve(db), table }
@@ -473,17 +520,39 @@ impl Job {
         if src.delimiter.is_some() && !matches!(source, SourceSpec::Csv { .. }) {
             return Err(bad(format!("{file}: [source] delimiter applies to csv only")));
         }
-        if src.table.is_some() && !matches!(source, SourceSpec::Database { .. }) {
+        if src.table.is_some() && !matches!(source, SourceSpec::Database { .. } | SourceSpec::SparkTable { .. }) {
             return Err(bad(format!("{file}: [source] table applies to a database source only")));
         }
 
         let out = &raw.output;
+        let spark_table = match (&spark, &out.table) {
+            (None, _) => None,
+            (Some(_), Some(t)) if out.database.is_none() && out.csv.is_none() && out.parquet.is_none() => {
+                if t.trim().is_empty() {
+                    return Err(bad(format!("{file}: [output] table is empty")));
+                }
+                if let SourceSpec::SparkTable { name } = &source {
+                    if name.eq_ignore_ascii_case(t) {
+                        return Err(bad(format!(
+                            "{file}: [output] table \"{t}\" is the source table; kanon never overwrites its source"
+                        )));
+                    }
+                }
+                Some(t.clone())
+            }
+            (Some(_), _) => {
+                return Err(bad(format!(
+                    "{file}: [output] on the Spark engine needs table (in Spark's catalog) and nothing else for the release (no database, csv or parquet)"
+                )))
+            }
+        };
         let database = match (&out.database, &source) {
             (Some(db), _) => Some(resolve(db)),
             (None, SourceSpec::Database { path, .. }) => Some(path.clone()),
             (None, _) => None,
         };
         let table = match (database, &out.table) {
+            _ if spark_table.is_some() => None,
             (Some(database), Some(name)) => {
                 if name.trim().is_empty() {
                     return Err(bad(format!("{file}: [output] table is empty")));
@@ -513,6 +582,7 @@ impl Job {
         }
         let output = OutputSpec {
             table,
+            spark_table,
             csv: out.csv.as_deref().map(resolve),
             parquet: out.parquet.as_deref().map(resolve),
             report: out.report.as_deref().map(resolve),
@@ -591,6 +661,7 @@ impl Job {
             memory_rows: raw.engine.memory_rows,
             memory_limit: raw.engine.memory_limit.clone(),
             temp_directory: raw.engine.temp_directory.as_deref().map(resolve),
+            spark,
         };
 
         Ok(Job {

@@ -24,6 +24,7 @@ pub mod release;
 pub mod report;
 pub mod scheme;
 pub mod search;
+pub mod spark;
 pub mod sql;
 
 static STARTED: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();

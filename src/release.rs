@@ -168,6 +168,71 @@ pub fn full_domain_map(
     Ok(rec)
 }
 
+/// The full-domain release on Spark ([`crate::spark`]): the value maps (each
+/// source value as it is, its group's code at the node and label) and the
+/// suppressed classes go to the session as small views, and one statement of
+/// joins ([`sql::RELEASE_JOINED`]) writes the release table there.
+#[allow(clippy::too_many_arguments)]
+pub fn write_spark_full_domain(
+    conn: &Connection,
+    spark: &crate::spark::Spark,
+    job: &Job,
+    columns: &[SourceColumn],
+    levels: &[u8],
+    req: &Requirement,
+    sensitive: bool,
+) -> Result<Written> {
+    let n = levels.len();
+    let table = job.output.spark_table.as_deref().context("a Spark job names its release table")?;
+    let div = crate::hierarchy::divisors(conn, n)?;
+    for (a, &l) in levels.iter().enumerate() {
+        let q = render(
+            sql::fragment(sql::RELEASE_MAP, "value_map"),
+            &[
+                ("n", "k.n"),
+                ("code", &format!("c{l}")),
+                ("codes", &code_table(a)),
+                ("dim", &dim_table(a)),
+                ("nodes", &node_table(a)),
+                ("level", &l.to_string()),
+            ],
+        );
+        spark.share(conn, &format!("SELECT n, code::BIGINT AS code, label FROM ({q})"), &[], &format!("kanon_release_map_{a}"))?;
+    }
+    let q = render(
+        sql::fragment(sql::RELEASE_MAP, "suppressed"),
+        &[
+            ("classes", &list(0..n, ", ", |a| format!("(p.g{a} // {})::BIGINT AS c{a}", div[a][levels[a] as usize]))),
+            ("ldiv", if sensitive { "count(DISTINCT p.s)" } else { "0" }),
+            ("class_cols", &list(0..n, ", ", |a| format!("c.c{a}"))),
+        ],
+    );
+    spark.share(conn, &q, &[req.k as i64, req.l.unwrap_or(0) as i64], "kanon_release_dropped")?;
+    let qis = job.qi_names();
+    let select = list(columns.iter().filter(|c| !job.output.drop.iter().any(|d| d.name == c.name)), ", ", |c| {
+        let name = ident(&c.name);
+        match qis.iter().position(|q| *q == c.name) {
+            Some(a) => format!("m{a}.label AS {name}"),
+            None => format!("s.{name}"),
+        }
+    });
+    let select = render(
+        sql::RELEASE_JOINED,
+        &[
+            ("columns", &select),
+            (
+                "joins",
+                &list(qis.iter().enumerate(), "\n", |(a, q)| {
+                    format!("JOIN kanon_release_map_{a} m{a} ON s.{} IS NOT DISTINCT FROM m{a}.n", ident(q))
+                }),
+            ),
+            ("match", &list(0..n, " AND ", |a| format!("d.c{a} = m{a}.code"))),
+        ],
+    );
+    let rows = spark.write_table(table, &select)?;
+    Ok(Written { rows })
+}
+
 /// Ambiguity (am) of a full-domain release: the mean over records of the
 /// product over QIs of the leaves under the record's released value, a
 /// suppressed record counting every leaf. Read off `kanon_f0` at the node.

@@ -54,6 +54,7 @@ statements! {
     EDGES_GENERATE => "edges_generate.sql",
     RELEASE_MAP => "release_map.sql",
     RELEASE_SELECT => "release_select.sql",
+    RELEASE_JOINED => "release_joined.sql",
     MEASURE_CLASSES => "measure_classes.sql",
     HIERARCHY_LEVELS => "hierarchy_levels.sql",
     BASE_F0_NODE => "base_f0_node.sql",

@@ -104,6 +104,12 @@ pub fn job_with_overrides(args: &Args) -> Result<Job> {
 pub fn run(args: Args) -> Result<()> {
     let start = Instant::now();
     let job = job_with_overrides(&args)?;
+    if job.engine.spark.is_some() && (job.algorithm.cell_based() || args.scheme.is_some() || job.scheme.is_some() || job.metric == Metric::Hdm) {
+        return Err(bad(format!(
+            "{}: on the Spark engine kanon runs full-domain searches; schemes and cell-based generalization run on DuckDB",
+            job.path.display()
+        )));
+    }
     if job.algorithm.cell_based() {
         let other = [
             (args.node.is_some(), "--node"),
@@ -194,15 +200,38 @@ pub fn run(args: Args) -> Result<()> {
 
     let phase = spinner(args.quiet);
     phase.set_message(format!("writing the release to {}", job.output.first_path().display()));
-    let recoding =
-        release::full_domain_map(&loaded.conn, &job, &loaded.columns, &best.levels, &req, loaded.extras.sensitive)?;
+    let recoding = match &loaded.spark {
+        None => Some(release::full_domain_map(
+            &loaded.conn,
+            &job,
+            &loaded.columns,
+            &best.levels,
+            &req,
+            loaded.extras.sensitive,
+        )?),
+        Some(_) => None,
+    };
     let am = release::ambiguity(&loaded.conn, &best.levels, &req, loaded.extras.sensitive, &loaded.data)?;
     crate::trace(|| format!("run recoding: {:.3}s", start.elapsed().as_secs_f64() - t_load - t_search));
     let nodes_evaluated = ev.evaluations();
     let ev_backend = ev.backend();
     drop(ev);
-    frequency::drop_base(&loaded.conn)?;
-    let written = release::write(&loaded.conn, &job, &loaded.columns, recoding)?;
+    let written = match (&loaded.spark, recoding) {
+        (Some(spark), _) => release::write_spark_full_domain(
+            &loaded.conn,
+            spark,
+            &job,
+            &loaded.columns,
+            &best.levels,
+            &req,
+            loaded.extras.sensitive,
+        )?,
+        (None, Some(recoding)) => {
+            frequency::drop_base(&loaded.conn)?;
+            release::write(&loaded.conn, &job, &loaded.columns, recoding)?
+        }
+        (None, None) => unreachable!("a DuckDB run has its recoding"),
+    };
     phase.finish_and_clear();
     let t_release = start.elapsed().as_secs_f64() - t_load - t_search;
     debug_assert_eq!(written.rows + best.outcome.suppressed, rows);

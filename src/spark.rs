@@ -1,0 +1,423 @@
+//! The Spark engine (`[engine] kind = "spark"`): the source lives in a Spark
+//! lakehouse and kanon reads it only in its two scans (the marginals, the base
+//! frequency set) and its release write, each one Spark SQL statement sent
+//! through Spark Connect. The search stays local: the scans' results come
+//! back as Arrow batches into the embedded DuckDB, where every later step
+//! (hierarchies, code tables, the evaluator) runs as for any other source.
+//! Small local tables a remote statement reads (value → code maps, the
+//! release's value maps and suppressed classes) go to the Spark session as
+//! temporary views of the same name.
+//!
+//! The statements are the ones in `sql/`, with the session set to read
+//! double-quoted identifiers (ANSI), so [`crate::sql::ident`] quotes for both
+//! engines; [`dialect`] holds the few spelling differences.
+
+use crate::database::SourceColumn;
+use crate::error::bad;
+use crate::job::{Job, SourceSpec};
+use crate::sql::{ident, list};
+use anyhow::{anyhow, Context, Result};
+use spark_connect::row::{Row, Value};
+use spark_connect::types::{DataType, StructField};
+use spark_connect::SparkSession;
+use duckdb::arrow::array::StructArray;
+use duckdb::arrow::datatypes::DataType as ArrowType;
+use duckdb::arrow::record_batch::RecordBatch;
+use duckdb::types::{TimeUnit, ValueRef};
+use duckdb::vtab::arrow::{ArrowBatchRegistration, ArrowVTab};
+use duckdb::Connection;
+use std::cell::Cell;
+use std::collections::BTreeMap;
+
+/// The type name of a source column whose Spark type kanon does not read.
+pub const UNREAD: &str = "unread Spark type ";
+
+/// Suffixes of the release's temporary and previous tables beside the target.
+const TMP: &str = "__kanon_tmp";
+const PREVIOUS: &str = "__kanon_previous";
+
+/// A Spark Connect session for one run.
+pub struct Spark {
+    session: SparkSession,
+    url: String,
+    /// Is the Arrow scan registered on the local connection?
+    arrow_scan: Cell<bool>,
+}
+
+/// A statement as Spark spells it: `GROUPING(a, b)` is `grouping_id(a, b)`.
+/// (`GROUPING SETS`, `NOT EXISTS`, `IS NOT DISTINCT FROM`, `GROUP BY ALL` and
+/// `::` casts read the same.)
+pub fn dialect(statement: &str) -> String {
+    statement.replace("GROUPING(", "grouping_id(")
+}
+
+/// A dot-separated catalog name, each part quoted.
+pub fn qualified(name: &str) -> String {
+    list(name.split('.'), ".", ident)
+}
+
+impl Spark {
+    /// Connect to the job's endpoint; an endpoint that does not answer is bad
+    /// input naming `[engine] url`.
+    pub fn connect(job: &Job, url: &str) -> Result<Spark> {
+        let file = job.path.display();
+        let unreachable = |e: &dyn std::fmt::Display| {
+            bad(format!("{file}: [engine] url \"{url}\": cannot reach a Spark Connect server: {e}"))
+        };
+        let session =
+            SparkSession::builder().remote(url).get_or_create().map_err(|e| unreachable(&e))?;
+        // The first call is the first round trip.
+        session.version().map_err(|e| unreachable(&e))?;
+        let conf = session.conf();
+        for (key, value) in [("spark.sql.ansi.enabled", "true"), ("spark.sql.ansi.doubleQuotedIdentifiers", "true")] {
+            conf.set(key, value).with_context(|| format!("setting {key} on the Spark session"))?;
+        }
+        Ok(Spark { session, url: url.to_string(), arrow_scan: Cell::new(false) })
+    }
+
+    /// The endpoint, for messages.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Expose the job's source as the temporary view `kanon_source`; return its
+    /// columns with the DuckDB type each arrives as.
+    pub fn open_source(&self, job: &Job) -> Result<Vec<SourceColumn>> {
+        let file = job.path.display();
+        let frame = match &job.source {
+            SourceSpec::SparkTable { name } => {
+                let exists = self.session.catalog().table_exists(name).unwrap_or(false);
+                if !exists {
+                    return Err(bad(format!("{file}: [source] table \"{name}\" not found in Spark's catalog")));
+                }
+                self.session.table(name)
+            }
+            SourceSpec::SparkParquet { path } => Ok(self.session.read().parquet(path)),
+            _ => unreachable!("a Spark job has a Spark source"),
+        };
+        let frame = frame.map_err(|e| bad(format!("{file}: [source] {}: {e}", job.source.describe())))?;
+        let schema = frame.schema().map_err(|e| bad(format!("{file}: [source] {}: {e}", job.source.describe())))?;
+        frame.create_or_replace_temp_view("kanon_source").context("defining the source view on Spark")?;
+        let DataType::Struct { fields } = schema else {
+            return Err(anyhow!("Spark gave the source a non-struct schema"));
+        };
+        Ok(fields
+            .iter()
+            .map(|f| SourceColumn {
+                name: f.name.clone(),
+                type_name: duckdb_type(&f.data_type).unwrap_or_else(|| format!("{UNREAD}{:?}", f.data_type)),
+            })
+            .collect())
+    }
+
+    /// Run `select` on Spark; its rows land in the local temp table `target`
+    /// (replaced). Returns the rows.
+    pub fn fetch(&self, conn: &Connection, select: &str, target: &str) -> Result<u64> {
+        if !self.arrow_scan.get() {
+            conn.register_table_function::<ArrowVTab>("kanon_arrow")?;
+            self.arrow_scan.set(true);
+        }
+        let frame = self.session.sql(&dialect(select))?;
+        let batches = frame.collect_record_batches().with_context(|| format!("running on Spark: {select}"))?;
+        let (mut rows, mut bytes) = (0u64, 0usize);
+        let mut created = false;
+        for batch in batches {
+            bytes += batch.get_array_memory_size();
+            let batch = to_duckdb(batch)?;
+            rows += batch.num_rows() as u64;
+            let registered = ArrowBatchRegistration::new(batch);
+            let verb = if created {
+                format!("INSERT INTO {}", ident(target))
+            } else {
+                format!("CREATE OR REPLACE TEMP TABLE {} AS", ident(target))
+            };
+            conn.execute(&format!("{verb} SELECT * FROM kanon_arrow(?)"), [&registered])
+                .with_context(|| format!("storing Spark's result in {target}"))?;
+            created = true;
+        }
+        crate::trace(|| format!("spark: fetched {rows} rows, {bytes} bytes into {target}"));
+        if !created {
+            // No batch, no Arrow schema: the table from Spark's schema.
+            let DataType::Struct { fields } = frame.schema()? else {
+                return Err(anyhow!("Spark gave a result a non-struct schema"));
+            };
+            let columns = fields
+                .iter()
+                .map(|f| {
+                    let t = duckdb_type(&f.data_type)
+                        .ok_or_else(|| anyhow!("column \"{}\" of Spark type {:?}", f.name, f.data_type))?;
+                    Ok(format!("{} {t}", ident(&f.name)))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            conn.execute_batch(&format!("CREATE OR REPLACE TEMP TABLE {} ({})", ident(target), columns.join(", ")))?;
+        }
+        Ok(rows)
+    }
+
+    /// The rows of the local query `select` (with `params`) as the Spark
+    /// temporary view `view` (replaced).
+    pub fn share(&self, conn: &Connection, select: &str, params: &[i64], view: &str) -> Result<()> {
+        let mut stmt = conn.prepare(select)?;
+        let mut rows = stmt.query(duckdb::params_from_iter(params))?;
+        let names: Vec<String> = rows.as_ref().context("a shared query's columns")?.column_names();
+        let types: Vec<ArrowType> =
+            (0..names.len()).map(|i| rows.as_ref().map(|s| s.column_type(i)).unwrap_or(ArrowType::Null)).collect();
+        let spark_types: Vec<(DataType, Option<String>)> = names
+            .iter()
+            .zip(&types)
+            .map(|(n, t)| spark_type(t).ok_or_else(|| anyhow!("column \"{n}\" of type {t} cannot go to Spark")))
+            .collect::<Result<_>>()?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next()? {
+            let mut values = Vec::with_capacity(names.len());
+            for i in 0..names.len() {
+                values.push(spark_value(r.get_ref(i)?, &types[i])?);
+            }
+            out.push(Row::new(names.clone(), values));
+        }
+        let schema = DataType::Struct {
+            fields: names
+                .iter()
+                .zip(&spark_types)
+                .map(|(n, (t, _))| StructField {
+                    name: n.clone(),
+                    data_type: t.clone(),
+                    nullable: true,
+                    metadata: BTreeMap::new(),
+                })
+                .collect(),
+        };
+        let frame = self.session.create_dataframe(out, schema)?;
+        if spark_types.iter().all(|(_, cast)| cast.is_none()) {
+            frame.create_or_replace_temp_view(view)?;
+        } else {
+            // Types sent as text (decimals, timestamps) are cast back on Spark.
+            let raw = format!("{view}_text");
+            frame.create_or_replace_temp_view(&raw)?;
+            let columns = list(names.iter().zip(&spark_types), ", ", |(n, (_, cast))| match cast {
+                Some(t) => format!("CAST({} AS {t}) AS {}", ident(n), ident(n)),
+                None => ident(n),
+            });
+            self.execute(&format!(
+                "CREATE OR REPLACE TEMPORARY VIEW {} AS SELECT {columns} FROM {}",
+                ident(view),
+                ident(&raw)
+            ))?;
+        }
+        Ok(())
+    }
+
+    /// Run a statement on Spark for its effect.
+    pub fn execute(&self, statement: &str) -> Result<()> {
+        self.session
+            .sql(&dialect(statement))?
+            .collect_record_batches()
+            .with_context(|| format!("running on Spark: {statement}"))?;
+        Ok(())
+    }
+
+    fn count(&self, relation: &str) -> Result<u64> {
+        let batches = self.session.sql(&format!("SELECT count(*) AS n FROM {relation}"))?.collect_record_batches()?;
+        let batch = batches.first().context("a count from Spark")?;
+        let n = batch
+            .column(0)
+            .as_any()
+            .downcast_ref::<arrow58::array::Int64Array>()
+            .context("a count from Spark")?
+            .value(0);
+        Ok(n as u64)
+    }
+
+    fn exists(&self, name: &str) -> Result<bool> {
+        Ok(self.session.catalog().table_exists(name)?)
+    }
+
+    /// A run killed between the swap's two renames left the previous release
+    /// under its `__kanon_previous` name and none under the target's: put it back.
+    pub fn recover(&self, table: &str) -> Result<()> {
+        let previous = format!("{table}{PREVIOUS}");
+        if !self.exists(table)? && self.exists(&previous)? {
+            self.execute(&format!("ALTER TABLE {} RENAME TO {}", qualified(&previous), qualified(table)))?;
+        }
+        Ok(())
+    }
+
+    /// Write `select` as the table `table` of Spark's catalog: built under a
+    /// temporary name of this run's own, then swapped in by two renames
+    /// (Spark's catalog has no transaction; see the README's "Running on
+    /// Spark"). Returns the rows.
+    pub fn write_table(&self, table: &str, select: &str) -> Result<u64> {
+        self.recover(table)?;
+        // A killed run's temporary table (Spark may have finished writing it
+        // after the client died): dropped on a best-effort basis.
+        for stale in self.tables_like(&format!("{table}{TMP}"))? {
+            let _ = self.execute(&format!("DROP TABLE IF EXISTS {}", qualified(&stale)));
+        }
+        let run = self.session.session_id().chars().filter(char::is_ascii_alphanumeric).take(12).collect::<String>();
+        let (tmp, previous) = (format!("{table}{TMP}_{run}"), format!("{table}{PREVIOUS}"));
+        self.execute(&format!("CREATE TABLE {} USING parquet AS {select}", qualified(&tmp)))
+            .context("writing the release on Spark")?;
+        let rows = self.count(&qualified(&tmp))?;
+        self.execute(&format!("DROP TABLE IF EXISTS {}", qualified(&previous)))?;
+        if self.exists(table)? {
+            self.execute(&format!("ALTER TABLE {} RENAME TO {}", qualified(table), qualified(&previous)))?;
+        }
+        self.execute(&format!("ALTER TABLE {} RENAME TO {}", qualified(&tmp), qualified(table)))?;
+        self.execute(&format!("DROP TABLE IF EXISTS {}", qualified(&previous)))?;
+        Ok(rows)
+    }
+
+    /// Tables named `name` followed by anything, in `name`'s namespace (full names).
+    fn tables_like(&self, name: &str) -> Result<Vec<String>> {
+        let (namespace, last) = match name.rsplit_once('.') {
+            Some((ns, last)) => (Some(ns), last),
+            None => (None, name),
+        };
+        let show = match namespace {
+            Some(ns) => format!("SHOW TABLES IN {} LIKE '{last}*'", qualified(ns)),
+            None => format!("SHOW TABLES LIKE '{last}*'"),
+        };
+        // SHOW TABLES's LIKE takes a pattern of its own ('*' any, '|' or): the
+        // name's own characters other than letters, digits and '_' make it
+        // match nothing, never something else.
+        if !last.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Ok(Vec::new());
+        }
+        let mut out = Vec::new();
+        for batch in self.session.sql(&show)?.collect_record_batches()? {
+            let Some(names) = batch.column_by_name("tableName") else { continue };
+            let names = names.as_any().downcast_ref::<arrow58::array::StringArray>().context("SHOW TABLES names")?;
+            let temporary = batch
+                .column_by_name("isTemporary")
+                .and_then(|c| c.as_any().downcast_ref::<arrow58::array::BooleanArray>().cloned());
+            for i in 0..arrow58::array::Array::len(names) {
+                if temporary.as_ref().is_some_and(|t| t.value(i)) {
+                    continue;
+                }
+                let n = names.value(i);
+                out.push(match namespace {
+                    Some(ns) => format!("{ns}.{n}"),
+                    None => n.to_string(),
+                });
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// A batch from the Spark client's Arrow (58) as DuckDB's Arrow (60): both
+/// speak the Arrow C data interface, so the buffers move, not the values.
+fn to_duckdb(batch: arrow58::record_batch::RecordBatch) -> Result<RecordBatch> {
+    let data = arrow58::array::Array::to_data(&arrow58::array::StructArray::from(batch));
+    let (array, schema) = arrow58::ffi::to_ffi(&data)?;
+    // Safety: FFI_ArrowArray and FFI_ArrowSchema are the C data interface's
+    // #[repr(C)] structs, the same layout in both Arrow versions; ownership
+    // (and the release callback) passes to the import.
+    let data = unsafe {
+        let array: duckdb::arrow::ffi::FFI_ArrowArray = std::mem::transmute(array);
+        let schema: duckdb::arrow::ffi::FFI_ArrowSchema = std::mem::transmute(schema);
+        duckdb::arrow::ffi::from_ffi(array, &schema)?
+    };
+    let batch = RecordBatch::from(StructArray::from(data));
+    debug_assert_eq!(batch.num_columns(), batch.schema().fields().len());
+    Ok(batch)
+}
+
+/// The DuckDB type a Spark column arrives as (through Arrow), or None for a
+/// type kanon does not read (arrays, maps, structs, intervals, variants).
+pub fn duckdb_type(t: &DataType) -> Option<String> {
+    Some(
+        match t {
+            DataType::Boolean => "BOOLEAN",
+            DataType::Byte => "TINYINT",
+            DataType::Short => "SMALLINT",
+            DataType::Integer => "INTEGER",
+            DataType::Long => "BIGINT",
+            DataType::Float => "FLOAT",
+            DataType::Double => "DOUBLE",
+            DataType::String { .. } | DataType::Char { .. } | DataType::Varchar { .. } => "VARCHAR",
+            DataType::Binary => "BLOB",
+            DataType::Date => "DATE",
+            DataType::Timestamp => "TIMESTAMP WITH TIME ZONE",
+            DataType::TimestampNtz => "TIMESTAMP",
+            DataType::Decimal { precision, scale } => return Some(format!("DECIMAL({precision},{scale})")),
+            _ => return None,
+        }
+        .to_string(),
+    )
+}
+
+/// The Spark type a local column (of Arrow type `t`) is sent as, and when it
+/// is sent as text, the Spark type to cast it back to.
+fn spark_type(t: &ArrowType) -> Option<(DataType, Option<String>)> {
+    let text = DataType::String { collation: "UTF8_BINARY".into() };
+    Some(match t {
+        ArrowType::Boolean => (DataType::Boolean, None),
+        ArrowType::Int8 => (DataType::Byte, None),
+        ArrowType::Int16 => (DataType::Short, None),
+        ArrowType::Int32 => (DataType::Integer, None),
+        ArrowType::Int64 => (DataType::Long, None),
+        ArrowType::Float32 => (DataType::Float, None),
+        ArrowType::Float64 => (DataType::Double, None),
+        ArrowType::Utf8 | ArrowType::LargeUtf8 | ArrowType::Utf8View => (text, None),
+        ArrowType::Date32 => (DataType::Date, None),
+        ArrowType::Timestamp(_, Some(_)) => (text, Some("TIMESTAMP".into())),
+        ArrowType::Timestamp(_, None) => (text, Some("TIMESTAMP_NTZ".into())),
+        ArrowType::Decimal128(p, s) => (text, Some(format!("DECIMAL({p},{s})"))),
+        _ => return None,
+    })
+}
+
+/// One local value as Spark's; decimals and timestamps as their text.
+fn spark_value(v: ValueRef<'_>, t: &ArrowType) -> Result<Value> {
+    Ok(match v {
+        ValueRef::Null => Value::Null,
+        ValueRef::Boolean(b) => Value::Bool(b),
+        ValueRef::TinyInt(x) => Value::Byte(x),
+        ValueRef::SmallInt(x) => Value::Short(x),
+        ValueRef::Int(x) => Value::Integer(x),
+        ValueRef::BigInt(x) => Value::Long(x),
+        ValueRef::Float(x) => Value::Float(x),
+        ValueRef::Double(x) => Value::Double(x),
+        ValueRef::Text(s) => Value::String(String::from_utf8_lossy(s).into_owned()),
+        ValueRef::Date32(d) => Value::Date(d),
+        ValueRef::Timestamp(unit, x) => Value::String(timestamp_text(unit, x, t)),
+        ValueRef::Decimal(d) => Value::String(d.to_string()),
+        other => return Err(anyhow!("a value of type {t} ({:?}) cannot go to Spark", other.data_type())),
+    })
+}
+
+/// A timestamp as text Spark casts back exactly (UTC for TIMESTAMP WITH TIME ZONE).
+fn timestamp_text(unit: TimeUnit, x: i64, t: &ArrowType) -> String {
+    let micros = match unit {
+        TimeUnit::Second => x.saturating_mul(1_000_000),
+        TimeUnit::Millisecond => x.saturating_mul(1_000),
+        TimeUnit::Microsecond => x,
+        TimeUnit::Nanosecond => x.div_euclid(1_000),
+    };
+    let zone = if matches!(t, ArrowType::Timestamp(_, Some(_))) { "Z" } else { "" };
+    match chrono::DateTime::from_timestamp_micros(micros) {
+        Some(at) => format!("{}{zone}", at.naive_utc().format("%Y-%m-%dT%H:%M:%S%.6f")),
+        None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use duckdb::arrow::datatypes::TimeUnit as ArrowUnit;
+
+    #[test]
+    fn timestamps_go_as_text_spark_reads() {
+        let (plain, zoned) = (ArrowType::Timestamp(ArrowUnit::Microsecond, None), ArrowType::Timestamp(ArrowUnit::Microsecond, Some("UTC".into())));
+        assert_eq!(timestamp_text(TimeUnit::Second, 1_704_067_200, &plain), "2024-01-01T00:00:00.000000");
+        assert_eq!(timestamp_text(TimeUnit::Microsecond, 1_500_000, &plain), "1970-01-01T00:00:01.500000");
+        assert_eq!(timestamp_text(TimeUnit::Microsecond, -1, &zoned), "1969-12-31T23:59:59.999999Z");
+    }
+
+    #[test]
+    fn names_quote_each_part() {
+        assert_eq!(qualified("lake.patients"), "\"lake\".\"patients\"");
+        assert_eq!(dialect("SELECT GROUPING(v0, v1) AS gid"), "SELECT grouping_id(v0, v1) AS gid");
+    }
+}

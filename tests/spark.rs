@@ -1,0 +1,340 @@
+//! The same jobs on both engines: embedded DuckDB, and Spark through Spark
+//! Connect (`[engine] kind = "spark"`). Each job runs once per engine on the
+//! same rows (a Parquet file both read, or a table of Spark's catalog made
+//! from it); the node, the report (timings and output location aside) and the
+//! released rows must be identical. A run killed at any moment leaves the
+//! previous release (never a partial one) under the release's name, or under
+//! its `__kanon_previous` name for the next run to put back.
+//!
+//! Needs a Spark Connect server: `tests/spark.sh` starts one and sets
+//! KANON_SPARK_URL. Without it these tests print a notice and pass.
+
+use duckdb::Connection;
+use serde_json::Value as Json;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn spark_url() -> Option<String> {
+    let url = std::env::var("KANON_SPARK_URL").ok().filter(|u| !u.is_empty());
+    if url.is_none() {
+        eprintln!("notice: KANON_SPARK_URL is unset, so the Spark tests skip (tests/spark.sh starts a server)");
+    }
+    url
+}
+
+fn kanon(cwd: &Path, args: &[&str]) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_kanon")).args(args).current_dir(cwd).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)),
+    )
+}
+
+fn ok(cwd: &Path, args: &[&str]) -> String {
+    let (code, out) = kanon(cwd, args);
+    assert_eq!(code, 0, "kanon {args:?} failed:\n{out}");
+    out
+}
+
+/// A job's body below `[source]` / `[output]` / `[engine]`: privacy, search, QIs.
+struct Case {
+    name: &'static str,
+    /// The rows, as a Parquet file both engines read.
+    parquet: PathBuf,
+    body: String,
+    drop: &'static str,
+}
+
+/// A session of our own, for what the tests do on Spark themselves.
+fn session(dir: &Path, url: &str) -> kanon::spark::Spark {
+    let path = dir.join("session.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "[engine]\nkind = \"spark\"\nurl = \"{url}\"\n[source]\ntable = \"t\"\n[output]\ntable = \"o\"\n\
+             [privacy]\nk = 2\n[[quasi_identifiers]]\ncolumn = \"a\"\nhierarchy = \"suppress\"\n"
+        ),
+    )
+    .unwrap();
+    let job = kanon::job::Job::load(&path).unwrap();
+    kanon::spark::Spark::connect(&job, url).unwrap()
+}
+
+/// Write the two jobs of `case`: (DuckDB, Spark) with `source` the Spark source lines.
+fn jobs(dir: &Path, case: &Case, url: &str, spark_source: &str, spark_table: &str) -> (PathBuf, PathBuf) {
+    let duck = format!(
+        "[source]\nparquet = \"{}\"\n[output]\ndatabase = \"{}\"\ntable = \"release\"\nreport = \"{}\"\ndrop = [{}]\n{}",
+        case.parquet.display(),
+        dir.join(format!("{}.duckdb", case.name)).display(),
+        dir.join(format!("{}-duckdb.json", case.name)).display(),
+        case.drop,
+        case.body
+    );
+    let spark = format!(
+        "[engine]\nkind = \"spark\"\nurl = \"{url}\"\n[source]\n{spark_source}\n[output]\ntable = \"{spark_table}\"\n\
+         report = \"{}\"\ndrop = [{}]\n{}",
+        dir.join(format!("{}-spark.json", case.name)).display(),
+        case.drop,
+        case.body
+    );
+    let (a, b) = (dir.join(format!("{}-duckdb.toml", case.name)), dir.join(format!("{}-spark.toml", case.name)));
+    std::fs::write(&a, duck).unwrap();
+    std::fs::write(&b, spark).unwrap();
+    (a, b)
+}
+
+/// A report without what differs by engine: timings, where the release went, the job's hash.
+fn report(path: &Path) -> Json {
+    let mut r: Json = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let o = r.as_object_mut().unwrap();
+    for key in ["seconds", "output", "job_sha256"] {
+        o.remove(key);
+    }
+    r
+}
+
+/// Every row of `relation` as text, sorted (Spark keeps no row order).
+fn sorted_rows(conn: &Connection, relation: &str) -> Vec<String> {
+    let columns: Vec<String> = conn
+        .prepare(&format!("SELECT column_name FROM (DESCRIBE SELECT * FROM {relation})"))
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<duckdb::Result<_>>()
+        .unwrap();
+    let text = columns
+        .iter()
+        .map(|c| format!("coalesce(CAST(\"{c}\" AS VARCHAR), '∅')"))
+        .collect::<Vec<_>>()
+        .join(" || '|' || ");
+    let mut rows: Vec<String> = conn
+        .prepare(&format!("SELECT {text} FROM {relation}"))
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<duckdb::Result<_>>()
+        .unwrap();
+    rows.sort();
+    rows
+}
+
+/// The rows of Spark table `table`, sorted.
+fn spark_rows(spark: &kanon::spark::Spark, table: &str) -> Vec<String> {
+    let conn = Connection::open_in_memory().unwrap();
+    spark.fetch(&conn, &format!("SELECT * FROM {}", kanon::spark::qualified(table)), "fetched").unwrap();
+    sorted_rows(&conn, "fetched")
+}
+
+fn duckdb_rows(dir: &Path, case: &Case) -> Vec<String> {
+    let conn = Connection::open(dir.join(format!("{}.duckdb", case.name))).unwrap();
+    sorted_rows(&conn, "release")
+}
+
+/// Run `case` on both engines and compare; `table_source`: read it on Spark
+/// as a catalog table made from the Parquet file, else as the file.
+fn same_on_both(dir: &Path, url: &str, spark: &kanon::spark::Spark, case: &Case, table_source: bool) {
+    let out_table = format!("kanon_test_{}", case.name);
+    let source = if table_source {
+        let t = format!("kanon_test_{}_source", case.name);
+        spark.execute(&format!("DROP TABLE IF EXISTS {t}")).unwrap();
+        spark
+            .execute(&format!("CREATE TABLE {t} USING parquet AS SELECT * FROM parquet.`{}`", case.parquet.display()))
+            .unwrap();
+        format!("table = \"{t}\"")
+    } else {
+        format!("parquet = \"{}\"", case.parquet.display())
+    };
+    let (duck, on_spark) = jobs(dir, case, url, &source, &out_table);
+    let said_duck = ok(dir, &["run", duck.to_str().unwrap(), "--quiet"]);
+    let said_spark = ok(dir, &["run", on_spark.to_str().unwrap(), "--quiet"]);
+    let node = |s: &str| s.split(" at node ").nth(1).map(|t| t.split(':').next().unwrap().to_string());
+    assert_eq!(node(&said_duck), node(&said_spark), "{}: nodes differ:\n{said_duck}\n{said_spark}", case.name);
+    let (a, b) = (
+        report(&dir.join(format!("{}-duckdb.json", case.name))),
+        report(&dir.join(format!("{}-spark.json", case.name))),
+    );
+    assert_eq!(a, b, "{}: reports differ", case.name);
+    let (x, y) = (duckdb_rows(dir, case), spark_rows(spark, &out_table));
+    assert!(!x.is_empty(), "{}: an empty release", case.name);
+    assert_eq!(x.len(), y.len(), "{}: row counts differ", case.name);
+    assert!(x == y, "{}: released rows differ (first: {:?} / {:?})", case.name, x.first(), y.first());
+}
+
+/// The demo's patients as Parquet (DuckDB reads the CSV once).
+fn demo(dir: &Path) -> Case {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/demo");
+    let parquet = dir.join("patients.parquet");
+    Connection::open_in_memory()
+        .unwrap()
+        .execute_batch(&format!(
+            "COPY (SELECT * FROM read_csv('{}', header = true)) TO '{}' (FORMAT PARQUET)",
+            fixtures.join("patients.csv").display(),
+            parquet.display()
+        ))
+        .unwrap();
+    let job = std::fs::read_to_string(fixtures.join("job.toml")).unwrap();
+    let body = job[job.find("[privacy]").unwrap()..]
+        .replace("hierarchies/education.csv", &fixtures.join("hierarchies/education.csv").display().to_string());
+    Case { name: "demo", parquet, body, drop: "\"name\", \"ssn\"" }
+}
+
+/// `kanon generate`'s extract of `rows` rows as Parquet, with its job's QIs;
+/// ℓ-diversity on the diagnosis and a class column.
+fn generated(dir: &Path, rows: u64) -> Case {
+    let db = dir.join("people.duckdb");
+    let job = dir.join("people.toml");
+    ok(
+        dir,
+        &[
+            "generate",
+            "--rows",
+            &rows.to_string(),
+            "--seed",
+            "7",
+            "--database",
+            db.to_str().unwrap(),
+            "--table",
+            "people",
+            "--job",
+            job.to_str().unwrap(),
+            "--quiet",
+        ],
+    );
+    let parquet = dir.join("people.parquet");
+    Connection::open(&db)
+        .unwrap()
+        .execute_batch(&format!("COPY people TO '{}' (FORMAT PARQUET)", parquet.display()))
+        .unwrap();
+    let text = std::fs::read_to_string(&job).unwrap();
+    let qis = &text[text.find("[[quasi_identifiers]]").unwrap()..];
+    let qis = qis.replace("\"hierarchies/", &format!("\"{}/hierarchies/", dir.display()));
+    let body = format!(
+        "[privacy]\nk = 5\nmax_suppression = 0.02\nl_diversity = {{ column = \"diagnosis\", l = 2 }}\n\
+         [search]\nmetric = \"glm\"\nclass_column = \"sex\"\n{qis}"
+    );
+    Case { name: "generated", parquet, body, drop: "\"row_id\"" }
+}
+
+/// UCI Adult with its ARX hierarchies, when `../shared` has it.
+fn adult(dir: &Path) -> Option<Case> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/adult");
+    if !root.join("adult.csv").is_file() {
+        eprintln!("notice: ../shared/data/adult is absent; the Adult case is skipped");
+        return None;
+    }
+    let parquet = dir.join("adult.parquet");
+    Connection::open_in_memory()
+        .unwrap()
+        .execute_batch(&format!(
+            "COPY (SELECT * FROM read_csv('{}', header = true, delim = ';')) TO '{}' (FORMAT PARQUET)",
+            root.join("adult.csv").display(),
+            parquet.display()
+        ))
+        .unwrap();
+    let mut body = "[privacy]\nk = 5\nmax_suppression = 0.01\n[search]\nmetric = \"glm\"\n".to_string();
+    for q in ["age", "education", "marital-status", "native-country", "occupation", "race", "sex", "workclass"] {
+        body.push_str(&format!(
+            "[[quasi_identifiers]]\ncolumn = \"{q}\"\nhierarchy = {{ file = \"{}\" }}\n",
+            root.join(format!("hierarchy_{q}.csv")).display()
+        ));
+    }
+    Some(Case { name: "adult", parquet, body, drop: "" })
+}
+
+#[test]
+fn the_demo_and_adult_are_the_same_on_spark() {
+    let Some(url) = spark_url() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let spark = session(dir.path(), &url);
+    same_on_both(dir.path(), &url, &spark, &demo(dir.path()), false);
+    if let Some(case) = adult(dir.path()) {
+        same_on_both(dir.path(), &url, &spark, &case, true);
+    }
+}
+
+#[test]
+fn a_generated_extract_with_l_diversity_and_a_class_column_is_the_same_on_spark() {
+    let Some(url) = spark_url() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let spark = session(dir.path(), &url);
+    same_on_both(dir.path(), &url, &spark, &generated(dir.path(), 100_000), true);
+}
+
+#[test]
+fn spark_settings_are_checked() {
+    let Some(url) = spark_url() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let case = demo(dir.path());
+    let job = |name: &str, engine: &str, source: &str, body: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, format!("{engine}\n[source]\n{source}\n[output]\ntable = \"kanon_test_checked\"\n{body}"))
+            .unwrap();
+        path
+    };
+    let engine = format!("[engine]\nkind = \"spark\"\nurl = \"{url}\"");
+    let parquet = format!("parquet = \"{}\"", case.parquet.display());
+    let cases = [
+        (job("down.toml", "[engine]\nkind = \"spark\"\nurl = \"sc://127.0.0.1:1\"", "table = \"x\"", &case.body), "[engine] url"),
+        (job("missing.toml", &engine, "table = \"kanon_no_such_table\"", &case.body), "not found in Spark's catalog"),
+        (job("column.toml", &engine, &parquet, &case.body.replace("\"sex\"", "\"gender\"")), "\"gender\" is not a column"),
+        (job("scheme.toml", &engine, &parquet, &case.body.replace("[search]", "[search]\nscheme = \"gsps\"")), "full-domain"),
+    ];
+    for (path, says) in &cases {
+        let (code, out) = kanon(dir.path(), &["run", path.to_str().unwrap(), "--quiet"]);
+        assert_eq!(code, 2, "{}: {out}", path.display());
+        assert!(out.contains(says), "{}: expected \"{says}\" in: {out}", path.display());
+    }
+}
+
+#[test]
+fn a_killed_spark_run_leaves_the_previous_release() {
+    let Some(url) = spark_url() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let spark = session(dir.path(), &url);
+    let case = demo(dir.path());
+    let table = "kanon_test_killed";
+    let source = format!("parquet = \"{}\"", case.parquet.display());
+    let (duck, on_spark) = jobs(dir.path(), &case, &url, &source, table);
+    ok(dir.path(), &["run", duck.to_str().unwrap(), "--quiet"]);
+    let full = duckdb_rows(dir.path(), &case);
+    // A previous release to keep: a table of other rows.
+    spark.execute(&format!("DROP TABLE IF EXISTS {table}")).unwrap();
+    spark.execute(&format!("CREATE TABLE {table} USING parquet AS SELECT 1 AS previous")).unwrap();
+    let previous = spark_rows(&spark, table);
+    let mut finished = false;
+    for delay_ms in [300u64, 1500, 3000, 4500, 6000, 9000, 15000] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_kanon"))
+            .args(["run", on_spark.to_str().unwrap(), "--quiet"])
+            .current_dir(dir.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        let _ = child.kill(); // SIGKILL
+        let status = child.wait().unwrap();
+        let exists = |t: &str| {
+            let conn = Connection::open_in_memory().unwrap();
+            spark.fetch(&conn, &format!("SHOW TABLES LIKE '{t}'"), "shown").unwrap();
+            conn.query_row("SELECT count(*) FROM shown", [], |r| r.get::<_, i64>(0)).unwrap() > 0
+        };
+        if exists(table) {
+            let now = spark_rows(&spark, table);
+            assert!(now == previous || now == full, "after a kill at {delay_ms} ms: a release neither old nor new");
+            finished |= now == full && status.success();
+            if now == full {
+                break;
+            }
+        } else {
+            // Killed between the swap's two renames: the previous release waits under its own name.
+            assert!(exists(&format!("{table}__kanon_previous")), "after a kill at {delay_ms} ms: no release at all");
+            spark.recover(table).unwrap();
+            assert_eq!(spark_rows(&spark, table), previous);
+        }
+    }
+    // Whatever the kills left, a run to the end publishes the full release.
+    if !finished {
+        ok(dir.path(), &["run", on_spark.to_str().unwrap(), "--quiet"]);
+    }
+    assert_eq!(spark_rows(&spark, table), full);
+}

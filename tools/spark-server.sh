@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# A local Spark Connect server for kanon's tests and benchmarks, sourced by
+# tests/spark.sh and bench/spark.sh. `start_server` installs pyspark (which
+# ships the server) into a virtual environment under the cargo target
+# directory once, starts the server on 127.0.0.1:$port (local[2], driver
+# memory $KANON_SPARK_MEMORY, default 512m) and waits until it answers;
+# `stop_server` stops it by its process id. start_server returns 1, with a
+# notice, when Java or pyspark is missing or the server does not come up.
+pyspark_version="4.2.1"
+home="$CARGO_TARGET_DIR/spark"
+venv="$home/venv-$pyspark_version"
+port="${KANON_SPARK_PORT:-15002}"
+mkdir -p "$home"
+
+start_server() {
+  if ! command -v java >/dev/null 2>&1; then
+    echo "notice: no java on PATH; the Spark tests cannot run" >&2
+    return 1
+  fi
+  if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import pyspark" 2>/dev/null; then
+    echo "installing pyspark $pyspark_version into $venv" >&2
+    rm -rf "$venv"
+    if ! { python3 -m venv "$venv" && "$venv/bin/pip" install -q "pyspark==$pyspark_version"; } >&2; then
+      echo "notice: pyspark could not be installed; the Spark tests cannot run" >&2
+      rm -rf "$venv"
+      return 1
+    fi
+  fi
+  local spark_home
+  spark_home=$("$venv/bin/python" -c "import os, pyspark; print(os.path.dirname(pyspark.__file__))")
+  local work="$home/server-$port"
+  rm -rf "$work" && mkdir -p "$work"
+  (
+    cd "$work"
+    SPARK_HOME="$spark_home" exec "$spark_home/bin/spark-submit" \
+      --master "local[2]" --driver-memory "${KANON_SPARK_MEMORY:-512m}" \
+      --conf spark.connect.grpc.binding.address=127.0.0.1 \
+      --conf spark.connect.grpc.binding.port="$port" \
+      --conf spark.sql.warehouse.dir="$work/warehouse" \
+      --conf spark.ui.enabled=false \
+      --class org.apache.spark.sql.connect.service.SparkConnectServer spark-internal
+  ) > "$work/server.log" 2>&1 &
+  server_pid=$!
+  # Up when the port answers (about 10 s).
+  for _ in $(seq 1 120); do
+    if ! kill -0 "$server_pid" 2>/dev/null; then
+      echo "notice: the Spark Connect server exited at start (log: $work/server.log); the Spark tests cannot run" >&2
+      server_pid=""
+      return 1
+    fi
+    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+      echo "Spark Connect server up on 127.0.0.1:$port (pid $server_pid)" >&2
+      return 0
+    fi
+    sleep 1
+  done
+  echo "notice: the Spark Connect server did not answer in 120 s (log: $work/server.log); the Spark tests cannot run" >&2
+  kill "$server_pid" 2>/dev/null || true
+  server_pid=""
+  return 1
+}
+
+server_pid=""
+stop_server() {
+  if [ -n "$server_pid" ]; then
+    kill "$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+  fi
+}
