@@ -13,13 +13,25 @@ use toml::Spanned;
 /// Where the rows come from.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SourceSpec {
-    Database { path: PathBuf, table: String },
-    Csv { path: PathBuf, delimiter: Option<String> },
-    Parquet { path: PathBuf },
+    Database {
+        path: PathBuf,
+        table: String,
+    },
+    Csv {
+        path: PathBuf,
+        delimiter: Option<String>,
+    },
+    Parquet {
+        path: PathBuf,
+    },
     /// On the Spark engine: a table of Spark's catalog (dot-separated parts).
-    SparkTable { name: String },
+    SparkTable {
+        name: String,
+    },
     /// On the Spark engine: a Parquet path as Spark reads it (kept verbatim).
-    SparkParquet { path: String },
+    SparkParquet {
+        path: String,
+    },
 }
 
 impl SourceSpec {

@@ -197,7 +197,12 @@ pub fn write_spark_full_domain(
                 ("level", &l.to_string()),
             ],
         );
-        spark.share(conn, &format!("SELECT n, code::BIGINT AS code, label FROM ({q})"), &[], &format!("kanon_release_map_{a}"))?;
+        spark.share(
+            conn,
+            &format!("SELECT n, code::BIGINT AS code, label FROM ({q})"),
+            &[],
+            &format!("kanon_release_map_{a}"),
+        )?;
     }
     let q = render(
         sql::fragment(sql::RELEASE_MAP, "suppressed"),

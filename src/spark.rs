@@ -17,16 +17,15 @@ use crate::error::bad;
 use crate::job::{Job, SourceSpec};
 use crate::sql::{ident, list};
 use anyhow::{anyhow, Context, Result};
-use spark_connect::row::{Row, Value};
-use spark_connect::types::{DataType, StructField};
-use spark_connect::SparkSession;
 use duckdb::arrow::array::StructArray;
 use duckdb::arrow::datatypes::DataType as ArrowType;
 use duckdb::arrow::record_batch::RecordBatch;
 use duckdb::types::{TimeUnit, ValueRef};
 use duckdb::vtab::arrow::{ArrowBatchRegistration, ArrowVTab};
 use duckdb::Connection;
-use std::cell::Cell;
+use spark_connect::row::{Row, Value};
+use spark_connect::types::{DataType, StructField};
+use spark_connect::SparkSession;
 use std::collections::BTreeMap;
 
 /// The type name of a source column whose Spark type kanon does not read.
@@ -40,8 +39,6 @@ const PREVIOUS: &str = "__kanon_previous";
 pub struct Spark {
     session: SparkSession,
     url: String,
-    /// Is the Arrow scan registered on the local connection?
-    arrow_scan: Cell<bool>,
 }
 
 /// A statement as Spark spells it: `GROUPING(a, b)` is `grouping_id(a, b)`.
@@ -64,15 +61,23 @@ impl Spark {
         let unreachable = |e: &dyn std::fmt::Display| {
             bad(format!("{file}: [engine] url \"{url}\": cannot reach a Spark Connect server: {e}"))
         };
-        let session =
-            SparkSession::builder().remote(url).get_or_create().map_err(|e| unreachable(&e))?;
+        // The client retries a dead endpoint for minutes: a plain TCP connect
+        // first tells an unreachable one in seconds.
+        let address = url.trim_start_matches("sc://").split(['/', ';']).next().unwrap_or_default();
+        let reachable = std::net::ToSocketAddrs::to_socket_addrs(address)
+            .map_err(|e| unreachable(&e))?
+            .any(|a| std::net::TcpStream::connect_timeout(&a, std::time::Duration::from_secs(10)).is_ok());
+        if !reachable {
+            return Err(unreachable(&"no answer on that address"));
+        }
+        let session = SparkSession::builder().remote(url).get_or_create().map_err(|e| unreachable(&e))?;
         // The first call is the first round trip.
         session.version().map_err(|e| unreachable(&e))?;
         let conf = session.conf();
         for (key, value) in [("spark.sql.ansi.enabled", "true"), ("spark.sql.ansi.doubleQuotedIdentifiers", "true")] {
             conf.set(key, value).with_context(|| format!("setting {key} on the Spark session"))?;
         }
-        Ok(Spark { session, url: url.to_string(), arrow_scan: Cell::new(false) })
+        Ok(Spark { session, url: url.to_string() })
     }
 
     /// The endpoint, for messages.
@@ -113,9 +118,12 @@ impl Spark {
     /// Run `select` on Spark; its rows land in the local temp table `target`
     /// (replaced). Returns the rows.
     pub fn fetch(&self, conn: &Connection, select: &str, target: &str) -> Result<u64> {
-        if !self.arrow_scan.get() {
+        let registered: i64 =
+            conn.query_row("SELECT count(*) FROM duckdb_functions() WHERE function_name = 'kanon_arrow'", [], |r| {
+                r.get(0)
+            })?;
+        if registered == 0 {
             conn.register_table_function::<ArrowVTab>("kanon_arrow")?;
-            self.arrow_scan.set(true);
         }
         let frame = self.session.sql(&dialect(select))?;
         let batches = frame.collect_record_batches().with_context(|| format!("running on Spark: {select}"))?;
@@ -409,7 +417,10 @@ mod tests {
 
     #[test]
     fn timestamps_go_as_text_spark_reads() {
-        let (plain, zoned) = (ArrowType::Timestamp(ArrowUnit::Microsecond, None), ArrowType::Timestamp(ArrowUnit::Microsecond, Some("UTC".into())));
+        let (plain, zoned) = (
+            ArrowType::Timestamp(ArrowUnit::Microsecond, None),
+            ArrowType::Timestamp(ArrowUnit::Microsecond, Some("UTC".into())),
+        );
         assert_eq!(timestamp_text(TimeUnit::Second, 1_704_067_200, &plain), "2024-01-01T00:00:00.000000");
         assert_eq!(timestamp_text(TimeUnit::Microsecond, 1_500_000, &plain), "1970-01-01T00:00:01.500000");
         assert_eq!(timestamp_text(TimeUnit::Microsecond, -1, &zoned), "1969-12-31T23:59:59.999999Z");

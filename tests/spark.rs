@@ -121,6 +121,8 @@ fn sorted_rows(conn: &Connection, relation: &str) -> Vec<String> {
 /// The rows of Spark table `table`, sorted.
 fn spark_rows(spark: &kanon::spark::Spark, table: &str) -> Vec<String> {
     let conn = Connection::open_in_memory().unwrap();
+    // Another session (the run's) replaced the table: drop this session's cached file list.
+    spark.execute(&format!("REFRESH TABLE {}", kanon::spark::qualified(table))).unwrap();
     spark.fetch(&conn, &format!("SELECT * FROM {}", kanon::spark::qualified(table)), "fetched").unwrap();
     sorted_rows(&conn, "fetched")
 }
@@ -267,17 +269,29 @@ fn spark_settings_are_checked() {
     let case = demo(dir.path());
     let job = |name: &str, engine: &str, source: &str, body: &str| {
         let path = dir.path().join(name);
-        std::fs::write(&path, format!("{engine}\n[source]\n{source}\n[output]\ntable = \"kanon_test_checked\"\n{body}"))
-            .unwrap();
+        std::fs::write(
+            &path,
+            format!("{engine}\n[source]\n{source}\n[output]\ntable = \"kanon_test_checked\"\n{body}"),
+        )
+        .unwrap();
         path
     };
     let engine = format!("[engine]\nkind = \"spark\"\nurl = \"{url}\"");
     let parquet = format!("parquet = \"{}\"", case.parquet.display());
     let cases = [
-        (job("down.toml", "[engine]\nkind = \"spark\"\nurl = \"sc://127.0.0.1:1\"", "table = \"x\"", &case.body), "[engine] url"),
+        (
+            job("down.toml", "[engine]\nkind = \"spark\"\nurl = \"sc://127.0.0.1:1\"", "table = \"x\"", &case.body),
+            "[engine] url",
+        ),
         (job("missing.toml", &engine, "table = \"kanon_no_such_table\"", &case.body), "not found in Spark's catalog"),
-        (job("column.toml", &engine, &parquet, &case.body.replace("\"sex\"", "\"gender\"")), "\"gender\" is not a column"),
-        (job("scheme.toml", &engine, &parquet, &case.body.replace("[search]", "[search]\nscheme = \"gsps\"")), "full-domain"),
+        (
+            job("column.toml", &engine, &parquet, &case.body.replace("\"sex\"", "\"gender\"")),
+            "\"gender\" is not a column",
+        ),
+        (
+            job("scheme.toml", &engine, &parquet, &case.body.replace("[search]", "[search]\nscheme = \"gsps\"")),
+            "full-domain",
+        ),
     ];
     for (path, says) in &cases {
         let (code, out) = kanon(dir.path(), &["run", path.to_str().unwrap(), "--quiet"]);
@@ -336,5 +350,12 @@ fn a_killed_spark_run_leaves_the_previous_release() {
     if !finished {
         ok(dir.path(), &["run", on_spark.to_str().unwrap(), "--quiet"]);
     }
+    assert_eq!(spark_rows(&spark, table), full);
+    // As if killed between the swap's two renames: the next run, even one
+    // that stops right after connecting (k above the rows: exit 2), puts the
+    // release back first.
+    spark.execute(&format!("ALTER TABLE {table} RENAME TO {table}__kanon_previous")).unwrap();
+    let (code, out) = kanon(dir.path(), &["run", on_spark.to_str().unwrap(), "--quiet", "--k", "1000000"]);
+    assert_eq!(code, 2, "{out}");
     assert_eq!(spark_rows(&spark, table), full);
 }

@@ -104,7 +104,9 @@ pub fn job_with_overrides(args: &Args) -> Result<Job> {
 pub fn run(args: Args) -> Result<()> {
     let start = Instant::now();
     let job = job_with_overrides(&args)?;
-    if job.engine.spark.is_some() && (job.algorithm.cell_based() || args.scheme.is_some() || job.scheme.is_some() || job.metric == Metric::Hdm) {
+    if job.engine.spark.is_some()
+        && (job.algorithm.cell_based() || args.scheme.is_some() || job.scheme.is_some() || job.metric == Metric::Hdm)
+    {
         return Err(bad(format!(
             "{}: on the Spark engine kanon runs full-domain searches; schemes and cell-based generalization run on DuckDB",
             job.path.display()
