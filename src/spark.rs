@@ -130,7 +130,7 @@ impl Spark {
         let (mut rows, mut bytes) = (0u64, 0usize);
         let mut created = false;
         for batch in batches {
-            bytes += batch.get_array_memory_size();
+            bytes += batch.columns().iter().map(|c| payload_bytes(c.as_ref())).sum::<usize>();
             let batch = to_duckdb(batch)?;
             rows += batch.num_rows() as u64;
             let registered = ArrowBatchRegistration::new(batch);
@@ -311,6 +311,24 @@ impl Spark {
         }
         Ok(out)
     }
+}
+
+/// The bytes an array's values take on the wire (its rows' share of the
+/// buffers: a sliced batch reports its whole buffers' capacity otherwise).
+fn payload_bytes(a: &dyn arrow58::array::Array) -> usize {
+    use arrow58::array::AsArray;
+    let rows = a.len();
+    let validity = if a.null_count() > 0 { rows.div_ceil(8) } else { 0 };
+    validity
+        + match a.data_type() {
+            t if t.primitive_width().is_some() => rows * t.primitive_width().unwrap_or(0),
+            arrow58::datatypes::DataType::Utf8 => {
+                let s = a.as_string::<i32>();
+                let offsets = s.value_offsets();
+                4 * (rows + 1) + (offsets[rows] - offsets[0]) as usize
+            }
+            _ => a.get_array_memory_size(),
+        }
 }
 
 /// A batch from the Spark client's Arrow (58) as DuckDB's Arrow (60): both

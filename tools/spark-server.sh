@@ -20,7 +20,7 @@ start_server() {
   if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import pyspark" 2>/dev/null; then
     echo "installing pyspark $pyspark_version into $venv" >&2
     rm -rf "$venv"
-    if ! { python3 -m venv "$venv" && "$venv/bin/pip" install -q "pyspark==$pyspark_version"; } >&2; then
+    if ! { python3 -m venv "$venv" && "$venv/bin/python" -m pip install -q "pyspark==$pyspark_version"; } >&2; then
       echo "notice: pyspark could not be installed; the Spark tests cannot run" >&2
       rm -rf "$venv"
       return 1
