@@ -7,7 +7,7 @@
 # `stop_server` stops it by its process id. start_server returns 1, with a
 # notice, when Java or pyspark is missing or the server does not come up.
 pyspark_version="4.2.1"
-home="$CARGO_TARGET_DIR/spark"
+home="${CARGO_TARGET_DIR:-$HOME/.cache/kanon-target}/spark"
 venv="$home/venv-$pyspark_version"
 port="${KANON_SPARK_PORT:-15002}"
 mkdir -p "$home"
