@@ -38,7 +38,6 @@ const PREVIOUS: &str = "__kanon_previous";
 /// A Spark Connect session for one run.
 pub struct Spark {
     session: SparkSession,
-    url: String,
 }
 
 /// A statement as Spark spells it: `GROUPING(a, b)` is `grouping_id(a, b)`.
@@ -77,12 +76,7 @@ impl Spark {
         for (key, value) in [("spark.sql.ansi.enabled", "true"), ("spark.sql.ansi.doubleQuotedIdentifiers", "true")] {
             conf.set(key, value).with_context(|| format!("setting {key} on the Spark session"))?;
         }
-        Ok(Spark { session, url: url.to_string() })
-    }
-
-    /// The endpoint, for messages.
-    pub fn url(&self) -> &str {
-        &self.url
+        Ok(Spark { session })
     }
 
     /// Expose the job's source as the temporary view `kanon_source`; return its
@@ -91,7 +85,10 @@ impl Spark {
         let file = job.path.display();
         let frame = match &job.source {
             SourceSpec::SparkTable { name } => {
-                let exists = self.session.catalog().table_exists(name).unwrap_or(false);
+                let exists =
+                    self.session.catalog().table_exists(name).map_err(|e| {
+                        bad(format!("{file}: [source] table \"{name}\": Spark's catalog cannot tell: {e}"))
+                    })?;
                 if !exists {
                     return Err(bad(format!("{file}: [source] table \"{name}\" not found in Spark's catalog")));
                 }
