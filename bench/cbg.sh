@@ -20,6 +20,8 @@ cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/kanon-target}"
 cargo build --release --quiet
 kanon="$CARGO_TARGET_DIR/release/kanon"
+# shellcheck source=extract.sh
+. bench/extract.sh
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -63,12 +65,7 @@ out=bench/cbg-scale.csv
 echo "rows,clusters,lm,am,suppressed,load_s,pass_s,release_s,total_s,peak_rss_mb,limit_s,ratio" > "$out"
 for n in "$@"; do
   db="$data/people_$n.duckdb"
-  if [ "$(cat "$db.rows" 2>/dev/null)" != "$n" ] || [ ! -f "$db" ]; then
-    rm -f "$db.rows"
-    echo "generating $n rows into $db" >&2
-    "$kanon" generate --rows "$n" --seed 1 --database "$db" --table people --job "$data/people_$n.job.toml" --quiet >&2
-    echo "$n" > "$db.rows"
-  fi
+  extract "$n"
   job="$data/people_$n.cbg.toml"
   {
     sed 's/^\[search\]$/[search]\nalgorithm = "cdgh"/' "$data/people_$n.job.toml"

@@ -14,6 +14,8 @@ cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/kanon-target}"
 cargo build --release --quiet
 kanon="$CARGO_TARGET_DIR/release/kanon"
+# shellcheck source=extract.sh
+. bench/extract.sh
 data="${KANON_BENCH_DIR:-$HOME/.cache/kanon-bench}"
 memory="${KANON_BENCH_MEMORY:-4GB}"
 mkdir -p "$data/spill"
@@ -24,13 +26,7 @@ out=bench/scale.csv
 echo "rows,qis,combinations,load_s,search_s,release_s,total_s,peak_rss_mb,nodes_checked,nodes_evaluated,lattice,node,limit_group_by_s,limit_write_s,limit_s,ratio" > "$out"
 for n in "$@"; do
   db="$data/people_$n.duckdb"
-  # The marker is written only after a generation that succeeded (it is atomic).
-  if [ "$(cat "$db.rows" 2>/dev/null)" != "$n" ] || [ ! -f "$db" ]; then
-    rm -f "$db.rows"
-    echo "generating $n rows into $db" >&2
-    "$kanon" generate --rows "$n" --seed 1 --database "$db" --table people --job "$data/people_$n.job.toml" --quiet >&2
-    echo "$n" > "$db.rows"
-  fi
+  extract "$n"
   job="$data/people_$n.bench.toml"
   {
     cat "$data/people_$n.job.toml"

@@ -22,6 +22,8 @@ export KANON_SPARK_MEMORY="${KANON_SPARK_MEMORY:-4g}"
 export KANON_SPARK_PORT="${KANON_SPARK_PORT:-15012}"
 cargo build --release --quiet
 kanon="$CARGO_TARGET_DIR/release/kanon"
+# shellcheck source=extract.sh
+. bench/extract.sh
 # shellcheck source=../tools/spark-server.sh
 . tools/spark-server.sh
 work=$(mktemp -d)
@@ -32,12 +34,7 @@ data="${KANON_BENCH_DIR:-$HOME/.cache/kanon-bench}"
 mkdir -p "$data/spill"
 data=$(cd "$data" && pwd)
 db="$data/people_$n.duckdb"
-if [ "$(cat "$db.rows" 2>/dev/null)" != "$n" ] || [ ! -f "$db" ]; then
-  rm -f "$db.rows"
-  echo "generating $n rows into $db" >&2
-  "$kanon" generate --rows "$n" --seed 1 --database "$db" --table people --job "$data/people_$n.job.toml" --quiet >&2
-  echo "$n" > "$db.rows"
-fi
+extract "$n"
 parquet="$data/people_$n.parquet"
 if [ ! -f "$parquet" ] || [ "$parquet" -ot "$db" ]; then
   echo "writing $parquet" >&2

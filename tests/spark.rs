@@ -93,27 +93,20 @@ fn report(path: &Path) -> Json {
     r
 }
 
+/// The first column of `query`'s rows, as text.
+fn texts(conn: &Connection, query: &str) -> Vec<String> {
+    conn.prepare(query).unwrap().query_map([], |r| r.get(0)).unwrap().collect::<duckdb::Result<_>>().unwrap()
+}
+
 /// Every row of `relation` as text, sorted (Spark keeps no row order).
 fn sorted_rows(conn: &Connection, relation: &str) -> Vec<String> {
-    let columns: Vec<String> = conn
-        .prepare(&format!("SELECT column_name FROM (DESCRIBE SELECT * FROM {relation})"))
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .collect::<duckdb::Result<_>>()
-        .unwrap();
+    let columns = texts(conn, &format!("SELECT column_name FROM (DESCRIBE SELECT * FROM {relation})"));
     let text = columns
         .iter()
         .map(|c| format!("coalesce(CAST(\"{c}\" AS VARCHAR), '∅')"))
         .collect::<Vec<_>>()
         .join(" || '|' || ");
-    let mut rows: Vec<String> = conn
-        .prepare(&format!("SELECT {text} FROM {relation}"))
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .collect::<duckdb::Result<_>>()
-        .unwrap();
+    let mut rows = texts(conn, &format!("SELECT {text} FROM {relation}"));
     rows.sort();
     rows
 }
