@@ -146,21 +146,20 @@ impl Domain {
         }
     }
 
-    /// [`Domain::lm_with`] for a hierarchy node given by its [`Domain::node_row`]:
-    /// the pass keeps these beside each open cluster, so a try compares two
-    /// rows of 8 and reads one LM, with no branch.
-    #[inline(always)]
-    pub fn node_lm_with(&self, row: &[u32; 8], level: u8, v: u32) -> f64 {
+    /// A value's ancestors (as in [`Domain::node_row`]) and their LMs: what
+    /// [`node_lm_with`] compares a cluster's node row with. Read once per
+    /// record, so each try finds both in the same few cache lines.
+    pub fn value_row(&self, v: u32) -> ([u32; 8], [f64; 8]) {
         let Domain::Hierarchy { anc8, lm, .. } = self else { unreachable!("a hierarchy QI") };
-        let of_v = &anc8[v as usize];
-        // The lowest level at or above the node's where v's ancestor is the
-        // node's (the top is common to every leaf).
-        let mut same = 0u32;
-        for u in 0..8 {
-            same |= u32::from(of_v[u] == row[u]) << u;
+        let of_v = anc8[v as usize];
+        let mut lms = [0.0; 8];
+        for (l, &node) in lms.iter_mut().zip(&of_v).skip(1) {
+            if node != u32::MAX {
+                l.clone_from(&lm[node as usize]);
+            }
         }
-        let up = (same & (u32::MAX << level)).trailing_zeros() as usize;
-        lm[of_v[up & 7] as usize]
+        // A leaf's LM is 0: level 0 needs no read.
+        (of_v, lms)
     }
 
     /// LM of the smallest cell covering `c` and value `v` (without building it).
@@ -302,6 +301,44 @@ pub fn cell_random(seed: u64, position: u64, qi: usize) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
+}
+
+/// [`Domain::lm_with`] for a hierarchy node given by its [`Domain::node_row`]
+/// and a value given by its [`Domain::value_row`]: the pass keeps node rows
+/// beside each open cluster, so a try compares two rows of 8 and reads one
+/// LM, with no branch.
+#[inline(always)]
+pub fn node_lm_with(row: &[u32; 8], level: u8, value: &([u32; 8], [f64; 8])) -> f64 {
+    let (of_v, lms) = value;
+    // The lowest level at or above the node's where v's ancestor is the
+    // node's (the top is common to every leaf).
+    let up = (same_levels(of_v, row) & (u32::MAX << level)).trailing_zeros() as usize;
+    lms[up & 7]
+}
+
+/// Bit u set where the two rows agree at level u.
+#[inline(always)]
+fn same_levels(x: &[u32; 8], y: &[u32; 8]) -> u32 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{
+            _mm_cmpeq_epi32, _mm_loadu_si128, _mm_movemask_epi8, _mm_packs_epi16, _mm_packs_epi32,
+        };
+        // SAFETY: SSE2 is in every x86_64 CPU's baseline; each load reads
+        // 16 of an array's 32 bytes, unaligned loads being allowed.
+        unsafe {
+            let (x, y) =
+                (x.as_ptr().cast::<std::arch::x86_64::__m128i>(), y.as_ptr().cast::<std::arch::x86_64::__m128i>());
+            let low = _mm_cmpeq_epi32(_mm_loadu_si128(x), _mm_loadu_si128(y));
+            let high = _mm_cmpeq_epi32(_mm_loadu_si128(x.add(1)), _mm_loadu_si128(y.add(1)));
+            let words = _mm_packs_epi32(low, high);
+            (_mm_movemask_epi8(_mm_packs_epi16(words, words)) as u32) & 0xFF
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        (0..8).fold(0, |m, u| m | (u32::from(x[u] == y[u]) << u))
+    }
 }
 
 #[cfg(test)]
