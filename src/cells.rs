@@ -133,7 +133,7 @@ impl Domain {
 
     /// A hierarchy node's ancestors at every level (those below its level are
     /// its first leaf's) padded to 8 levels, and its level: what
-    /// [`Domain::node_lm_with`] reads. None for other domains and for
+    /// [`node_lm_with`] reads. None for other domains and for
     /// hierarchies of more than 8 levels.
     pub fn node_row(&self, c: &Cell) -> Option<([u32; 8], u8)> {
         match (self, c) {
@@ -308,11 +308,11 @@ pub fn cell_random(seed: u64, position: u64, qi: usize) -> u64 {
 /// beside each open cluster, so a try compares two rows of 8 and reads one
 /// LM, with no branch.
 #[inline(always)]
-pub fn node_lm_with(row: &[u32; 8], level: u8, value: &([u32; 8], [f64; 8])) -> f64 {
+pub fn node_lm_with(row: &[u32; 8], above: u32, value: &([u32; 8], [f64; 8])) -> f64 {
     let (of_v, lms) = value;
-    // The lowest level at or above the node's where v's ancestor is the
-    // node's (the top is common to every leaf).
-    let up = (same_levels(of_v, row) & (u32::MAX << level)).trailing_zeros() as usize;
+    // The lowest level at or above the node's (bits `above`) where v's
+    // ancestor is the node's (the top is common to every leaf).
+    let up = (same_levels(of_v, row) & above).trailing_zeros() as usize;
     lms[up & 7]
 }
 
