@@ -717,6 +717,16 @@ impl Domain {
     /// inside it, so a block that is a hierarchy node covers what the node
     /// does, and merging never covers less.
     pub fn glm_costs(&self, s: &State, out: &mut Vec<f64>) {
+        let covered = self.covered(s);
+        let denom = self.hierarchy_leaves.saturating_sub(1).max(1) as f64;
+        out.clear();
+        out.extend(s.blocks.iter().map(|&b| (covered[b as usize] - 1) as f64 / denom));
+    }
+
+    /// Per block of `s`: how many hierarchy leaves its released cell stands
+    /// for (its values, and the absent leaves under a node whose present
+    /// values are all in the block).
+    pub fn covered(&self, s: &State) -> Vec<u64> {
         let mut covered = vec![0u64; s.nblocks as usize];
         for &b in &s.blocks {
             covered[b as usize] += 1;
@@ -727,9 +737,7 @@ impl Domain {
                 covered[b as usize] += count;
             }
         }
-        let denom = self.hierarchy_leaves.saturating_sub(1).max(1) as f64;
-        out.clear();
-        out.extend(s.blocks.iter().map(|&b| (covered[b as usize] - 1) as f64 / denom));
+        covered
     }
 }
 

@@ -9,7 +9,7 @@ use kanon::job::{Job, Metric};
 use kanon::load::load;
 use kanon::scheme::{numeric_type, Domain, HierarchyRows, Scheme, State};
 use kanon::search::partitions::{dp_qi, search, DpChoice, Problem, Pruning};
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -34,10 +34,12 @@ fn hand_made(dir: &Path, rows: usize, seed: u64) {
     std::fs::write(dir.join("t.csv"), csv).unwrap();
     std::fs::write(
         dir.join("job.csv"),
-        "clerk;office;work\nnurse;care;work\ndoctor;care;work\nbaker;food;work\ncook;food;work\n",
+        "clerk;office;work\nnurse;care;work\ndoctor;care;work\nbaker;food;work\ncook;food;work\nchef;food;work\n",
     )
     .unwrap();
-    std::fs::write(dir.join("age.csv"), "20;20-29;*\n25;20-29;*\n30;30-39;*\n35;30-39;*\n40;40-49;*\n").unwrap();
+    // "chef" and 45 never occur: absent leaves a block may cover.
+    std::fs::write(dir.join("age.csv"), "20;20-29;*\n25;20-29;*\n30;30-39;*\n35;30-39;*\n40;40-49;*\n45;40-49;*\n")
+        .unwrap();
     std::fs::write(dir.join("city.csv"), "N;*\nS;*\nW;*\n").unwrap();
 }
 
@@ -269,6 +271,47 @@ fn schemes_equal_brute_force_on_adult_small_qis() {
     assert_order(&costs);
 }
 
+/// lm and am of a hand-made release, from the released rows (`id`, job, age,
+/// city) and the report's partitions: a cell stands for its block's values
+/// and for each absent hierarchy leaf whose nearest ancestor with present
+/// values has all of them in the block; a suppressed row for every leaf.
+fn lm_am(dir: &Path, source: &[Vec<String>], released: &[Vec<String>], report: &serde_json::Value) -> (f64, f64) {
+    let suppressed = (source.len() - released.len()) as f64;
+    let (mut lm, mut everything) = (0.0, 1.0);
+    let mut products = vec![1.0; released.len()];
+    for (a, q) in ["job", "age", "city"].iter().enumerate() {
+        let hierarchy: HashMap<String, Vec<String>> = std::fs::read_to_string(dir.join(format!("{q}.csv")))
+            .unwrap()
+            .lines()
+            .map(|l| l.split(';').map(String::from).collect::<Vec<_>>())
+            .map(|r| (r[0].clone(), r))
+            .collect();
+        let present: BTreeSet<&String> = source.iter().map(|r| &r[a + 1]).collect();
+        let blocks: Vec<Vec<String>> = serde_json::from_value(report["partitions"][q].clone()).unwrap();
+        let covered = |v: &String| -> usize {
+            let block = blocks.iter().find(|b| b.contains(v)).unwrap();
+            let absent = hierarchy.iter().filter(|(leaf, _)| !present.contains(leaf)).filter(|(_, row)| {
+                let under = (1..row.len())
+                    .map(|l| present.iter().filter(|p| hierarchy[**p][l] == row[l]).collect::<Vec<_>>())
+                    .find(|u| !u.is_empty())
+                    .unwrap();
+                under.iter().all(|p| block.contains(p))
+            });
+            block.len() + absent.count()
+        };
+        let leaves = hierarchy.len() as f64;
+        for (r, product) in released.iter().zip(&mut products) {
+            let c = covered(&source[r[0].parse::<usize>().unwrap()][a + 1]);
+            lm += (c - 1) as f64 / (leaves - 1.0);
+            *product *= c as f64;
+        }
+        lm += suppressed;
+        everything *= leaves;
+    }
+    let am = products.iter().sum::<f64>() + suppressed * everything;
+    (lm / (source.len() * 3) as f64, am / source.len() as f64)
+}
+
 /// `kanon run --scheme S` on a hand-made table: the release CSV is
 /// k-anonymous over the QI labels, and each label stands for exactly one
 /// block of the report's partition, the block holding the source value.
@@ -308,6 +351,11 @@ fn releases_are_k_anonymous_and_label_their_blocks() {
                 *classes.entry(r[1..4].to_vec()).or_default() += 1;
             }
             assert!(classes.values().all(|&c| c >= k), "{scheme} {metric}: a released class under k");
+            let (lm, am) = lm_am(dir.path(), &source, &rows, &report);
+            let close = |x: f64, y: f64| (x - y).abs() <= 1e-9 * x.abs().max(1.0);
+            let got = |m: &str| report["metrics"][m].as_f64().unwrap();
+            assert!(close(got("lm"), lm), "{scheme} {metric}: lm {} against {lm}", got("lm"));
+            assert!(close(got("am"), am), "{scheme} {metric}: am {} against {am}", got("am"));
             for (a, q) in ["job", "age", "city"].iter().enumerate() {
                 let blocks = report["partitions"][q].as_array().unwrap();
                 let block_of = |v: &str| {

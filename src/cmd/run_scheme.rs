@@ -74,6 +74,7 @@ pub fn run(job: Job, scheme: Scheme, pruning: Pruning, quiet: bool) -> Result<()
 
     phase.set_message(format!("writing the release to {}", job.output.first_path().display()));
     let dropped = partitions::dropped_classes(&problem, &best.partitions);
+    let (lm, am) = partitions::lm_am(&problem, &best.partitions);
     let labels: Vec<Vec<Option<String>>> = domains.iter().zip(&best.partitions).map(|(d, s)| d.labels(s)).collect();
     let blocks: Vec<&[u32]> = best.partitions.iter().map(|s| s.blocks.as_slice()).collect();
     let recoding = release::partition_map(&loaded.conn, &job, &loaded.columns, &leaf_codes, &blocks, &labels, dropped)?;
@@ -112,7 +113,7 @@ pub fn run(job: Job, scheme: Scheme, pruning: Pruning, quiet: bool) -> Result<()
         "k_requested": job.privacy.k,
         "classes": m.classes,
         "metric": job.metric.name(),
-        "metrics": {"dm": m.dm, "hdm": m.hdm, "glm": m.glm},
+        "metrics": {"dm": m.dm, "hdm": m.hdm, "glm": m.glm, "lm": lm, "am": am},
         "algorithm": "li-li",
         "nodes_evaluated": best.evaluated,
         "nodes_expanded": best.expanded,

@@ -896,3 +896,36 @@ pub fn search(p: &Problem, pruning: Pruning, progress: Option<&indicatif::Progre
 pub fn dropped_classes(p: &Problem, partitions: &[Arc<State>]) -> Vec<Vec<u32>> {
     Evaluator::new(p).small_classes(partitions)
 }
+
+/// The report's lm and am (docs/cells.md) of an anonymization: a kept
+/// record's cell on a QI is its value's block, LM = (leaves it covers − 1) /
+/// (hierarchy leaves − 1), standing for the leaves it covers; a suppressed
+/// record costs 1 a QI and stands for every leaf of every hierarchy.
+pub fn lm_am(p: &Problem, partitions: &[Arc<State>]) -> (f64, f64) {
+    let mut ev = Evaluator::new(p);
+    let dense = ev.count(partitions);
+    let covered: Vec<Vec<u64>> = p.domains.iter().zip(partitions).map(|(d, s)| d.covered(s)).collect();
+    let n = partitions.len();
+    let everything: f64 = p.domains.iter().map(|d| d.hierarchy_leaves as f64).product();
+    let (mut lm, mut am, mut rows) = (0.0, 0.0, 0u64);
+    for (r, &count) in p.counts.iter().enumerate() {
+        rows += count;
+        if ev.size_of(dense, r) < p.k {
+            lm += (count * n as u64) as f64;
+            am += count as f64 * everything;
+            continue;
+        }
+        let (mut sum, mut product) = (0.0, 1.0);
+        for (a, (d, s)) in p.domains.iter().zip(partitions).enumerate() {
+            let leaves = covered[a][s.blocks[p.codes[a][r] as usize] as usize];
+            sum += (leaves - 1) as f64 / d.hierarchy_leaves.saturating_sub(1).max(1) as f64;
+            product *= leaves as f64;
+        }
+        lm += count as f64 * sum;
+        am += count as f64 * product;
+    }
+    if rows == 0 || n == 0 {
+        return (0.0, 0.0);
+    }
+    (lm / (rows * n as u64) as f64, am / rows as f64)
+}
