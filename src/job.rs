@@ -295,6 +295,9 @@ pub enum HierarchySpec {
 pub struct QuasiIdentifier {
     pub column: Column,
     pub hierarchy: HierarchySpec,
+    /// False when the job names none: only CNDGH runs so (it never reads a
+    /// hierarchy), and `hierarchy` is then "suppress".
+    pub hierarchy_given: bool,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -443,7 +446,7 @@ struct RawEngine {
 #[serde(deny_unknown_fields)]
 struct RawQi {
     column: Spanned<String>,
-    hierarchy: Spanned<RawHierarchy>,
+    hierarchy: Option<Spanned<RawHierarchy>>,
 }
 
 #[derive(Deserialize)]
@@ -642,8 +645,11 @@ impl Job {
             if quasi_identifiers.iter().any(|x: &QuasiIdentifier| x.column.name == col.name) {
                 return Err(bad(format!("{at} is listed twice")));
             }
-            let hierarchy = hierarchy_spec(q.hierarchy.get_ref(), &resolve).map_err(|m| bad(format!("{at}: {m}")))?;
-            quasi_identifiers.push(QuasiIdentifier { column: col, hierarchy });
+            let hierarchy = match &q.hierarchy {
+                Some(h) => hierarchy_spec(h.get_ref(), &resolve).map_err(|m| bad(format!("{at}: {m}")))?,
+                None => HierarchySpec::Suppress,
+            };
+            quasi_identifiers.push(QuasiIdentifier { column: col, hierarchy, hierarchy_given: q.hierarchy.is_some() });
         }
         for d in &output.drop {
             if quasi_identifiers.iter().any(|q| q.column.name == d.name) {
@@ -704,6 +710,19 @@ impl Job {
             return Err(bad(format!("{}: metric cm needs [search] class_column", self.path.display())));
         }
         Ok(())
+    }
+
+    /// Every QI has a hierarchy, unless the algorithm is CNDGH (natural
+    /// domains), the one that needs none.
+    pub fn check_hierarchies(&self) -> Result<()> {
+        match self.quasi_identifiers.iter().find(|q| !q.hierarchy_given) {
+            Some(q) if self.algorithm != Algorithm::Cndgh => Err(bad(format!(
+                "{}: quasi-identifier \"{}\" has no hierarchy; only algorithm cndgh runs without one",
+                self.at(&q.column),
+                q.column.name
+            ))),
+            _ => Ok(()),
+        }
     }
 
     /// `file:line` for messages about a column named in the job.

@@ -97,6 +97,7 @@ pub fn load_records(job: &Job, bar: &indicatif::ProgressBar) -> Result<Loaded> {
 
 fn load_as(job: &Job, bar: &indicatif::ProgressBar, records: bool) -> Result<Loaded> {
     job.check_metric()?;
+    job.check_hierarchies()?;
     let t = std::time::Instant::now();
     let trace = |what: &str| crate::trace(|| format!("load {what}: {:.3}s", t.elapsed().as_secs_f64()));
     bar.set_message("opening the source");

@@ -365,6 +365,41 @@ fn reconstruction_needs_cell_based_generalization_and_its_own_target() {
 }
 
 #[test]
+fn cndgh_needs_no_hierarchies() {
+    // The same job with and without hierarchies: CNDGH's release and report
+    // (timings and the job's hash aside) are the same; every other
+    // algorithm, and CNDGH's name given only on the command line to other
+    // commands, exit 2 naming the QI.
+    let dir = tempfile::tempdir().unwrap();
+    let qis = generated(dir.path(), 1_201);
+    let source = "[source]\ndatabase = \"src.duckdb\"\ntable = \"people\"\n[search]\nalgorithm = \"cndgh\"";
+    let with = job(dir.path(), source, &qis, 4, "");
+    let text = std::fs::read_to_string(&with).unwrap();
+    let bare: String = text.lines().filter(|l| !l.starts_with("hierarchy")).map(|l| format!("{l}\n")).collect();
+    assert_eq!(bare.matches("[[quasi_identifiers]]").count(), qis.len());
+    assert!(!bare.contains("hierarchy"));
+    let mut released = Vec::new();
+    for (name, text) in [("with.toml", text.as_str()), ("bare.toml", bare.as_str())] {
+        std::fs::write(dir.path().join(name), text).unwrap();
+        ok(dir.path(), &["run", name, "--quiet"]);
+        let mut report: Json =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap()).unwrap();
+        for key in ["seconds", "job_sha256"] {
+            report.as_object_mut().unwrap().remove(key);
+        }
+        let conn = Connection::open(dir.path().join("out.duckdb")).unwrap();
+        released.push((report, rows(&conn, "rel", &qis, Some("note"))));
+    }
+    assert_eq!(released[0], released[1]);
+    assert!(released[1].0["rows_out"].as_u64().unwrap() > 1_100);
+    for args in [vec!["run", "bare.toml", "--algorithm", "cdgh"], vec!["run", "bare.toml", "--algorithm", "topdown"]] {
+        let (code, out) = kanon(dir.path(), &args);
+        assert_eq!(code, 2, "{args:?}: {out}");
+        assert!(out.contains("bare.toml:") && out.contains("quasi-identifier \"age\" has no hierarchy"), "{out}");
+    }
+}
+
+#[test]
 fn full_domain_reports_lm_and_am_of_its_release() {
     let dir = tempfile::tempdir().unwrap();
     let qis = generated(dir.path(), 3_001);
