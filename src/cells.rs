@@ -153,12 +153,12 @@ impl Domain {
         let Domain::Hierarchy { anc8, lm, .. } = self else { unreachable!("a hierarchy QI") };
         let of_v = anc8[v as usize];
         let mut lms = [0.0; 8];
+        // A leaf's LM is 0: level 0 needs no read; padding stays 0.
         for (l, &node) in lms.iter_mut().zip(&of_v).skip(1) {
             if node != u32::MAX {
-                l.clone_from(&lm[node as usize]);
+                *l = lm[node as usize];
             }
         }
-        // A leaf's LM is 0: level 0 needs no read.
         (of_v, lms)
     }
 
