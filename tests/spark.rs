@@ -155,18 +155,23 @@ fn same_on_both(dir: &Path, url: &str, spark: &kanon::spark::Spark, case: &Case,
     assert!(x == y, "{}: released rows differ (first: {:?} / {:?})", case.name, x.first(), y.first());
 }
 
-/// The demo's patients as Parquet (DuckDB reads the CSV once).
-fn demo(dir: &Path) -> Case {
-    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/demo");
-    let parquet = dir.join("patients.parquet");
+/// A CSV file (with a header) copied to Parquet by DuckDB; returns `parquet`.
+fn csv_to_parquet(csv: &Path, delim: &str, parquet: &Path) -> PathBuf {
     Connection::open_in_memory()
         .unwrap()
         .execute_batch(&format!(
-            "COPY (SELECT * FROM read_csv('{}', header = true)) TO '{}' (FORMAT PARQUET)",
-            fixtures.join("patients.csv").display(),
+            "COPY (SELECT * FROM read_csv('{}', header = true, delim = '{delim}')) TO '{}' (FORMAT PARQUET)",
+            csv.display(),
             parquet.display()
         ))
         .unwrap();
+    parquet.to_path_buf()
+}
+
+/// The demo's patients as Parquet (DuckDB reads the CSV once).
+fn demo(dir: &Path) -> Case {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/demo");
+    let parquet = csv_to_parquet(&fixtures.join("patients.csv"), ",", &dir.join("patients.parquet"));
     let job = std::fs::read_to_string(fixtures.join("job.toml")).unwrap();
     let body = job[job.find("[privacy]").unwrap()..]
         .replace("hierarchies/education.csv", &fixtures.join("hierarchies/education.csv").display().to_string());
@@ -217,15 +222,7 @@ fn adult(dir: &Path) -> Option<Case> {
         eprintln!("notice: ../shared/data/adult is absent; the Adult case is skipped");
         return None;
     }
-    let parquet = dir.join("adult.parquet");
-    Connection::open_in_memory()
-        .unwrap()
-        .execute_batch(&format!(
-            "COPY (SELECT * FROM read_csv('{}', header = true, delim = ';')) TO '{}' (FORMAT PARQUET)",
-            root.join("adult.csv").display(),
-            parquet.display()
-        ))
-        .unwrap();
+    let parquet = csv_to_parquet(&root.join("adult.csv"), ";", &dir.join("adult.parquet"));
     let mut body = "[privacy]\nk = 5\nmax_suppression = 0.01\n[search]\nmetric = \"glm\"\n".to_string();
     for q in ["age", "education", "marital-status", "native-country", "occupation", "race", "sex", "workclass"] {
         body.push_str(&format!(
