@@ -107,7 +107,7 @@ impl Spark {
             .iter()
             .map(|f| SourceColumn {
                 name: f.name.clone(),
-                type_name: duckdb_type(&f.data_type).unwrap_or_else(|| format!("{UNREAD}{:?}", f.data_type)),
+                type_name: duckdb_type(&f.data_type).unwrap_or_else(|| format!("{UNREAD}{}", f.data_type)),
             })
             .collect())
     }

@@ -289,6 +289,15 @@ fn spark_settings_are_checked() {
             job("scheme.toml", &engine, &parquet, &case.body.replace("[search]", "[search]\nscheme = \"gsps\"")),
             "full-domain",
         ),
+        (
+            job(
+                "list.toml",
+                &engine,
+                &listed,
+                "[privacy]\nk = 2\n[[quasi_identifiers]]\ncolumn = \"tags\"\nhierarchy = \"suppress\"\n",
+            ),
+            "quasi-identifier \"tags\" has Spark type array<int>,",
+        ),
     ];
     for (path, says) in &cases {
         let (code, out) = kanon(dir.path(), &["run", path.to_str().unwrap(), "--quiet"]);
