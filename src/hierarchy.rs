@@ -62,9 +62,11 @@ pub fn load_files(conn: &Connection, job: &Job) -> Result<Files> {
         if let HierarchySpec::File(path) = &qi.hierarchy {
             let at = || format!("{}: hierarchy of \"{}\"", job.at(&qi.column), qi.column.name);
             let mut rows = read_arx(path).with_context(at)?;
-            // Identical duplicate rows are harmless; differing ones are caught as two parents.
-            rows.sort();
-            rows.dedup();
+            // Identical duplicate rows are harmless (differing ones are caught
+            // as two parents). The rest keep file order: the schemes' order
+            // is the file's depth-first order (docs/schemes.md).
+            let mut seen = std::collections::HashSet::new();
+            rows.retain(|r| seen.insert(r.clone()));
             check_structure(&rows).map_err(|e| bad(format!("{}: {e}", at())))?;
             load_rows(conn, a, &rows)?;
             out.push(Some(rows));

@@ -90,9 +90,15 @@ fn partitions(d: &Domain) -> Vec<Arc<State>> {
 /// the cost as the search compares it (docs/schemes.md): dm itself, hdm
 /// times the QIs with each value's penalty rounded to 10⁻¹².
 fn cost(recs: &[(Vec<u32>, u64)], parts: &[&State], k: u64, metric: Metric) -> (f64, u64, i128) {
+    let blocks: Vec<&[u32]> = parts.iter().map(|p| p.blocks.as_slice()).collect();
+    cost_of(recs, &blocks, k, metric)
+}
+
+/// [`cost`] with each QI's partition as a block id per value index.
+fn cost_of(recs: &[(Vec<u32>, u64)], parts: &[&[u32]], k: u64, metric: Metric) -> (f64, u64, i128) {
     let n: f64 = recs.iter().map(|r| r.1 as f64).sum();
     let m = parts.len();
-    let key = |r: &[u32]| -> Vec<u32> { r.iter().zip(parts).map(|(&v, p)| p.blocks[v as usize]).collect() };
+    let key = |r: &[u32]| -> Vec<u32> { r.iter().zip(parts).map(|(&v, p)| p[v as usize]).collect() };
     let mut classes: HashMap<Vec<u32>, u64> = HashMap::new();
     // hdm per QI value: (N_e − N_v) / (N − N_v).
     let mut nv: Vec<HashMap<u32, f64>> = vec![HashMap::new(); m];
@@ -101,7 +107,7 @@ fn cost(recs: &[(Vec<u32>, u64)], parts: &[&State], k: u64, metric: Metric) -> (
         *classes.entry(key(r)).or_default() += w;
         for a in 0..m {
             *nv[a].entry(r[a]).or_default() += *w as f64;
-            *ne[a].entry(parts[a].blocks[r[a] as usize]).or_default() += *w as f64;
+            *ne[a].entry(parts[a][r[a] as usize]).or_default() += *w as f64;
         }
     }
     let mut total = 0.0;
@@ -123,7 +129,7 @@ fn cost(recs: &[(Vec<u32>, u64)], parts: &[&State], k: u64, metric: Metric) -> (
             for a in 0..m {
                 let v = nv[a][&r[a]];
                 if v < n {
-                    let pen = (ne[a][&parts[a].blocks[r[a] as usize]] - v) / (n - v);
+                    let pen = (ne[a][&parts[a][r[a] as usize]] - v) / (n - v);
                     c += pen;
                     u += (pen * 1e12).round() as i128;
                 }
@@ -195,16 +201,23 @@ fn check(job: &Job, source: &Path, ks: &[u64]) -> HashMap<(Scheme, &'static str,
                     Pruning::default(),
                     Pruning { seeding: false, modified_bfs: false, dp: DpChoice::Off, ..Pruning::default() },
                     Pruning { node_order: false, applicator_order: false, dp: DpChoice::Off, ..Pruning::default() },
+                    Pruning { stuck_classes: false, dp: DpChoice::Off, ..Pruning::default() },
                 ];
                 // The DP on each QI it can take, with and without the other techniques.
                 for a in (0..domains.len()).filter(|&a| dp_qi(&p, DpChoice::Qi(a)).is_some()) {
-                    offs.push(Pruning { dp: DpChoice::Qi(a), ..Pruning::default() });
+                    let dp = DpChoice::Qi(a);
+                    offs.push(Pruning { dp, ..Pruning::default() });
+                    offs.push(Pruning { dp, small_classes: false, ..Pruning::default() });
+                    offs.push(Pruning { dp, useless_blocks: false, stuck_classes: false, ..Pruning::default() });
                     offs.push(Pruning {
                         seeding: false,
                         modified_bfs: false,
                         node_order: false,
                         applicator_order: false,
-                        dp: DpChoice::Qi(a),
+                        dp,
+                        small_classes: false,
+                        useless_blocks: false,
+                        stuck_classes: false,
                     });
                 }
                 for pruning in offs {
@@ -373,6 +386,419 @@ fn releases_are_k_anonymous_and_label_their_blocks() {
                 distinct.sort();
                 distinct.dedup();
                 assert_eq!(distinct.len(), label_block.len(), "{scheme} {metric}: two labels for one block of {q}");
+            }
+        }
+    }
+}
+
+/// A hierarchy file as written: rows `leaf;level1;…;top`, in file order.
+fn hierarchy_rows(path: &Path) -> Vec<Vec<String>> {
+    std::fs::read_to_string(path).unwrap().lines().map(|l| l.split(';').map(String::from).collect()).collect()
+}
+
+/// One QI by its definitions alone, read from its hierarchy file: the values
+/// present in the file's depth-first order (children in order of first
+/// appearance), and every partition each scheme allows, from all set
+/// partitions of those values (docs/schemes.md).
+struct Definitions {
+    /// Present values, in the file's depth-first order.
+    order: Vec<String>,
+    /// Per present value (by its place in `order`): its hierarchy row.
+    rows: Vec<Vec<String>>,
+}
+
+impl Definitions {
+    fn new(file: &[Vec<String>], present: &BTreeSet<String>) -> Definitions {
+        let height = file[0].len() - 1;
+        // A node is its value at its level (each value has one parent).
+        let first = |l: usize, v: &str| file.iter().position(|r| r[l] == v).unwrap();
+        let mut rows: Vec<Vec<String>> = file.iter().filter(|r| present.contains(&r[0])).cloned().collect();
+        rows.sort_by_key(|r| (0..=height).rev().map(|l| first(l, &r[l])).collect::<Vec<_>>());
+        Definitions { order: rows.iter().map(|r| r[0].clone()).collect(), rows }
+    }
+
+    /// The level of the lowest common ancestor of values `x` and `y` (by place).
+    fn lca(&self, x: usize, y: usize) -> usize {
+        (0..self.rows[x].len()).find(|&l| self.rows[x][l] == self.rows[y][l]).unwrap()
+    }
+
+    /// The present values (places) under each hierarchy node, per level.
+    fn nodes(&self) -> Vec<Vec<Vec<usize>>> {
+        (0..self.rows[0].len())
+            .map(|l| {
+                let mut by: Vec<(String, Vec<usize>)> = Vec::new();
+                for (i, r) in self.rows.iter().enumerate() {
+                    match by.iter_mut().find(|(v, _)| *v == r[l]) {
+                        Some((_, m)) => m.push(i),
+                        None => by.push((r[l].clone(), vec![i])),
+                    }
+                }
+                by.into_iter().map(|(_, m)| m).collect()
+            })
+            .collect()
+    }
+
+    /// Whether a partition (blocks of places, each ascending) is valid under `scheme`.
+    fn valid(&self, scheme: Scheme, blocks: &[Vec<usize>]) -> bool {
+        let nodes = self.nodes();
+        let mut sorted: Vec<Vec<usize>> = blocks.to_vec();
+        sorted.sort();
+        let runs = blocks.iter().all(|b| b.last().unwrap() - b[0] + 1 == b.len());
+        let gsps = blocks.iter().all(|b| {
+            b.iter().all(|&x| {
+                b.iter().all(|&y| (0..self.order.len()).all(|z| self.lca(x, z) >= self.lca(x, y) || b.contains(&z)))
+            })
+        });
+        match scheme {
+            Scheme::Bhs => nodes.iter().any(|level| {
+                let mut l = level.clone();
+                l.sort();
+                l == sorted
+            }),
+            Scheme::Ghs => blocks.iter().all(|b| nodes.iter().any(|level| level.contains(b))),
+            Scheme::Ops => runs,
+            Scheme::Gops => runs && gsps,
+            Scheme::Gsps => gsps,
+            Scheme::Sps => true,
+        }
+    }
+
+    /// Every valid partition under `scheme`, as a block id per place.
+    fn partitions(&self, scheme: Scheme) -> Vec<Vec<u32>> {
+        fn rec(n: usize, i: usize, acc: &mut Vec<u32>, out: &mut Vec<Vec<u32>>) {
+            if i == n {
+                out.push(acc.clone());
+                return;
+            }
+            let next = acc.iter().max().map_or(0, |m| m + 1);
+            for b in 0..=next {
+                acc.push(b);
+                rec(n, i + 1, acc, out);
+                acc.pop();
+            }
+        }
+        let mut all = Vec::new();
+        rec(self.order.len(), 0, &mut Vec::new(), &mut all);
+        all.into_iter().filter(|p| self.valid(scheme, &lists(p))).collect()
+    }
+}
+
+/// Blocks of a partition given as a block id per place: places ascending,
+/// blocks by their first place (the report's and the tie-break's order).
+fn lists(p: &[u32]) -> Vec<Vec<usize>> {
+    let mut out: Vec<(u32, Vec<usize>)> = Vec::new();
+    for (i, &b) in p.iter().enumerate() {
+        match out.iter_mut().find(|(x, _)| *x == b) {
+            Some((_, l)) => l.push(i),
+            None => out.push((b, vec![i])),
+        }
+    }
+    out.into_iter().map(|(_, l)| l).collect()
+}
+
+/// The optimum over every combination of the QIs' valid partitions, as the
+/// search compares them (cost, then more blocks, then the block lists of
+/// places), costed as [`cost_of`] does but with flat arrays (millions of
+/// combinations): (cost, per QI the blocks of places).
+fn brute_force_by_definition(
+    recs: &[(Vec<u32>, u64)],
+    all: &[Vec<Vec<u32>>],
+    k: u64,
+    metric: Metric,
+) -> (f64, Vec<Vec<Vec<usize>>>) {
+    let n: u64 = recs.iter().map(|r| r.1).sum();
+    let m = all.len();
+    // Per QI, per partition: blocks, and per place hdm's penalty and its units.
+    let nv: Vec<Vec<u64>> = (0..m)
+        .map(|a| {
+            let mut c = vec![0u64; all[a][0].len()];
+            recs.iter().for_each(|(r, w)| c[r[a] as usize] += w);
+            c
+        })
+        .collect();
+    let pens: Vec<Vec<Vec<(f64, i128)>>> = (0..m)
+        .map(|a| {
+            all[a]
+                .iter()
+                .map(|p| {
+                    let mut ne = vec![0u64; p.len()];
+                    p.iter().enumerate().for_each(|(v, &b)| ne[b as usize] += nv[a][v]);
+                    (0..p.len())
+                        .map(|v| {
+                            if nv[a][v] >= n {
+                                return (0.0, 0);
+                            }
+                            let pen = (ne[p[v] as usize] - nv[a][v]) as f64 / (n - nv[a][v]) as f64;
+                            (pen, (pen * 1e12).round() as i128)
+                        })
+                        .collect()
+                })
+                .collect()
+        })
+        .collect();
+    let width: Vec<usize> = all.iter().map(|l| l[0].len()).collect();
+    let mut sizes = vec![0u64; width.iter().product()];
+    let mut idx = vec![0usize; m];
+    let mut best: Option<(i128, i64, Vec<usize>, f64)> = None;
+    let mut keys = vec![0usize; recs.len()];
+    loop {
+        let parts: Vec<&[u32]> = idx.iter().zip(all).map(|(&i, l)| l[i].as_slice()).collect();
+        sizes.iter_mut().for_each(|s| *s = 0);
+        for ((r, w), key) in recs.iter().zip(&mut keys) {
+            *key = (0..m).fold(0, |acc, a| acc * width[a] + parts[a][r[a] as usize] as usize);
+            sizes[*key] += w;
+        }
+        let (mut c, mut compared) = (0.0, 0i128);
+        for ((r, w), &key) in recs.iter().zip(&keys) {
+            let (each, units) = if sizes[key] < k {
+                if metric == Metric::Dm {
+                    (n as f64, n as i128)
+                } else {
+                    (1.0, m as i128 * 1_000_000_000_000)
+                }
+            } else if metric == Metric::Dm {
+                (sizes[key] as f64, sizes[key] as i128)
+            } else {
+                let (p, u) = (0..m).fold((0.0, 0), |(p, u), a| {
+                    let x = pens[a][idx[a]][r[a] as usize];
+                    (p + x.0, u + x.1)
+                });
+                (p / m as f64, u)
+            };
+            c += *w as f64 * each;
+            compared += *w as i128 * units;
+        }
+        let blocks: i64 = parts.iter().map(|p| *p.iter().max().unwrap() as i64 + 1).sum();
+        let better = best.as_ref().is_none_or(|b| match (compared, -blocks).cmp(&(b.0, b.1)) {
+            std::cmp::Ordering::Equal => {
+                let v =
+                    |ix: &[usize]| -> Vec<Vec<Vec<usize>>> { ix.iter().zip(all).map(|(&i, l)| lists(&l[i])).collect() };
+                v(&idx) < v(&b.2)
+            }
+            o => o.is_lt(),
+        });
+        if better {
+            best = Some((compared, -blocks, idx.clone(), c));
+        }
+        let mut a = 0;
+        while a < m {
+            idx[a] += 1;
+            if idx[a] < all[a].len() {
+                break;
+            }
+            idx[a] = 0;
+            a += 1;
+        }
+        if a == m {
+            break;
+        }
+    }
+    let b = best.unwrap();
+    (b.3, b.2.iter().zip(all).map(|(&i, l)| lists(&l[i])).collect())
+}
+
+/// A table whose hierarchy files list their leaves in an order that is none
+/// of: the values' alphabetical order, their code order (siblings numbered
+/// in text order) and their order of first appearance in the data.
+fn reordered(dir: &Path, rows: usize, seed: u64) {
+    let marital = "Married-AF-spouse;Spouse-present;*\nMarried-civ-spouse;Spouse-present;*\n\
+                   Married-spouse-absent;Spouse-absent;*\nSeparated;Spouse-absent;*\n\
+                   Divorced;Unmarried;*\nNever-married;Unmarried;*\nWidowed;Unmarried;*\n";
+    let race = "Black;White-or-Black;*\nWhite;White-or-Black;*\nAmer-Indian-Eskimo;Other-races;*\n\
+                Asian-Pac-Islander;Other-races;*\nOther;Other-races;*\n";
+    // A level more, a node with one child, siblings out of text order.
+    let region = "Tromso;North;Nordic;*\nBergen;West;Nordic;*\nOslo;West;Nordic;*\n\
+                  Porto;Coast;Iberia;*\nFaro;Coast;Iberia;*\n";
+    std::fs::write(dir.join("marital.csv"), marital).unwrap();
+    std::fs::write(dir.join("race.csv"), race).unwrap();
+    std::fs::write(dir.join("region.csv"), region).unwrap();
+    let pick = |text: &str| -> Vec<String> { text.lines().map(|l| l.split(';').next().unwrap().to_string()).collect() };
+    let (m, r, g) = (pick(marital), pick(race), pick(region));
+    let mut x = seed;
+    let mut next = |n: u64| {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (x >> 33) % n
+    };
+    // First appearance in the data: another order again.
+    let mut csv = String::from("id;marital;race;region\n");
+    for (i, (a, b, c)) in
+        [(6, 1, 4), (5, 4, 2), (4, 3, 0), (3, 0, 3), (1, 2, 1), (2, 1, 3), (0, 0, 4)].iter().enumerate()
+    {
+        csv.push_str(&format!("{i};{};{};{}\n", m[*a], r[*b], g[*c]));
+    }
+    for i in 7..rows {
+        // Skewed, so that some values are rare.
+        let a = [1, 1, 1, 4, 4, 5, 5, 0, 2, 3, 6][next(11) as usize];
+        let b = [1, 1, 1, 1, 0, 0, 3, 2, 4][next(9) as usize];
+        let c = [2, 2, 2, 1, 1, 0, 3, 4][next(8) as usize];
+        csv.push_str(&format!("{i};{};{};{}\n", m[a], r[b], g[c]));
+    }
+    std::fs::write(dir.join("t.csv"), csv).unwrap();
+}
+
+/// Every scheme's optimum on hierarchy files whose depth-first order is not
+/// the values' alphabetical, code or data order equals a brute force over
+/// the partitions the schemes' definitions allow in the file's order; every
+/// OPS/GOPS block is a run of that order.
+#[test]
+fn scheme_partitions_follow_the_files_depth_first_order() {
+    let dir = tempfile::tempdir().unwrap();
+    reordered(dir.path(), 90, 5);
+    let files = [("marital", "marital.csv"), ("race", "race.csv"), ("region", "region.csv")];
+    let text = job_text("csv = \"t.csv\"", &files);
+    let job = Job::parse(&dir.path().join("job.toml"), &text).unwrap();
+    let loaded = load(&job).unwrap();
+    let qis = job.qi_names();
+    let sets = MemorySets::new(&loaded.conn, &loaded.data.heights, Extras::default(), Some(2)).unwrap();
+    let (codes, counts) = sets.base_columns();
+    // The source as places in each file's order.
+    let text = std::fs::read_to_string(dir.path().join("t.csv")).unwrap();
+    let source: Vec<Vec<String>> =
+        text.lines().skip(1).map(|l| l.split(';').skip(1).map(String::from).collect()).collect();
+    let defs: Vec<Definitions> = files
+        .iter()
+        .enumerate()
+        .map(|(a, (_, f))| {
+            let present: BTreeSet<String> = source.iter().map(|r| r[a].clone()).collect();
+            Definitions::new(&hierarchy_rows(&dir.path().join(f)), &present)
+        })
+        .collect();
+    assert_eq!(defs[0].order[0], "Married-AF-spouse");
+    assert_eq!(defs[1].order, ["Black", "White", "Amer-Indian-Eskimo", "Asian-Pac-Islander", "Other"]);
+    let place = |a: usize, v: &str| defs[a].order.iter().position(|o| o == v).unwrap() as u32;
+    let mut counted: HashMap<Vec<u32>, u64> = HashMap::new();
+    for r in &source {
+        *counted.entry((0..3).map(|a| place(a, &r[a])).collect()).or_default() += 1;
+    }
+    let recs: Vec<(Vec<u32>, u64)> = counted.into_iter().collect();
+    for scheme in Scheme::ALL {
+        let domains: Vec<Domain> = qis
+            .iter()
+            .enumerate()
+            .map(|(a, q)| {
+                let h = HierarchyRows::read(&loaded.conn, a, loaded.data.heights[a]).unwrap();
+                Domain::new(q, scheme, false, &h).unwrap()
+            })
+            .collect();
+        let all: Vec<Vec<Vec<u32>>> = defs.iter().map(|d| d.partitions(scheme)).collect();
+        for (a, d) in domains.iter().enumerate() {
+            assert_eq!(d.count(), Some(all[a].len() as u128), "{scheme:?} {}: partitions counted", qis[a]);
+        }
+        for metric in [Metric::Dm, Metric::Hdm] {
+            for k in [2, 5] {
+                let (want_cost, want) = brute_force_by_definition(&recs, &all, k, metric);
+                let p = Problem { codes, counts, domains: &domains, k, cap: None, metric, threads: None };
+                let mut offs = vec![Pruning::default(), Pruning { dp: DpChoice::Off, ..Pruning::default() }];
+                offs.extend(
+                    (0..3)
+                        .filter(|&a| dp_qi(&p, DpChoice::Qi(a)).is_some())
+                        .map(|a| Pruning { dp: DpChoice::Qi(a), ..Pruning::default() }),
+                );
+                // One thread and one per core give the same result.
+                let one = Problem { threads: Some(1), ..p };
+                for (pruning, p) in offs.into_iter().map(|o| (o, &p)).chain([(Pruning::default(), &one)]) {
+                    let case = format!("{scheme:?} {metric:?} k={k} {pruning:?} threads {:?}", p.threads);
+                    let got = search(p, pruning, None).unwrap();
+                    // The result in places of the files' orders.
+                    let got_lists: Vec<Vec<Vec<usize>>> = got
+                        .partitions
+                        .iter()
+                        .zip(&domains)
+                        .enumerate()
+                        .map(|(a, (s, d))| {
+                            let mut by_place = vec![0u32; defs[a].order.len()];
+                            for (leaf, v) in d.values.iter().enumerate() {
+                                by_place[place(a, v.as_deref().unwrap()) as usize] = s.blocks[leaf];
+                            }
+                            lists(&by_place)
+                        })
+                        .collect();
+                    if matches!(scheme, Scheme::Ops | Scheme::Gops) {
+                        for (a, blocks) in got_lists.iter().enumerate() {
+                            for b in blocks {
+                                assert_eq!(b.last().unwrap() - b[0] + 1, b.len(), "{case}: {} block {b:?}", qis[a]);
+                            }
+                        }
+                    }
+                    assert_eq!(got_lists, want, "{case}");
+                    let reported = if metric == Metric::Dm { got.measures.dm } else { got.measures.hdm };
+                    assert!((reported - want_cost).abs() < 1e-6, "{case}: {reported} against {want_cost}");
+                }
+            }
+        }
+    }
+}
+
+/// `kanon run --scheme S` on the same table: the report lists each block's
+/// values in the file's depth-first order and blocks by their first value,
+/// and each released label is the lowest hierarchy node whose present values
+/// are the block, or else the block's values joined in that order.
+#[test]
+fn scheme_reports_and_labels_follow_the_files_order() {
+    let dir = tempfile::tempdir().unwrap();
+    reordered(dir.path(), 90, 11);
+    let files = [("marital", "marital.csv"), ("race", "race.csv"), ("region", "region.csv")];
+    std::fs::write(dir.path().join("job.toml"), job_text("csv = \"t.csv\"", &files).replace("k = 2", "k = 5")).unwrap();
+    let source: Vec<Vec<String>> = std::fs::read_to_string(dir.path().join("t.csv"))
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| l.split(';').map(String::from).collect())
+        .collect();
+    let defs: Vec<(Definitions, Vec<Vec<String>>)> = files
+        .iter()
+        .enumerate()
+        .map(|(a, (_, f))| {
+            let rows = hierarchy_rows(&dir.path().join(f));
+            let present: BTreeSet<String> = source.iter().map(|r| r[a + 1].clone()).collect();
+            (Definitions::new(&rows, &present), rows)
+        })
+        .collect();
+    for scheme in ["ghs", "gops", "ops", "gsps", "sps"] {
+        for metric in ["dm", "hdm"] {
+            let case = format!("{scheme} {metric}");
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_kanon"))
+                .args(["run", "job.toml", "--scheme", scheme, "--metric", metric, "--quiet"])
+                .current_dir(dir.path())
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{case}: {}", String::from_utf8_lossy(&out.stderr));
+            let report: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(dir.path().join("r.json")).unwrap()).unwrap();
+            let released: Vec<Vec<String>> = std::fs::read_to_string(dir.path().join("out.csv"))
+                .unwrap()
+                .lines()
+                .skip(1)
+                .map(|l| l.split(',').map(|f| f.trim_matches('"').to_string()).collect())
+                .collect();
+            for (a, (q, _)) in files.iter().enumerate() {
+                let (d, file) = &defs[a];
+                let blocks: Vec<Vec<String>> = serde_json::from_value(report["partitions"][q].clone()).unwrap();
+                let places: Vec<Vec<usize>> = blocks
+                    .iter()
+                    .map(|b| b.iter().map(|v| d.order.iter().position(|o| o == v).unwrap()).collect())
+                    .collect();
+                // Values ascending in each block, blocks by their first value.
+                assert!(places.iter().all(|b| b.windows(2).all(|w| w[0] < w[1])), "{case} {q}: {blocks:?}");
+                assert!(places.windows(2).all(|w| w[0][0] < w[1][0]), "{case} {q}: {blocks:?}");
+                if matches!(scheme, "ops" | "gops") {
+                    assert!(places.iter().all(|b| b.last().unwrap() - b[0] + 1 == b.len()), "{case} {q}: {blocks:?}");
+                }
+                for (b, list) in blocks.iter().enumerate() {
+                    // The lowest node whose present values are exactly the block.
+                    let node = (0..file[0].len()).find_map(|l| {
+                        let mut under: Vec<&String> =
+                            d.rows.iter().filter(|r| r[l] == d.rows[places[b][0]][l]).map(|r| &r[0]).collect();
+                        under.sort();
+                        let mut want: Vec<&String> = list.iter().collect();
+                        want.sort();
+                        (under == want).then(|| d.rows[places[b][0]][l].clone())
+                    });
+                    let want = node.unwrap_or_else(|| list.join("|"));
+                    for r in released.iter().filter(|r| list.contains(&source[r[0].parse::<usize>().unwrap()][a + 1])) {
+                        assert_eq!(r[a + 1], want, "{case} {q}: block {list:?}");
+                    }
+                }
             }
         }
     }

@@ -46,7 +46,7 @@ pub struct Args {
     #[arg(long, value_enum)]
     pub scheme: Option<Scheme>,
     /// With a scheme: switch pruning techniques off, to measure them
-    /// (comma-separated: seeding, bfs, nodes, applicators, dp).
+    /// (comma-separated: seeding, bfs, nodes, applicators, dp, classes, blocks, stuck).
     #[arg(long, value_name = "LIST")]
     pub pruning_off: Option<String>,
     /// Cell-based generalization (cdgh, cndgh): also write the reconstruction,

@@ -120,7 +120,8 @@ pub fn run(job: Job, scheme: Scheme, pruning: Pruning, quiet: bool) -> Result<()
         "dp_quasi_identifier": best.dp_qi.map(|a| qis[a].clone()),
         "pruning": {"seeding": pruning.seeding, "modified_bfs": pruning.modified_bfs,
                     "node_rearrangement": pruning.node_order, "applicator_rearrangement": pruning.applicator_order,
-                    "dp": pruning.dp != DpChoice::Off},
+                    "dp": pruning.dp != DpChoice::Off, "classes": pruning.small_classes,
+                    "blocks": pruning.useless_blocks, "stuck": pruning.stuck_classes},
         "output": crate::report::Output::of(out),
         "seconds": {"load": t_load, "search": t_search, "release": t_release, "total": start.elapsed().as_secs_f64()},
     });
@@ -144,7 +145,7 @@ pub fn run(job: Job, scheme: Scheme, pruning: Pruning, quiet: bool) -> Result<()
     Ok(())
 }
 
-/// `--pruning-off seeding,bfs,nodes,applicators,dp`: the techniques to switch off.
+/// `--pruning-off seeding,bfs,nodes,applicators,dp,classes,blocks,stuck`: the techniques to switch off.
 pub fn pruning_off(list: Option<&str>) -> Result<Pruning> {
     let mut p = Pruning::default();
     for name in list.unwrap_or("").split(',').map(str::trim).filter(|s| !s.is_empty()) {
@@ -154,9 +155,12 @@ pub fn pruning_off(list: Option<&str>) -> Result<Pruning> {
             "nodes" => p.node_order = false,
             "applicators" => p.applicator_order = false,
             "dp" => p.dp = DpChoice::Off,
+            "classes" => p.small_classes = false,
+            "blocks" => p.useless_blocks = false,
+            "stuck" => p.stuck_classes = false,
             other => {
                 return Err(bad(format!(
-                    "--pruning-off: unknown technique \"{other}\" (seeding, bfs, nodes, applicators, dp)"
+                    "--pruning-off: unknown technique \"{other}\" (seeding, bfs, nodes, applicators, dp, classes, blocks, stuck)"
                 )))
             }
         }

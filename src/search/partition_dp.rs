@@ -64,11 +64,15 @@ impl Own {
 
 /// The records of one anonymization of the other QIs, per value bit of this
 /// QI and rest class: `count` records, `penalty` their summed rest penalty
-/// (hdm and glm only), both `bits × classes`, bit-major.
+/// (hdm and glm only), both `bits × classes`, bit-major. `small`: per bit,
+/// the records of rest classes left out of `count` because they hold fewer
+/// than k records in all, so that they are suppressed whatever this QI's
+/// partition ([`PartitionDp::split_small`]).
 pub struct Rest {
     pub classes: usize,
     pub count: Vec<u64>,
     pub penalty: Vec<Cost>,
+    pub small: Vec<u64>,
 }
 
 /// The DP for one QI, its buffers reused node after node.
@@ -92,6 +96,10 @@ pub struct PartitionDp {
     /// once and shared by the workers' copies: the block costs' inner loop reads it.
     own_table: Arc<Vec<i64>>,
     cost: Vec<Cost>,
+    /// What the records of `Rest::small` cost, whatever the partition.
+    fixed: Cost,
+    /// Whether the DP skips blocks a split of them beats (`--pruning-off blocks`).
+    useless_blocks: bool,
     /// Whether every weighted sum fits 64 bits (then the DP sums in u64).
     narrow: bool,
     b64: Buffers<u64>,
@@ -145,16 +153,25 @@ impl PartitionDp {
             own_all,
             own_table: Arc::new(own_table),
             cost: vec![0; size],
+            fixed: 0,
+            useless_blocks: true,
             narrow,
             b64: Buffers::default(),
             b128: Buffers::default(),
         }
     }
 
-    /// The least bound over this QI's partitions for these rest classes: the
-    /// finest partition's (see the module's notes).
+    /// Whether the DP skips blocks a split of them beats (on by default).
+    pub fn skip_useless_blocks(&mut self, on: bool) {
+        self.useless_blocks = on;
+    }
+
+    /// The least bound over this QI's partitions for the rest classes in
+    /// `rest.count`: the finest partition's (see the module's notes). It
+    /// bounds this anonymization and every one whose other partitions are
+    /// coarser.
     pub fn bound(&self, rest: &Rest) -> Cost {
-        let (r, k) = (rest.classes, self.k);
+        let (r, k) = (rest.classes, self.k.min(self.total));
         (0..self.n)
             .map(|v| {
                 let sizes = &rest.count[v * r..(v + 1) * r];
@@ -168,9 +185,51 @@ impl PartitionDp {
             .sum()
     }
 
+    /// What a suppressed record costs.
+    fn suppressed_charge(&self) -> Cost {
+        match &self.charge {
+            Charge::Dm => self.total as Cost,
+            Charge::Penalty { suppressed, .. } => *suppressed,
+        }
+    }
+
+    /// Move the rest classes holding fewer than k records in all into
+    /// `rest.small`: every block of this QI keeps them under k, so they are
+    /// suppressed whatever its partition, at a cost the same for all.
+    pub fn split_small(&self, rest: Rest) -> Rest {
+        let (n, r) = (self.n, rest.classes);
+        let total = |c: usize| (0..n).map(|v| rest.count[v * r + c]).sum::<u64>();
+        let keep: Vec<usize> = (0..r).filter(|&c| total(c) >= self.k).collect();
+        if keep.len() == r {
+            return rest;
+        }
+        let mut small = rest.small.clone();
+        small.resize(n, 0);
+        for (v, s) in small.iter_mut().enumerate() {
+            *s += rest.count[v * r..(v + 1) * r].iter().sum::<u64>();
+        }
+        fn pick<T: Copy>(x: &[T], n: usize, r: usize, keep: &[usize]) -> Vec<T> {
+            (0..n).flat_map(|v| keep.iter().map(move |&c| x[v * r + c])).collect()
+        }
+        let count = pick(&rest.count, n, r, &keep);
+        for (v, s) in small.iter_mut().enumerate() {
+            *s -= count[v * keep.len()..(v + 1) * keep.len()].iter().sum::<u64>();
+        }
+        let penalty = if rest.penalty.is_empty() { Vec::new() } else { pick(&rest.penalty, n, r, &keep) };
+        Rest { classes: keep.len(), count, penalty, small }
+    }
+
+    /// A bound on this anonymization alone, over every partition of this QI:
+    /// [`Self::bound`] of the classes that can reach k, plus what the records
+    /// of `rest.small` cost, suppressed.
+    pub fn node_bound(&self, rest: &Rest) -> Cost {
+        self.bound(rest) + rest.small.iter().sum::<u64>() as Cost * self.suppressed_charge()
+    }
+
     /// The cost of every valid block for these rest classes.
     pub fn block_costs(&mut self, rest: &Rest) {
         let r = rest.classes;
+        self.fixed = rest.small.iter().sum::<u64>() as Cost * self.suppressed_charge();
         if self.dense {
             let mut sizes = vec![vec![0u64; r]; self.n + 1];
             let mut pens = vec![vec![0 as Cost; r]; self.n + 1];
@@ -249,6 +308,13 @@ impl PartitionDp {
                 let mut own_kept = self.own_all[mask as usize];
                 let r = rest.classes;
                 let own = &self.own_table[mask as usize * self.n..][..self.n];
+                // Suppressed records carry no own penalty.
+                let mut bits = if rest.small.is_empty() { 0 } else { mask };
+                while bits != 0 {
+                    let v = bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    own_kept -= own[v] as Cost * rest.small[v] as Cost;
+                }
                 for (c, &x) in sizes.iter().enumerate() {
                     if x >= k {
                         kept += pens[c];
@@ -274,12 +340,20 @@ impl PartitionDp {
     /// the block list first lexicographically).
     pub fn solve(&mut self) -> (Cost, Vec<u32>) {
         let every = self.blocks.len() + 1 == 1 << self.n;
-        let shape = Shape { n: self.n, dense: self.dense, every, valid: &self.valid, by_low: &self.by_low };
-        if self.narrow {
+        let shape = Shape {
+            n: self.n,
+            dense: self.dense,
+            every,
+            valid: &self.valid,
+            by_low: &self.by_low,
+            useless_blocks: self.useless_blocks,
+        };
+        let (cost, blocks) = if self.narrow {
             shape.solve(&self.blocks, &self.cost, &mut self.b64)
         } else {
             shape.solve(&self.blocks, &self.cost, &mut self.b128)
-        }
+        };
+        (cost + self.fixed, blocks)
     }
 }
 
@@ -331,6 +405,8 @@ struct Shape<'a> {
     every: bool,
     valid: &'a [bool],
     by_low: &'a [Vec<u32>],
+    /// Skip the blocks a split of them beats (dense shapes).
+    useless_blocks: bool,
 }
 
 impl Shape<'_> {
@@ -341,7 +417,11 @@ impl Shape<'_> {
             let i = b as usize;
             buf.weight[i] = T::of(cost[i] * WEIGHT + b.count_ones() as Cost - 1);
         }
-        self.min_plus(&buf.weight, &mut buf.best);
+        if self.dense && self.useless_blocks {
+            self.min_plus_useful(&buf.weight, &mut buf.best);
+        } else {
+            self.min_plus(&buf.weight, &mut buf.best);
+        }
         let full = (1usize << self.n) - 1;
         (buf.best[full].cost() / WEIGHT, self.unfold(&buf.weight, &buf.best))
     }
@@ -380,6 +460,52 @@ impl Shape<'_> {
                 }
             }
             best[s as usize] = least;
+        }
+    }
+
+    /// [`Self::min_plus`] skipping useless blocks: a block B is useless when
+    /// some partition of B into two or more valid blocks weighs no more, for
+    /// then splitting B lowers every partition holding it, and no least sum
+    /// of any set holds B. Blocks are taken by lowest bit, highest first, and
+    /// then ascending, so that when B's turn comes best(B) already holds the
+    /// least split of B (every smaller block with B's lowest bit has been
+    /// pushed to its supersets, and every set above that bit is final);
+    /// a useful B is then pushed to every B ∪ T, T a set of bits above B's
+    /// lowest.
+    fn min_plus_useful<T: Num>(&self, w: &[T], best: &mut Vec<T>) {
+        let full = (1u32 << self.n) - 1;
+        best.clear();
+        best.resize(TABLE, T::MAX);
+        best[0] = T::ZERO;
+        let best: &mut [T; TABLE] = best.as_mut_slice().try_into().expect("TABLE entries");
+        let w: &[T; TABLE] = w.try_into().expect("TABLE entries");
+        let valid: &[bool; TABLE] = self.valid.try_into().expect("TABLE entries");
+        for l in (0..self.n).rev() {
+            let low = 1u32 << l;
+            let above = full & !((low << 1) - 1);
+            let mut sub = 0u32;
+            loop {
+                let b = (low | sub) as usize;
+                if (self.every || valid[b]) && w[b] < best[b] {
+                    let wb = w[b];
+                    best[b] = wb;
+                    let free = above & !sub;
+                    let mut t = free;
+                    while t != 0 {
+                        let s = (b | t as usize) as u16 as usize;
+                        let offer = wb + best[t as u16 as usize];
+                        if offer < best[s] {
+                            best[s] = offer;
+                        }
+                        t = (t - 1) & free;
+                    }
+                }
+                if sub == above {
+                    break;
+                }
+                // The next subset of `above`, ascending.
+                sub = sub.wrapping_sub(above) & above;
+            }
         }
     }
 
@@ -498,7 +624,7 @@ mod tests {
             let marginal: Vec<u64> = (0..n).map(|v| count[v * classes..(v + 1) * classes].iter().sum()).collect();
             let all_blocks: Vec<u32> =
                 (1..1u32 << n).filter(|m| m.count_ones() == 1 || round % 2 == 0 || m % 3 != 0).collect();
-            for k in [2, 3, 6] {
+            for k in [2, 3, 6, 10] {
                 let total: u64 = marginal.iter().sum();
                 // A block's class sizes over `merge`d rest classes.
                 let sizes = |b: u32, merge: &[usize]| -> Vec<u128> {
@@ -538,15 +664,32 @@ mod tests {
                     let least = valid.iter().map(|p| cost_at(p, &merge)).min().unwrap();
                     assert!(want_bound <= least, "round {round} k {k}: bound {want_bound} over {least}");
                 }
-                for (dense, narrow) in [(false, true), (true, true), (true, false)] {
+                let variants = [
+                    (false, true, true, false),
+                    (true, true, true, false),
+                    (true, false, true, true),
+                    (true, true, false, true),
+                    (true, true, true, true),
+                    (false, true, true, true),
+                ];
+                for (dense, narrow, useless, split) in variants {
+                    let case =
+                        format!("round {round} k {k} dense {dense} narrow {narrow} useless {useless} split {split}");
                     let mut dp = PartitionDp::new(n, all_blocks.clone(), &marginal, k, Charge::Dm);
                     dp.dense = dense;
                     dp.narrow = narrow;
-                    let rest = Rest { classes, count: count.clone(), penalty: Vec::new() };
-                    assert_eq!(dp.bound(&rest), want_bound, "round {round} k {k} dense {dense}");
+                    dp.skip_useless_blocks(useless);
+                    let mut rest = Rest { classes, count: count.clone(), penalty: Vec::new(), small: Vec::new() };
+                    assert_eq!(dp.bound(&rest), want_bound, "{case}");
+                    if split {
+                        rest = dp.split_small(rest);
+                        // A bound on this anonymization alone: at most its optimum.
+                        let node = dp.node_bound(&rest);
+                        assert!(want_bound <= node && node <= want.0, "{case}: node bound {node}");
+                    }
                     dp.block_costs(&rest);
                     let (c, parts) = dp.solve();
-                    assert_eq!((c, &parts), (want.0, want.3), "round {round} k {k} dense {dense}");
+                    assert_eq!((c, &parts), (want.0, want.3), "{case}");
                 }
             }
         }
@@ -577,7 +720,7 @@ mod tests {
                 (1..1u32 << n).filter(|m| m.count_ones() == 1 || round % 2 == 0 || m % 5 != 0).collect();
             let valid: Vec<Vec<u32>> =
                 partitions(n).into_iter().filter(|p| p.iter().all(|b| blocks.contains(b))).collect();
-            for k in [1, 3, 5] {
+            for k in [1, 3, 5, 9] {
                 let block = |b: u32, relaxed: bool| -> Cost {
                     (0..classes)
                         .map(|c| {
@@ -605,14 +748,23 @@ mod tests {
                     .unwrap();
                 let want_bound = valid.iter().map(|p| p.iter().map(|&b| block(b, true)).sum::<Cost>()).min().unwrap();
                 let charge = Charge::Penalty { suppressed, own: own.clone() };
-                for dense in [false, true] {
+                for (dense, useless, split) in
+                    [(false, true, false), (true, true, false), (true, false, true), (true, true, true)]
+                {
+                    let case = format!("round {round} k {k} dense {dense} useless {useless} split {split}");
                     let mut dp = PartitionDp::new(n, blocks.clone(), &marginal, k, charge.clone());
                     dp.dense = dense;
-                    let rest = Rest { classes, count: count.clone(), penalty: penalty.clone() };
-                    assert_eq!(dp.bound(&rest), want_bound, "round {round} k {k}");
+                    dp.skip_useless_blocks(useless);
+                    let mut rest = Rest { classes, count: count.clone(), penalty: penalty.clone(), small: Vec::new() };
+                    assert_eq!(dp.bound(&rest), want_bound, "{case}");
+                    if split {
+                        rest = dp.split_small(rest);
+                        let node = dp.node_bound(&rest);
+                        assert!(want_bound <= node && node <= want.0, "{case}: node bound {node}");
+                    }
                     dp.block_costs(&rest);
                     let (c, parts) = dp.solve();
-                    assert_eq!((c, &parts), (want.0, want.3), "round {round} k {k} dense {dense}");
+                    assert_eq!((c, &parts), (want.0, want.3), "{case}");
                 }
             }
         }

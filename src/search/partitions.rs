@@ -55,11 +55,29 @@ pub struct Pruning {
     pub node_order: bool,
     pub applicator_order: bool,
     pub dp: DpChoice,
+    /// With the DP: rest classes under k at every partition of the DP's QI
+    /// are charged as suppressed in a node's own bound, and left out of its DP.
+    pub small_classes: bool,
+    /// With the DP: blocks that a split of them beats are skipped.
+    pub useless_blocks: bool,
+    /// A queued node's bound charges as suppressed the records of classes
+    /// that stay under k however its applicators' QIs (and the DP's QI) are
+    /// generalized below it.
+    pub stuck_classes: bool,
 }
 
 impl Default for Pruning {
     fn default() -> Self {
-        Pruning { seeding: true, modified_bfs: true, node_order: true, applicator_order: true, dp: DpChoice::Auto }
+        Pruning {
+            seeding: true,
+            modified_bfs: true,
+            node_order: true,
+            applicator_order: true,
+            dp: DpChoice::Auto,
+            small_classes: true,
+            useless_blocks: true,
+            stuck_classes: true,
+        }
     }
 }
 
@@ -412,6 +430,7 @@ impl<'a> Evaluator<'a> {
         a: usize,
         dp: &mut PartitionDp,
         top: &Arc<State>,
+        small_classes: bool,
         hopeless: impl Fn(Cost, u32) -> bool,
     ) -> (Eval, Option<Arc<State>>) {
         self.evaluated += 1;
@@ -432,7 +451,7 @@ impl<'a> Evaluator<'a> {
             })
             .collect();
         let r = ids.len();
-        let mut rest = Rest { classes: r, count: vec![0; n * r], penalty: Vec::new() };
+        let mut rest = Rest { classes: r, count: vec![0; n * r], penalty: Vec::new(), small: Vec::new() };
         let bit = |row: usize| d.hier_rank[self.p.codes[a][row] as usize] as usize;
         for (row, (&c, &w)) in class.iter().zip(self.p.counts).enumerate() {
             rest.count[bit(row) * r + c as usize] += w;
@@ -455,8 +474,11 @@ impl<'a> Evaluator<'a> {
             blocks: most,
             below_blocks: most.saturating_sub(1),
         };
-        // Nothing at or under this node can win: its cost is not needed.
-        if hopeless(e.lb, most) {
+        if small_classes {
+            rest = dp.split_small(rest);
+        }
+        // This node cannot win: its cost is not needed.
+        if hopeless(dp.node_bound(&rest), most) {
             return (e, None);
         }
         dp.block_costs(&rest);
@@ -470,6 +492,48 @@ impl<'a> Evaluator<'a> {
         e.cost = cost;
         e.blocks = others_blocks + st.nblocks;
         (e, Some(st))
+    }
+
+    /// `lb`, the bound of a node at `attrs` (its DP's QI, if any, `dp`),
+    /// raised for the records that stay in classes under k however the QIs
+    /// `free` says may still change below it are generalized: their classes
+    /// with those QIs at one block hold fewer than k records, so below the
+    /// node they are suppressed, where `lb` charged them as if kept.
+    fn stuck(&mut self, attrs: &[Arc<State>], ends: &Ends, free: &[bool], dp: Option<usize>, lb: Cost) -> Cost {
+        let tops = &ends.tops;
+        let fixed: Vec<Arc<State>> =
+            attrs.iter().zip(tops).zip(free).map(|((s, t), &f)| if f { t.clone() } else { s.clone() }).collect();
+        let dense = self.count(&fixed);
+        let k = self.p.k;
+        let rows = self.p.counts.len();
+        let stuck = |ev: &Self, r: usize| ev.size_of(dense, r) < k;
+        match self.p.metric {
+            Metric::Dm => {
+                let records: u64 = (0..rows).filter(|&r| stuck(self, r)).map(|r| self.p.counts[r]).sum();
+                lb + (self.n - k.min(self.n)) as Cost * records as Cost
+            }
+            _ => {
+                let rows_stuck: Vec<usize> = (0..rows).filter(|&r| stuck(self, r)).collect();
+                if rows_stuck.is_empty() {
+                    return lb;
+                }
+                // What `lb` charged them: their penalty kept, the DP's QI at its finest.
+                let charged: Vec<Arc<State>> = match dp {
+                    Some(a) => attrs
+                        .iter()
+                        .enumerate()
+                        .map(|(b, s)| if b == a { ends.roots[a].clone() } else { s.clone() })
+                        .collect(),
+                    None => attrs.to_vec(),
+                };
+                self.row_units(&charged, None);
+                let supp = self.suppressed_units();
+                lb + rows_stuck
+                    .iter()
+                    .map(|&r| self.p.counts[r] as Cost * (supp - self.scratch.row_units[r]))
+                    .sum::<Cost>()
+            }
+        }
     }
 
     /// All metrics of one anonymization (for the report).
@@ -582,8 +646,15 @@ fn hopeless_against(best: &Option<Best>) -> impl Fn(Cost, u32) -> bool + Copy + 
     move |lb, most| best.is_some_and(|(c, nb)| lb > c || (lb == c && most < nb))
 }
 
+/// Each QI's finest and coarsest partitions.
+struct Ends {
+    roots: Vec<Arc<State>>,
+    tops: Vec<Arc<State>>,
+}
+
 struct Search<'a> {
     ev: Evaluator<'a>,
+    ends: Ends,
     best: Option<Best>,
     pruning: Pruning,
     seq: u64,
@@ -646,7 +717,7 @@ impl<'a> Search<'a> {
             None => self.ev.eval(&attrs),
             Some((a, dp, top)) => {
                 let hopeless = hopeless_against(&self.best);
-                let (e, st) = self.ev.eval_dp(&attrs, *a, dp, top, hopeless);
+                let (e, st) = self.ev.eval_dp(&attrs, *a, dp, top, self.pruning.small_classes, hopeless);
                 if let Some(st) = st {
                     attrs[*a] = st;
                 }
@@ -674,6 +745,7 @@ impl<'a> Search<'a> {
                 (0..pool.current_num_threads()).map(|_| std::sync::Mutex::new((self.ev.fork(), dp.clone()))).collect();
         }
         let hopeless = hopeless_against(&self.best);
+        let small_classes = self.pruning.small_classes;
         let workers = &self.workers;
         let out: Vec<(Vec<Arc<State>>, Eval)> = pool.install(|| {
             use rayon::prelude::*;
@@ -683,7 +755,7 @@ impl<'a> Search<'a> {
                     let i = rayon::current_thread_index().unwrap_or(0) % workers.len();
                     let mut w = workers[i].lock().unwrap_or_else(|e| e.into_inner());
                     let (ev, dp) = &mut *w;
-                    let (e, st) = ev.eval_dp(&attrs, a, dp, &top, hopeless);
+                    let (e, st) = ev.eval_dp(&attrs, a, dp, &top, small_classes, hopeless);
                     if let Some(st) = st {
                         attrs[a] = st;
                     }
@@ -854,8 +926,9 @@ impl<'a> Search<'a> {
             by_app.sort_by(|x, y| merged(&x.1).total_cmp(&merged(&y.1)).then(x.0.cmp(&y.0)));
         }
         let order: Vec<u16> = by_app.iter().map(|(a, _)| *a).collect();
+        let dp = self.dp.as_ref().map(|(a, _, _)| *a);
         for (p, (a, kids)) in by_app.into_iter().enumerate() {
-            for (attrs, e) in kids {
+            for (attrs, mut e) in kids {
                 if self.bounded_out(&e) {
                     continue;
                 }
@@ -866,6 +939,14 @@ impl<'a> Search<'a> {
                     .collect();
                 if apps.is_empty() {
                     continue;
+                }
+                if self.pruning.stuck_classes {
+                    let free: Vec<bool> =
+                        (0..domains.len()).map(|b| Some(b) == dp || apps.contains(&(b as u16))).collect();
+                    e.lb = self.ev.stuck(&attrs, &self.ends, &free, dp, e.lb);
+                    if self.bounded_out(&e) {
+                        continue;
+                    }
                 }
                 self.seq += 1;
                 queue.push(Node { attrs, apps, eval: e, seq: self.seq });
@@ -880,12 +961,18 @@ impl<'a> Search<'a> {
 pub fn search(p: &Problem, pruning: Pruning, progress: Option<&indicatif::ProgressBar>) -> Option<Optimum> {
     let ev = Evaluator::new(p);
     let dp_qi = dp_qi(p, pruning.dp);
-    let dp = dp_qi.map(|a| (a, ev.dp_for(a), p.domains[a].top()));
+    let dp = dp_qi.map(|a| {
+        let mut dp = ev.dp_for(a);
+        dp.skip_useless_blocks(pruning.useless_blocks);
+        (a, dp, p.domains[a].top())
+    });
     let pool = dp
         .as_ref()
         .and_then(|_| rayon::ThreadPoolBuilder::new().num_threads(p.threads.unwrap_or(0)).build().ok())
         .filter(|pool| pool.current_num_threads() > 1);
-    let mut s = Search { ev, best: None, pruning, seq: 0, expanded: 0, progress, dp, workers: Vec::new(), pool };
+    let ends =
+        Ends { roots: p.domains.iter().map(|d| d.root()).collect(), tops: p.domains.iter().map(|d| d.top()).collect() };
+    let mut s = Search { ev, ends, best: None, pruning, seq: 0, expanded: 0, progress, dp, workers: Vec::new(), pool };
     s.run();
     let best = s.best.take()?;
     let measures = s.ev.measures(&best.attrs);
