@@ -220,17 +220,57 @@ impl PartitionDp {
     }
 
     /// A bound on this anonymization alone, over every partition of this QI:
-    /// [`Self::bound`] of the classes that can reach k, plus what the records
-    /// of `rest.small` cost, suppressed.
+    /// what the records of `rest.small` cost, suppressed, plus per value v
+    /// the least of what its records cost when v is alone in its block and
+    /// a bound on what they cost when v shares its block with another value
+    /// u, over every u (see docs/schemes.md, "Pruning the DP").
     pub fn node_bound(&self, rest: &Rest) -> Cost {
-        self.bound(rest) + rest.small.iter().sum::<u64>() as Cost * self.suppressed_charge()
+        let (n, r) = (self.n, rest.classes);
+        let k = self.k.min(self.total);
+        let supp = self.suppressed_charge();
+        let mut total = rest.small.iter().sum::<u64>() as Cost * supp;
+        for v in 0..n {
+            let cv = &rest.count[v * r..(v + 1) * r];
+            let least = match &self.charge {
+                Charge::Dm => {
+                    // A cell of x ≥ k records is kept, costing x each; under k it is suppressed.
+                    let alone: Cost = cv.iter().map(|&c| c as Cost * if c >= k { c } else { self.total } as Cost).sum();
+                    // With u, a cell holds at least its records and u's, and costs at least k each.
+                    (0..n)
+                        .filter(|&u| u != v)
+                        .map(|u| {
+                            let cu = &rest.count[u * r..(u + 1) * r];
+                            cv.iter().zip(cu).map(|(&c, &d)| c as Cost * (c + d).max(k) as Cost).sum::<Cost>()
+                        })
+                        .fold(alone, Cost::min)
+                }
+                Charge::Penalty { .. } => {
+                    let pv = &rest.penalty[v * r..(v + 1) * r];
+                    let own = |mask: usize| self.own_table[mask * n + v] as Cost;
+                    let alone: Cost = cv
+                        .iter()
+                        .zip(pv)
+                        .map(|(&c, &p)| if c >= k { p + c as Cost * own(1 << v) } else { c as Cost * supp })
+                        .sum();
+                    // With u, a record costs at least its kept penalty with v's own at {v, u}
+                    // (never more than a suppressed record's charge).
+                    let (records, pens) = (cv.iter().sum::<u64>() as Cost, pv.iter().sum::<Cost>());
+                    (0..n).filter(|&u| u != v).map(|u| pens + records * own(1 << v | 1 << u)).fold(alone, Cost::min)
+                }
+            };
+            total += least;
+        }
+        total
     }
 
     /// The cost of every valid block for these rest classes.
     pub fn block_costs(&mut self, rest: &Rest) {
         let r = rest.classes;
         self.fixed = rest.small.iter().sum::<u64>() as Cost * self.suppressed_charge();
-        if self.dense {
+        let small_counts = self.total < 1 << 31 && rest.count.iter().all(|&c| c < 1 << 31);
+        if self.dense && matches!(self.charge, Charge::Dm) && small_counts {
+            self.dm_costs_dense(rest);
+        } else if self.dense {
             let mut sizes = vec![vec![0u64; r]; self.n + 1];
             let mut pens = vec![vec![0 as Cost; r]; self.n + 1];
             self.subsets(rest, 0, 0, 0, &mut sizes, &mut pens);
@@ -253,6 +293,38 @@ impl PartitionDp {
                 }
                 self.one_block(b, &sizes, &pens, rest);
             }
+        }
+    }
+
+    /// dm's cost of every subset, depth-first, class sizes in 32 bits (every
+    /// count and |D| under 2³¹, so a size times |D| fits 64): the dense
+    /// case's hot loop, kept branch-free.
+    fn dm_costs_dense(&mut self, rest: &Rest) {
+        let (n, r) = (self.n, rest.classes);
+        let rows: Vec<u32> = rest.count.iter().map(|&c| c as u32).collect();
+        let mut sizes = vec![0u32; (n + 1) * r];
+        let (k, total) = (self.k.min(u32::MAX as u64) as u32, self.total as u32);
+        // (mask, lowest bit to add next, depth) of the subsets still to extend.
+        let mut stack: Vec<(u32, usize, usize)> = vec![(0, 0, 0)];
+        while let Some((mask, from, depth)) = stack.pop() {
+            for v in (from..n).rev() {
+                stack.push((mask | 1 << v, v + 1, depth + 1));
+            }
+            if mask == 0 {
+                continue;
+            }
+            let top = 31 - mask.leading_zeros() as usize;
+            let (lo, hi) = sizes.split_at_mut(depth * r);
+            let (parent, here) = (&lo[(depth - 1) * r..], &mut hi[..r]);
+            let row = &rows[top * r..(top + 1) * r];
+            let mut cost = 0u64;
+            for c in 0..r {
+                let x = parent[c] + row[c];
+                here[c] = x;
+                let each = if x >= k { x } else { total };
+                cost += x as u64 * each as u64;
+            }
+            self.cost[mask as usize] = cost as Cost;
         }
     }
 
@@ -395,6 +467,9 @@ num!(u64, u128);
 struct Buffers<T> {
     weight: Vec<T>,
     best: Vec<T>,
+    /// Candidate blocks by lowest bit, and per mask (top-down DP).
+    cand: Vec<Vec<u16>>,
+    is_cand: Vec<bool>,
 }
 
 /// Which blocks the DP may take.
@@ -417,13 +492,20 @@ impl Shape<'_> {
             let i = b as usize;
             buf.weight[i] = T::of(cost[i] * WEIGHT + b.count_ones() as Cost - 1);
         }
+        let full = (1usize << self.n) - 1;
         if self.dense && self.useless_blocks {
-            self.min_plus_useful(&buf.weight, &mut buf.best);
+            let w: &[T; TABLE] = buf.weight.as_slice().try_into().expect("TABLE entries");
+            self.candidates(w, &mut buf.cand, &mut buf.is_cand);
+            buf.best.clear();
+            buf.best.resize(TABLE, T::MAX);
+            buf.best[0] = T::ZERO;
+            let best: &mut [T; TABLE] = buf.best.as_mut_slice().try_into().expect("TABLE entries");
+            self.least(full as u32, w, best, &buf.cand, &buf.is_cand);
+            (best[full].cost() / WEIGHT, self.unfold(w, best, Some(&buf.is_cand)))
         } else {
             self.min_plus(&buf.weight, &mut buf.best);
+            (buf.best[full].cost() / WEIGHT, self.unfold(&buf.weight, &buf.best, None))
         }
-        let full = (1usize << self.n) - 1;
-        (buf.best[full].cost() / WEIGHT, self.unfold(&buf.weight, &buf.best))
     }
 
     /// best(S) = min over valid B ∋ min(S), B ⊆ S, of w(B) + best(S \ B), for
@@ -463,55 +545,81 @@ impl Shape<'_> {
         }
     }
 
-    /// [`Self::min_plus`] skipping useless blocks: a block B is useless when
-    /// some partition of B into two or more valid blocks weighs no more, for
-    /// then splitting B lowers every partition holding it, and no least sum
-    /// of any set holds B. Blocks are taken by lowest bit, highest first, and
-    /// then ascending, so that when B's turn comes best(B) already holds the
-    /// least split of B (every smaller block with B's lowest bit has been
-    /// pushed to its supersets, and every set above that bit is final);
-    /// a useful B is then pushed to every B ∪ T, T a set of bits above B's
-    /// lowest.
-    fn min_plus_useful<T: Num>(&self, w: &[T], best: &mut Vec<T>) {
+    /// The blocks worth a place in the DP: every single value, and every
+    /// other valid block B that weighs less than B \ {v} and {v} together
+    /// for each v ∈ B whose B \ {v} is valid. A block that fails is useless:
+    /// splitting it lowers the weight of every partition holding it (weights
+    /// never tie, see [`WEIGHT`]), so no least sum holds it. Per lowest bit,
+    /// ascending; and a flag per mask.
+    fn candidates<T: Num>(&self, w: &[T; TABLE], cand: &mut Vec<Vec<u16>>, is_cand: &mut Vec<bool>) {
         let full = (1u32 << self.n) - 1;
-        best.clear();
-        best.resize(TABLE, T::MAX);
-        best[0] = T::ZERO;
-        let best: &mut [T; TABLE] = best.as_mut_slice().try_into().expect("TABLE entries");
-        let w: &[T; TABLE] = w.try_into().expect("TABLE entries");
-        let valid: &[bool; TABLE] = self.valid.try_into().expect("TABLE entries");
-        for l in (0..self.n).rev() {
-            let low = 1u32 << l;
-            let above = full & !((low << 1) - 1);
-            let mut sub = 0u32;
-            loop {
-                let b = (low | sub) as usize;
-                if (self.every || valid[b]) && w[b] < best[b] {
-                    let wb = w[b];
-                    best[b] = wb;
-                    let free = above & !sub;
-                    let mut t = free;
-                    while t != 0 {
-                        let s = (b | t as usize) as u16 as usize;
-                        let offer = wb + best[t as u16 as usize];
-                        if offer < best[s] {
-                            best[s] = offer;
-                        }
-                        t = (t - 1) & free;
-                    }
-                }
-                if sub == above {
-                    break;
-                }
-                // The next subset of `above`, ascending.
-                sub = sub.wrapping_sub(above) & above;
+        cand.iter_mut().for_each(Vec::clear);
+        cand.resize(self.n, Vec::new());
+        is_cand.clear();
+        is_cand.resize(TABLE, false);
+        for b in 1..=full {
+            let i = b as usize;
+            if !(self.every || self.valid[i]) {
+                continue;
+            }
+            let mut bits = if b.count_ones() > 1 { b } else { 0 };
+            let mut keep = true;
+            while bits != 0 && keep {
+                let v = bits & bits.wrapping_neg();
+                bits ^= v;
+                let rest = (b ^ v) as usize;
+                keep = !(self.every || self.valid[rest]) || w[i] < w[rest] + w[v as usize];
+            }
+            if keep {
+                is_cand[i] = true;
+                cand[b.trailing_zeros() as usize].push(b as u16);
             }
         }
     }
 
+    /// best(S) for the sets S reached from the whole set by taking away
+    /// candidate blocks, each holding the lowest value left, from the top
+    /// down and remembered (`T::MAX`: not yet known; best(∅) = 0 is set
+    /// before). A set's candidates are
+    /// read off its lowest bit's list, or, when its subsets are fewer, by
+    /// walking them.
+    fn least<T: Num>(&self, s: u32, w: &[T; TABLE], best: &mut [T; TABLE], cand: &[Vec<u16>], is_cand: &[bool]) -> T {
+        if best[s as usize] != T::MAX {
+            return best[s as usize];
+        }
+        let low = s & s.wrapping_neg();
+        let list = &cand[low.trailing_zeros() as usize];
+        let mut least = T::MAX;
+        if list.len() <= 1 << (s.count_ones() - 1) {
+            for &b in list {
+                let b = b as u32;
+                if b & !s == 0 {
+                    least = least.min(w[b as usize] + self.least(s ^ b, w, best, cand, is_cand));
+                }
+            }
+        } else {
+            let others = s ^ low;
+            let mut sub = others;
+            loop {
+                let b = sub | low;
+                if is_cand[b as usize] {
+                    least = least.min(w[b as usize] + self.least(s ^ b, w, best, cand, is_cand));
+                }
+                if sub == 0 {
+                    break;
+                }
+                sub = (sub - 1) & others;
+            }
+        }
+        best[s as usize] = least;
+        least
+    }
+
     /// The optimal partition behind `best`: at each step, of the blocks
     /// reaching the least sum, the one whose list comes first.
-    fn unfold<T: Num>(&self, w: &[T], best: &[T]) -> Vec<u32> {
+    /// With `only` (top-down), only those blocks are offered: their remainders
+    /// are the sets whose best is known.
+    fn unfold<T: Num>(&self, w: &[T], best: &[T], only: Option<&[bool]>) -> Vec<u32> {
         let mut out = Vec::new();
         let mut s = (1u32 << self.n) - 1;
         while s != 0 {
@@ -519,7 +627,8 @@ impl Shape<'_> {
             let mut pick: Option<u32> = None;
             let mut offer = |b: u32| {
                 let (i, rest) = (b as usize, (s ^ b) as usize);
-                if self.valid[i] && b & !s == 0 && w[i] + best[rest] == best[s as usize] {
+                let offered = only.map_or(self.valid[i], |c| c[i]);
+                if offered && b & !s == 0 && w[i] + best[rest] == best[s as usize] {
                     if pick.is_none_or(|p| first_list(b, p)) {
                         pick = Some(b);
                     }

@@ -554,11 +554,14 @@ impl<'a> Evaluator<'a> {
             }
         }
         out.dm = dm as f64;
+        // Floating sums in one order whatever order the base rows came in.
+        let order = row_order(self.p);
         for metric in [Metric::Hdm, Metric::Glm] {
             self.row_costs(attrs, metric);
             let per_suppressed = if metric == Metric::Hdm { 1.0 } else { attrs.len() as f64 };
-            let v: f64 = (0..rows)
-                .map(|r| self.p.counts[r] as f64 * if kept_row[r] { self.scratch.pen[r] } else { per_suppressed })
+            let v: f64 = order
+                .iter()
+                .map(|&r| self.p.counts[r] as f64 * if kept_row[r] { self.scratch.pen[r] } else { per_suppressed })
                 .sum();
             if metric == Metric::Hdm {
                 out.hdm = v;
@@ -984,6 +987,16 @@ pub fn dropped_classes(p: &Problem, partitions: &[Arc<State>]) -> Vec<Vec<u32>> 
     Evaluator::new(p).small_classes(partitions)
 }
 
+/// The base rows by their leaf indices, QI by QI: an order that does not
+/// depend on how the base frequency set was read.
+fn row_order(p: &Problem) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..p.counts.len()).collect();
+    order.sort_unstable_by(|&x, &y| {
+        p.codes.iter().map(|c| c[x].cmp(&c[y])).find(|o| o.is_ne()).unwrap_or(Ordering::Equal)
+    });
+    order
+}
+
 /// The report's lm and am (docs/cells.md) of an anonymization: a kept
 /// record's cell on a QI is its value's block, LM = (leaves it covers − 1) /
 /// (hierarchy leaves − 1), standing for the leaves it covers; a suppressed
@@ -995,7 +1008,8 @@ pub fn lm_am(p: &Problem, partitions: &[Arc<State>]) -> (f64, f64) {
     let n = partitions.len();
     let everything: f64 = p.domains.iter().map(|d| d.hierarchy_leaves as f64).product();
     let (mut lm, mut am, mut rows) = (0.0, 0.0, 0u64);
-    for (r, &count) in p.counts.iter().enumerate() {
+    for r in row_order(p) {
+        let count = p.counts[r];
         rows += count;
         if ev.size_of(dense, r) < p.k {
             lm += (count * n as u64) as f64;
