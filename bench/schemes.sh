@@ -4,7 +4,8 @@
 # marital-status, race and sex; every scheme, k in {2, 5, 10, 25, 50}, dm and
 # hdm: optimal cost, anonymizations evaluated, seconds. Then the pruning
 # techniques switched off in pairs, as in their Fig. 13, with the DP off so
-# that each run counts the same anonymizations (and once with it on).
+# that each run counts the same anonymizations (and once with it on); and
+# SPS with the DP's rules switched off.
 #
 # Usage: bench/schemes.sh   (KANON_BENCH_TIMEOUT seconds per run, default 600)
 # Writes bench/schemes.csv and bench/schemes-pruning.csv. Skips with a notice
@@ -85,13 +86,28 @@ for metric in dm hdm; do
 done
 
 out=bench/schemes-pruning.csv
-echo "scheme,metric,k,pruning_off,evaluated,seconds" > "$out"
+echo "scheme,metric,k,pruning_off,cost,evaluated,seconds" > "$out"
+prune() {
+  local r; r=$(run "$1" "$2" "$3" "$4")
+  echo "$1,$2,$3,$(echo "${4:-none}" | tr , +),$(echo "$r" | cut -d, -f1-3)" | tee -a "$out"
+}
 for s in gops ops gsps; do
   for k in 5 25; do
     for off in "" dp dp,seeding,bfs dp,nodes,applicators dp,seeding,bfs,nodes,applicators; do
-      r=$(run "$s" dm "$k" "$off")
-      line="$s,dm,$k,$(echo "${off:-none}" | tr , +),$(echo "$r" | cut -d, -f2),$(echo "$r" | cut -d, -f3)"
-      echo "$line" | tee -a "$out"
+      prune "$s" dm "$k" "$off"
     done
+  done
+done
+# SPS: the DP's rules (classes, blocks) and the queue's (stuck) one at a
+# time, and all three off (the search as it was before them), every k.
+for metric in dm hdm; do
+  for k in 2 5 10 25 50; do
+    prune sps "$metric" "$k" ""
+    prune sps "$metric" "$k" classes,blocks,stuck
+  done
+done
+for k in 5 25; do
+  for off in classes blocks stuck; do
+    prune sps dm "$k" "$off"
   done
 done

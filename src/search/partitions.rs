@@ -55,8 +55,10 @@ pub struct Pruning {
     pub node_order: bool,
     pub applicator_order: bool,
     pub dp: DpChoice,
-    /// With the DP: rest classes under k at every partition of the DP's QI
-    /// are charged as suppressed in a node's own bound, and left out of its DP.
+    /// With the DP: a node is skipped when a bound on its own cost cannot
+    /// win (rest classes under k at every partition of the DP's QI charged as
+    /// suppressed, each value alone or sharing its block), and those classes
+    /// are left out of its DP.
     pub small_classes: bool,
     /// With the DP: blocks that a split of them beats are skipped.
     pub useless_blocks: bool,
@@ -430,7 +432,7 @@ impl<'a> Evaluator<'a> {
         a: usize,
         dp: &mut PartitionDp,
         top: &Arc<State>,
-        small_classes: bool,
+        own_bound: bool,
         hopeless: impl Fn(Cost, u32) -> bool,
     ) -> (Eval, Option<Arc<State>>) {
         self.evaluated += 1;
@@ -474,11 +476,15 @@ impl<'a> Evaluator<'a> {
             blocks: most,
             below_blocks: most.saturating_sub(1),
         };
-        if small_classes {
+        // This node cannot win: its cost is not needed. Its own bound (not
+        // one on everything below it), or with `classes` off the node's.
+        let own = if own_bound {
             rest = dp.split_small(rest);
-        }
-        // This node cannot win: its cost is not needed.
-        if hopeless(dp.node_bound(&rest), most) {
+            dp.node_bound(&rest)
+        } else {
+            e.lb
+        };
+        if hopeless(own, most) {
             return (e, None);
         }
         dp.block_costs(&rest);
