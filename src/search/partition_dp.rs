@@ -98,6 +98,8 @@ pub struct PartitionDp {
     cost: Vec<Cost>,
     /// What the records of `Rest::small` cost, whatever the partition.
     fixed: Cost,
+    /// [`Self::value_bounds`] of the last block costs.
+    value_bound: Vec<Cost>,
     /// Whether the DP skips blocks a split of them beats (`--pruning-off blocks`).
     useless_blocks: bool,
     /// Whether every weighted sum fits 64 bits (then the DP sums in u64).
@@ -154,6 +156,7 @@ impl PartitionDp {
             own_table: Arc::new(own_table),
             cost: vec![0; size],
             fixed: 0,
+            value_bound: Vec::new(),
             useless_blocks: true,
             narrow,
             b64: Buffers::default(),
@@ -225,10 +228,18 @@ impl PartitionDp {
     /// a bound on what they cost when v shares its block with another value
     /// u, over every u (see docs/schemes.md, "Pruning the DP").
     pub fn node_bound(&self, rest: &Rest) -> Cost {
+        let small = rest.small.iter().sum::<u64>() as Cost * self.suppressed_charge();
+        small + self.value_bounds(rest).iter().sum::<Cost>()
+    }
+
+    /// Per value (bit): the least its records in `rest.count` cost, alone in
+    /// their block or sharing it with any other value ([`Self::node_bound`]);
+    /// so a set's values bound what any partition of them costs.
+    fn value_bounds(&self, rest: &Rest) -> Vec<Cost> {
         let (n, r) = (self.n, rest.classes);
         let k = self.k.min(self.total);
         let supp = self.suppressed_charge();
-        let mut total = rest.small.iter().sum::<u64>() as Cost * supp;
+        let mut out = Vec::with_capacity(n);
         for v in 0..n {
             let cv = &rest.count[v * r..(v + 1) * r];
             let least = match &self.charge {
@@ -258,15 +269,16 @@ impl PartitionDp {
                     (0..n).filter(|&u| u != v).map(|u| pens + records * own(1 << v | 1 << u)).fold(alone, Cost::min)
                 }
             };
-            total += least;
+            out.push(least);
         }
-        total
+        out
     }
 
     /// The cost of every valid block for these rest classes.
     pub fn block_costs(&mut self, rest: &Rest) {
         let r = rest.classes;
         self.fixed = rest.small.iter().sum::<u64>() as Cost * self.suppressed_charge();
+        self.value_bound = self.value_bounds(rest);
         let small_counts = self.total < 1 << 31 && rest.count.iter().all(|&c| c < 1 << 31);
         if self.dense && matches!(self.charge, Charge::Dm) && small_counts {
             self.dm_costs_dense(rest);
@@ -410,8 +422,17 @@ impl PartitionDp {
     /// After [`Self::block_costs`]: the optimal partition's cost and its
     /// blocks as masks in order of their first value (ties: more blocks, then
     /// the block list first lexicographically).
-    pub fn solve(&mut self) -> (Cost, Vec<u32>) {
+    ///
+    /// With `cap`, only a partition costing at most `cap` is wanted: the DP
+    /// may stop short and answer None when the optimum costs more.
+    pub fn solve(&mut self, cap: Option<Cost>) -> Option<(Cost, Vec<u32>)> {
         let every = self.blocks.len() + 1 == 1 << self.n;
+        // The DP's cap on a partition's weight (cost · WEIGHT + values − blocks).
+        let cap = match cap {
+            Some(c) if c < self.fixed => return None,
+            Some(c) => Some((c - self.fixed) * WEIGHT + WEIGHT - 1),
+            None => None,
+        };
         let shape = Shape {
             n: self.n,
             dense: self.dense,
@@ -419,13 +440,15 @@ impl PartitionDp {
             valid: &self.valid,
             by_low: &self.by_low,
             useless_blocks: self.useless_blocks,
+            value_bound: &self.value_bound,
+            cap,
         };
         let (cost, blocks) = if self.narrow {
-            shape.solve(&self.blocks, &self.cost, &mut self.b64)
+            shape.solve(&self.blocks, &self.cost, &mut self.b64)?
         } else {
-            shape.solve(&self.blocks, &self.cost, &mut self.b128)
+            shape.solve(&self.blocks, &self.cost, &mut self.b128)?
         };
-        (cost + self.fixed, blocks)
+        Some((cost + self.fixed, blocks))
     }
 }
 
@@ -439,10 +462,13 @@ const WEIGHT: Cost = 32;
 const TABLE: usize = 1 << 16;
 
 /// The unsigned integers the DP sums in: 64 bits when every sum fits.
-trait Num: Copy + Ord + std::ops::Add<Output = Self> {
+trait Num: Copy + Ord + std::ops::Add<Output = Self> + std::ops::Sub<Output = Self> {
     const ZERO: Self;
+    const ONE: Self;
     const MAX: Self;
     fn of(c: Cost) -> Self;
+    /// A cap (c ≥ 0) in T, at most `MAX − 1`.
+    fn capped(c: Cost) -> Self;
     fn cost(self) -> Cost;
 }
 
@@ -450,9 +476,18 @@ macro_rules! num {
     ($($t:ty),*) => {$(
         impl Num for $t {
             const ZERO: Self = 0;
+            const ONE: Self = 1;
             const MAX: Self = <$t>::MAX;
             fn of(c: Cost) -> Self {
                 c as $t
+            }
+            fn capped(c: Cost) -> Self {
+                let most = <$t>::MAX - 1;
+                if c as u128 >= most as u128 {
+                    most
+                } else {
+                    c as $t
+                }
             }
             fn cost(self) -> Cost {
                 self as Cost
@@ -470,6 +505,9 @@ struct Buffers<T> {
     /// Candidate blocks by lowest bit, and per mask (top-down DP).
     cand: Vec<Vec<u16>>,
     is_cand: Vec<bool>,
+    /// Per set, a bound on its least sum, and whether `best` is exact.
+    floor: Vec<T>,
+    exact: Vec<bool>,
 }
 
 /// Which blocks the DP may take.
@@ -482,10 +520,15 @@ struct Shape<'a> {
     by_low: &'a [Vec<u32>],
     /// Skip the blocks a split of them beats (dense shapes).
     useless_blocks: bool,
+    /// Per bit, a bound on what its records cost in any partition.
+    value_bound: &'a [Cost],
+    /// The most weight wanted (top-down only): a set whose least sum is
+    /// above it need not be known exactly.
+    cap: Option<Cost>,
 }
 
 impl Shape<'_> {
-    fn solve<T: Num>(&self, blocks: &[u32], cost: &[Cost], buf: &mut Buffers<T>) -> (Cost, Vec<u32>) {
+    fn solve<T: Num>(&self, blocks: &[u32], cost: &[Cost], buf: &mut Buffers<T>) -> Option<(Cost, Vec<u32>)> {
         buf.weight.clear();
         buf.weight.resize(TABLE, T::ZERO);
         for &b in blocks {
@@ -496,15 +539,38 @@ impl Shape<'_> {
         if self.dense && self.useless_blocks {
             let w: &[T; TABLE] = buf.weight.as_slice().try_into().expect("TABLE entries");
             self.candidates(w, &mut buf.cand, &mut buf.is_cand);
+            // A bound on every set's least sum: its values' bounds (a least
+            // sum is at least its cost times WEIGHT).
+            buf.floor.clear();
+            buf.floor.resize(TABLE, T::ZERO);
+            for m in 1..=full {
+                let v = m.trailing_zeros() as usize;
+                buf.floor[m] = buf.floor[m & (m - 1)] + T::of(self.value_bound.get(v).map_or(0, |&b| b * WEIGHT));
+            }
             buf.best.clear();
             buf.best.resize(TABLE, T::MAX);
             buf.best[0] = T::ZERO;
-            let best: &mut [T; TABLE] = buf.best.as_mut_slice().try_into().expect("TABLE entries");
-            self.least(full as u32, w, best, &buf.cand, &buf.is_cand);
-            (best[full].cost() / WEIGHT, self.unfold(w, best, Some(&buf.is_cand)))
+            buf.exact.clear();
+            buf.exact.resize(TABLE, false);
+            buf.exact[0] = true;
+            let mut top = TopDown {
+                w,
+                floor: buf.floor.as_slice().try_into().expect("TABLE entries"),
+                cand: &buf.cand,
+                is_cand: &buf.is_cand,
+                best: buf.best.as_mut_slice().try_into().expect("TABLE entries"),
+                exact: &mut buf.exact,
+            };
+            // No cap, or one past what T holds: every least sum is wanted.
+            let cap = self.cap.map_or(T::MAX - T::ONE, T::capped);
+            top.least(full as u32, cap);
+            if !buf.exact[full] {
+                return None;
+            }
+            Some((buf.best[full].cost() / WEIGHT, self.unfold(w, &buf.best, Some(&buf.exact))))
         } else {
             self.min_plus(&buf.weight, &mut buf.best);
-            (buf.best[full].cost() / WEIGHT, self.unfold(&buf.weight, &buf.best, None))
+            Some((buf.best[full].cost() / WEIGHT, self.unfold(&buf.weight, &buf.best, None)))
         }
     }
 
@@ -577,49 +643,11 @@ impl Shape<'_> {
         }
     }
 
-    /// best(S) for the sets S reached from the whole set by taking away
-    /// candidate blocks, each holding the lowest value left, from the top
-    /// down and remembered (`T::MAX`: not yet known; best(∅) = 0 is set
-    /// before). A set's candidates are
-    /// read off its lowest bit's list, or, when its subsets are fewer, by
-    /// walking them.
-    fn least<T: Num>(&self, s: u32, w: &[T; TABLE], best: &mut [T; TABLE], cand: &[Vec<u16>], is_cand: &[bool]) -> T {
-        if best[s as usize] != T::MAX {
-            return best[s as usize];
-        }
-        let low = s & s.wrapping_neg();
-        let list = &cand[low.trailing_zeros() as usize];
-        let mut least = T::MAX;
-        if list.len() <= 1 << (s.count_ones() - 1) {
-            for &b in list {
-                let b = b as u32;
-                if b & !s == 0 {
-                    least = least.min(w[b as usize] + self.least(s ^ b, w, best, cand, is_cand));
-                }
-            }
-        } else {
-            let others = s ^ low;
-            let mut sub = others;
-            loop {
-                let b = sub | low;
-                if is_cand[b as usize] {
-                    least = least.min(w[b as usize] + self.least(s ^ b, w, best, cand, is_cand));
-                }
-                if sub == 0 {
-                    break;
-                }
-                sub = (sub - 1) & others;
-            }
-        }
-        best[s as usize] = least;
-        least
-    }
-
     /// The optimal partition behind `best`: at each step, of the blocks
     /// reaching the least sum, the one whose list comes first.
-    /// With `only` (top-down), only those blocks are offered: their remainders
-    /// are the sets whose best is known.
-    fn unfold<T: Num>(&self, w: &[T], best: &[T], only: Option<&[bool]>) -> Vec<u32> {
+    /// With `known` (top-down), only blocks whose remainder's least sum is
+    /// known exactly are offered (the others cannot reach the least sum).
+    fn unfold<T: Num>(&self, w: &[T], best: &[T], known: Option<&[bool]>) -> Vec<u32> {
         let mut out = Vec::new();
         let mut s = (1u32 << self.n) - 1;
         while s != 0 {
@@ -627,7 +655,7 @@ impl Shape<'_> {
             let mut pick: Option<u32> = None;
             let mut offer = |b: u32| {
                 let (i, rest) = (b as usize, (s ^ b) as usize);
-                let offered = only.map_or(self.valid[i], |c| c[i]);
+                let offered = self.valid[i] && known.is_none_or(|k| k[rest]);
                 if offered && b & !s == 0 && w[i] + best[rest] == best[s as usize] {
                     if pick.is_none_or(|p| first_list(b, p)) {
                         pick = Some(b);
@@ -652,6 +680,78 @@ impl Shape<'_> {
             s ^= b;
         }
         out
+    }
+}
+
+/// The top-down DP over candidate blocks, bounded.
+struct TopDown<'a, T> {
+    w: &'a [T; TABLE],
+    /// Per set, a bound on its least sum.
+    floor: &'a [T; TABLE],
+    cand: &'a [Vec<u16>],
+    is_cand: &'a [bool],
+    /// Per set: its least sum when `exact`, else (if not `T::MAX`) a bound
+    /// on it above the cap it was last asked under.
+    best: &'a mut [T; TABLE],
+    exact: &'a mut [bool],
+}
+
+impl<T: Num> TopDown<'_, T> {
+    /// best(S) for the sets S reached from the whole set by taking away
+    /// candidate blocks, each holding the lowest value left, from the top
+    /// down and remembered, exact when at most `cap`; above it, some bound
+    /// above `cap` (then S cannot be part of a wanted partition). A block is
+    /// not tried when its weight and its remainder's bound exceed the least
+    /// sum found so far or the cap; a tie is still tried, so that every block
+    /// reaching the least sum has its remainder known exactly for the
+    /// tie-break. A set's candidates are read off its lowest bit's list, or,
+    /// when its subsets are fewer, by walking them.
+    fn least(&mut self, s: u32, cap: T) -> T {
+        let i = s as usize;
+        if self.exact[i] || (self.best[i] != T::MAX && self.best[i] > cap) {
+            return self.best[i];
+        }
+        let low = s & s.wrapping_neg();
+        let list = &self.cand[low.trailing_zeros() as usize];
+        let mut least = T::MAX;
+        let mut offer = |b: u32, this: &mut Self| {
+            let limit = cap.min(least);
+            let wb = this.w[b as usize];
+            if wb > limit || this.floor[(s ^ b) as usize] > limit - wb {
+                return;
+            }
+            let rest = this.least(s ^ b, limit - wb);
+            least = least.min(wb + rest);
+        };
+        if list.len() <= 1 << (s.count_ones() - 1) {
+            for x in 0..list.len() {
+                let b = self.cand[low.trailing_zeros() as usize][x] as u32;
+                if b & !s == 0 {
+                    offer(b, self);
+                }
+            }
+        } else {
+            let others = s ^ low;
+            let mut sub = others;
+            loop {
+                let b = sub | low;
+                if self.is_cand[b as usize] {
+                    offer(b, self);
+                }
+                if sub == 0 {
+                    break;
+                }
+                sub = (sub - 1) & others;
+            }
+        }
+        if least <= cap {
+            self.exact[i] = true;
+            self.best[i] = least;
+        } else {
+            // Every way to split S weighs more than the cap.
+            self.best[i] = cap + T::ONE;
+        }
+        self.best[i]
     }
 }
 
@@ -797,8 +897,12 @@ mod tests {
                         assert!(want_bound <= node && node <= want.0, "{case}: node bound {node}");
                     }
                     dp.block_costs(&rest);
-                    let (c, parts) = dp.solve();
+                    let (c, parts) = dp.solve(None).unwrap();
                     assert_eq!((c, &parts), (want.0, want.3), "{case}");
+                    // Capped at the optimum: the same answer; under it, none (top-down).
+                    assert_eq!(dp.solve(Some(want.0)), Some((c, parts.clone())), "{case}");
+                    let under = dp.solve(Some(want.0 - 1));
+                    assert!(under.is_none() || !(dense && useless), "{case}: {under:?} under the cap");
                 }
             }
         }
@@ -872,8 +976,12 @@ mod tests {
                         assert!(want_bound <= node && node <= want.0, "{case}: node bound {node}");
                     }
                     dp.block_costs(&rest);
-                    let (c, parts) = dp.solve();
+                    let (c, parts) = dp.solve(None).unwrap();
                     assert_eq!((c, &parts), (want.0, want.3), "{case}");
+                    // Capped at the optimum: the same answer; under it, none (top-down).
+                    assert_eq!(dp.solve(Some(want.0)), Some((c, parts.clone())), "{case}");
+                    let under = dp.solve(Some(want.0 - 1));
+                    assert!(under.is_none() || !(dense && useless), "{case}: {under:?} under the cap");
                 }
             }
         }

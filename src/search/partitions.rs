@@ -433,6 +433,7 @@ impl<'a> Evaluator<'a> {
         dp: &mut PartitionDp,
         top: &Arc<State>,
         own_bound: bool,
+        cap: Option<Cost>,
         hopeless: impl Fn(Cost, u32) -> bool,
     ) -> (Eval, Option<Arc<State>>) {
         self.evaluated += 1;
@@ -488,7 +489,10 @@ impl<'a> Evaluator<'a> {
             return (e, None);
         }
         dp.block_costs(&rest);
-        let (cost, masks) = dp.solve();
+        // The DP may stop short once the node's cost is surely over `cap`.
+        let Some((cost, masks)) = dp.solve(cap) else {
+            return (e, None);
+        };
         let mut blocks = vec![0u32; n];
         for (leaf, b) in blocks.iter_mut().enumerate() {
             *b = masks.iter().position(|m| m >> d.hier_rank[leaf] & 1 == 1).expect("the blocks cover every value")
@@ -726,7 +730,8 @@ impl<'a> Search<'a> {
             None => self.ev.eval(&attrs),
             Some((a, dp, top)) => {
                 let hopeless = hopeless_against(&self.best);
-                let (e, st) = self.ev.eval_dp(&attrs, *a, dp, top, self.pruning.small_classes, hopeless);
+                let cap = self.best.as_ref().map(|b| b.cost);
+                let (e, st) = self.ev.eval_dp(&attrs, *a, dp, top, self.pruning.small_classes, cap, hopeless);
                 if let Some(st) = st {
                     attrs[*a] = st;
                 }
@@ -754,6 +759,7 @@ impl<'a> Search<'a> {
                 (0..pool.current_num_threads()).map(|_| std::sync::Mutex::new((self.ev.fork(), dp.clone()))).collect();
         }
         let hopeless = hopeless_against(&self.best);
+        let cap = self.best.as_ref().map(|b| b.cost);
         let small_classes = self.pruning.small_classes;
         let workers = &self.workers;
         let out: Vec<(Vec<Arc<State>>, Eval)> = pool.install(|| {
@@ -764,7 +770,7 @@ impl<'a> Search<'a> {
                     let i = rayon::current_thread_index().unwrap_or(0) % workers.len();
                     let mut w = workers[i].lock().unwrap_or_else(|e| e.into_inner());
                     let (ev, dp) = &mut *w;
-                    let (e, st) = ev.eval_dp(&attrs, a, dp, &top, small_classes, hopeless);
+                    let (e, st) = ev.eval_dp(&attrs, a, dp, &top, small_classes, cap, hopeless);
                     if let Some(st) = st {
                         attrs[a] = st;
                     }
