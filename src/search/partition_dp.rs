@@ -20,6 +20,14 @@
 //! max(k, |E|) and a penalty both grow with the block), so its least value
 //! over this QI's partitions is at the finest one, read off without the DP:
 //! a node the bound rules out costs no DP at all.
+//!
+//! Three exact cuts (docs/schemes.md, "Pruning the DP"): rest classes under k
+//! in all are suppressed whatever the partition, so they leave the DP and
+//! raise the node's own bound ([`PartitionDp::split_small`],
+//! [`PartitionDp::node_bound`]); a block some split of it beats is dropped,
+//! and the DP runs top-down over the rest ([`Shape::candidates`],
+//! [`TopDown`]); and it stops short once the node surely costs more than
+//! the best so far (`solve`'s cap).
 
 use std::sync::Arc;
 
