@@ -325,6 +325,30 @@ fn lm_am(dir: &Path, source: &[Vec<String>], released: &[Vec<String>], report: &
     (lm / (source.len() * 3) as f64, am / source.len() as f64)
 }
 
+/// `kanon run job.toml --scheme S --metric M --quiet` in `dir`: the report
+/// (`r.json`) and the released rows (`out.csv`, quotes trimmed).
+fn run_scheme(dir: &Path, scheme: &str, metric: &str) -> (serde_json::Value, Vec<Vec<String>>) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kanon"))
+        .args(["run", "job.toml", "--scheme", scheme, "--metric", metric, "--quiet"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{scheme} {metric}: {}", String::from_utf8_lossy(&out.stderr));
+    let report = serde_json::from_str(&std::fs::read_to_string(dir.join("r.json")).unwrap()).unwrap();
+    let rows = std::fs::read_to_string(dir.join("out.csv"))
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').map(|f| f.trim_matches('"').to_string()).collect())
+        .collect();
+    (report, rows)
+}
+
+/// A `;`-separated file's rows after its header.
+fn csv_rows(path: &Path) -> Vec<Vec<String>> {
+    std::fs::read_to_string(path).unwrap().lines().skip(1).map(|l| l.split(';').map(String::from).collect()).collect()
+}
+
 /// `kanon run --scheme S` on a hand-made table: the release CSV is
 /// k-anonymous over the QI labels, and each label stands for exactly one
 /// block of the report's partition, the block holding the source value.
@@ -336,28 +360,10 @@ fn releases_are_k_anonymous_and_label_their_blocks() {
     let text = job_text("csv = \"t.csv\"", &[("job", "job.csv"), ("age", "age.csv"), ("city", "city.csv")])
         .replace("k = 2", &format!("k = {k}"));
     std::fs::write(dir.path().join("job.toml"), text).unwrap();
-    let source: Vec<Vec<String>> = std::fs::read_to_string(dir.path().join("t.csv"))
-        .unwrap()
-        .lines()
-        .skip(1)
-        .map(|l| l.split(';').map(String::from).collect())
-        .collect();
+    let source = csv_rows(&dir.path().join("t.csv"));
     for scheme in ["bhs", "ghs", "gops", "ops", "gsps", "sps"] {
         for metric in ["dm", "hdm"] {
-            let out = std::process::Command::new(env!("CARGO_BIN_EXE_kanon"))
-                .args(["run", "job.toml", "--scheme", scheme, "--metric", metric, "--quiet"])
-                .current_dir(dir.path())
-                .output()
-                .unwrap();
-            assert!(out.status.success(), "{scheme} {metric}: {}", String::from_utf8_lossy(&out.stderr));
-            let report: serde_json::Value =
-                serde_json::from_str(&std::fs::read_to_string(dir.path().join("r.json")).unwrap()).unwrap();
-            let released = std::fs::read_to_string(dir.path().join("out.csv")).unwrap();
-            let rows: Vec<Vec<String>> = released
-                .lines()
-                .skip(1)
-                .map(|l| l.split(',').map(|f| f.trim_matches('"').to_string()).collect())
-                .collect();
+            let (report, rows) = run_scheme(dir.path(), scheme, metric);
             assert_eq!(rows.len() as u64, report["rows_out"].as_u64().unwrap());
             let mut classes: HashMap<Vec<String>, u64> = HashMap::new();
             for r in &rows {
@@ -652,9 +658,8 @@ fn scheme_partitions_follow_the_files_depth_first_order() {
     let sets = MemorySets::new(&loaded.conn, &loaded.data.heights, Extras::default(), Some(2)).unwrap();
     let (codes, counts) = sets.base_columns();
     // The source as places in each file's order.
-    let text = std::fs::read_to_string(dir.path().join("t.csv")).unwrap();
-    let source: Vec<Vec<String>> =
-        text.lines().skip(1).map(|l| l.split(';').skip(1).map(String::from).collect()).collect();
+    // Without the id column.
+    let source: Vec<Vec<String>> = csv_rows(&dir.path().join("t.csv")).into_iter().map(|r| r[1..].to_vec()).collect();
     let defs: Vec<Definitions> = files
         .iter()
         .enumerate()
@@ -739,12 +744,7 @@ fn scheme_reports_and_labels_follow_the_files_order() {
     reordered(dir.path(), 90, 11);
     let files = [("marital", "marital.csv"), ("race", "race.csv"), ("region", "region.csv")];
     std::fs::write(dir.path().join("job.toml"), job_text("csv = \"t.csv\"", &files).replace("k = 2", "k = 5")).unwrap();
-    let source: Vec<Vec<String>> = std::fs::read_to_string(dir.path().join("t.csv"))
-        .unwrap()
-        .lines()
-        .skip(1)
-        .map(|l| l.split(';').map(String::from).collect())
-        .collect();
+    let source = csv_rows(&dir.path().join("t.csv"));
     let defs: Vec<(Definitions, Vec<Vec<String>>)> = files
         .iter()
         .enumerate()
@@ -757,20 +757,7 @@ fn scheme_reports_and_labels_follow_the_files_order() {
     for scheme in ["ghs", "gops", "ops", "gsps", "sps"] {
         for metric in ["dm", "hdm"] {
             let case = format!("{scheme} {metric}");
-            let out = std::process::Command::new(env!("CARGO_BIN_EXE_kanon"))
-                .args(["run", "job.toml", "--scheme", scheme, "--metric", metric, "--quiet"])
-                .current_dir(dir.path())
-                .output()
-                .unwrap();
-            assert!(out.status.success(), "{case}: {}", String::from_utf8_lossy(&out.stderr));
-            let report: serde_json::Value =
-                serde_json::from_str(&std::fs::read_to_string(dir.path().join("r.json")).unwrap()).unwrap();
-            let released: Vec<Vec<String>> = std::fs::read_to_string(dir.path().join("out.csv"))
-                .unwrap()
-                .lines()
-                .skip(1)
-                .map(|l| l.split(',').map(|f| f.trim_matches('"').to_string()).collect())
-                .collect();
+            let (report, released) = run_scheme(dir.path(), scheme, metric);
             for (a, (q, _)) in files.iter().enumerate() {
                 let (d, file) = &defs[a];
                 let blocks: Vec<Vec<String>> = serde_json::from_value(report["partitions"][q].clone()).unwrap();
