@@ -1,6 +1,6 @@
 //! The scheme search against a brute force written here: every valid
 //! anonymization of small tables (hand-made, and Adult on a few small QIs),
-//! its cost computed from the source rows, for dm and hdm and several k. The
+//! its cost computed from the source rows, for dm, hdm and glm and several k. The
 //! optimal costs keep the schemes' order, and every release is re-measured.
 
 use kanon::evaluator::memory::MemorySets;
@@ -86,16 +86,31 @@ fn partitions(d: &Domain) -> Vec<Arc<State>> {
     out
 }
 
-/// dm or hdm of one anonymization, from the records; the suppressed count;
-/// the cost as the search compares it (docs/schemes.md): dm itself, hdm
-/// times the QIs with each value's penalty rounded to 10⁻¹².
-fn cost(recs: &[(Vec<u32>, u64)], parts: &[&State], k: u64, metric: Metric) -> (f64, u64, i128) {
+/// dm, hdm or glm of one anonymization, from the records; the suppressed
+/// count; the cost as the search compares it (docs/schemes.md): dm itself,
+/// hdm times the QIs and glm with each value's penalty rounded to 10⁻¹².
+/// glm's cell costs come from [`Domain::glm_costs`] (tested on its own, with
+/// lm, in `releases_are_k_anonymous_and_label_their_blocks`).
+fn cost(recs: &[(Vec<u32>, u64)], parts: &[&State], domains: &[Domain], k: u64, metric: Metric) -> (f64, u64, i128) {
     let blocks: Vec<&[u32]> = parts.iter().map(|p| p.blocks.as_slice()).collect();
-    cost_of(recs, &blocks, k, metric)
+    let glm: Vec<Vec<f64>> = match metric {
+        Metric::Glm => parts
+            .iter()
+            .zip(domains)
+            .map(|(p, d)| {
+                let mut out = Vec::new();
+                d.glm_costs(p, &mut out);
+                out
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    cost_of(recs, &blocks, k, metric, &glm)
 }
 
-/// [`cost`] with each QI's partition as a block id per value index.
-fn cost_of(recs: &[(Vec<u32>, u64)], parts: &[&[u32]], k: u64, metric: Metric) -> (f64, u64, i128) {
+/// [`cost`] with each QI's partition as a block id per value index, and for
+/// glm each QI's cell cost per value index.
+fn cost_of(recs: &[(Vec<u32>, u64)], parts: &[&[u32]], k: u64, metric: Metric, glm: &[Vec<f64>]) -> (f64, u64, i128) {
     let n: f64 = recs.iter().map(|r| r.1 as f64).sum();
     let m = parts.len();
     let key = |r: &[u32]| -> Vec<u32> { r.iter().zip(parts).map(|(&v, p)| p[v as usize]).collect() };
@@ -117,13 +132,16 @@ fn cost_of(recs: &[(Vec<u32>, u64)], parts: &[&[u32]], k: u64, metric: Metric) -
         let size = classes[&key(r)];
         let (each, units) = if size < k {
             suppressed += w;
-            if metric == Metric::Dm {
-                (n, n as i128)
-            } else {
-                (1.0, m as i128 * 1_000_000_000_000)
+            match metric {
+                Metric::Dm => (n, n as i128),
+                Metric::Glm => (m as f64, m as i128 * 1_000_000_000_000),
+                _ => (1.0, m as i128 * 1_000_000_000_000),
             }
         } else if metric == Metric::Dm {
             (size as f64, size as i128)
+        } else if metric == Metric::Glm {
+            let pens = (0..m).map(|a| glm[a][r[a] as usize]);
+            (pens.clone().sum(), pens.map(|x| (x * 1e12).round() as i128).sum())
         } else {
             let (mut c, mut u) = (0.0, 0i128);
             for a in 0..m {
@@ -150,7 +168,7 @@ fn brute_force(recs: &[(Vec<u32>, u64)], domains: &[Domain], k: u64, metric: Met
     let mut best: Option<(i128, i64, Vec<Vec<u32>>, f64)> = None;
     loop {
         let parts: Vec<&State> = idx.iter().zip(&all).map(|(&i, l)| l[i].as_ref()).collect();
-        let (c, _, compared) = cost(recs, &parts, k, metric);
+        let (c, _, compared) = cost(recs, &parts, domains, k, metric);
         let blocks: i64 = parts.iter().map(|p| p.nblocks as i64).sum();
         let vector: Vec<Vec<u32>> = parts.iter().zip(domains).map(|(p, d)| d.canonical(&p.blocks)).collect();
         let key = (compared, -blocks, vector, c);
@@ -193,7 +211,7 @@ fn check(job: &Job, source: &Path, ks: &[u64]) -> HashMap<(Scheme, &'static str,
             })
             .collect();
         let recs = records(source, &qis, &domains);
-        for (metric, name) in [(Metric::Dm, "dm"), (Metric::Hdm, "hdm")] {
+        for (metric, name) in [(Metric::Dm, "dm"), (Metric::Hdm, "hdm"), (Metric::Glm, "glm")] {
             for &k in ks {
                 let (want_cost, want) = brute_force(&recs, &domains, k, metric);
                 let p = Problem { codes, counts, domains: &domains, k, cap: None, metric, threads: None };
@@ -224,14 +242,18 @@ fn check(job: &Job, source: &Path, ks: &[u64]) -> HashMap<(Scheme, &'static str,
                     let got = search(&p, pruning, None).unwrap();
                     assert_eq!(got.dp_qi, dp_qi(&p, pruning.dp));
                     let parts: Vec<&State> = got.partitions.iter().map(|s| s.as_ref()).collect();
-                    let (c, suppressed, _) = cost(&recs, &parts, k, metric);
+                    let (c, suppressed, _) = cost(&recs, &parts, &domains, k, metric);
                     let case = format!("{scheme:?} {name} k={k} {pruning:?}");
                     assert!((c - want_cost).abs() < 1e-6, "{case}: cost {c}, brute force {want_cost}");
                     let vector: Vec<Vec<u32>> =
                         parts.iter().zip(&domains).map(|(s, d)| d.canonical(&s.blocks)).collect();
                     assert_eq!(vector, want, "{case}: not the brute force's tie-break");
                     assert_eq!(got.measures.suppressed, suppressed, "{case}");
-                    let reported = if metric == Metric::Dm { got.measures.dm } else { got.measures.hdm };
+                    let reported = match metric {
+                        Metric::Dm => got.measures.dm,
+                        Metric::Glm => got.measures.glm,
+                        _ => got.measures.hdm,
+                    };
                     assert!((reported - c).abs() < 1e-6, "{case}: reported {reported}");
                 }
                 out.insert((scheme, name, k), want_cost);
