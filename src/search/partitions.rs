@@ -86,8 +86,9 @@ impl Default for Pruning {
 /// Which QI, if any, [`super::partition_dp`] solves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DpChoice {
-    /// The QI with the most partitions, when they outnumber its values'
-    /// subsets (the DP's work) and it has at most 16 values.
+    /// The QI with the most partitions, when evaluating them all would read
+    /// more (partitions × base rows × QIs) than the plain DP steps, and it
+    /// has at most 16 values.
     Auto,
     Off,
     /// This QI, when its scheme allows (not BHS, at most 16 values).
@@ -109,13 +110,26 @@ pub fn dp_qi(p: &Problem, choice: DpChoice) -> Option<usize> {
     match choice {
         DpChoice::Off => None,
         DpChoice::Qi(a) => (a < p.domains.len() && able(a)).then_some(a),
-        DpChoice::Auto => (0..p.domains.len())
-            .filter(|&a| able(a))
-            .map(|a| (p.domains[a].count().unwrap_or(u128::MAX), a))
-            .filter(|&(count, a)| count > 1u128 << p.domains[a].len())
-            .max_by_key(|&(count, a)| (count, std::cmp::Reverse(a)))
-            .map(|(_, a)| a),
+        DpChoice::Auto => {
+            // One evaluation reads every base row on every QI; the DP replaces
+            // `count` of them by its steps.
+            let evaluation = (p.counts.len().max(1) * p.domains.len()) as u128;
+            (0..p.domains.len())
+                .filter(|&a| able(a))
+                .map(|a| (p.domains[a].count().unwrap_or(u128::MAX), a))
+                .filter(|&(count, a)| count.saturating_mul(evaluation) > dp_steps(&p.domains[a]))
+                .max_by_key(|&(count, a)| (count, std::cmp::Reverse(a)))
+                .map(|(_, a)| a)
+        }
     }
+}
+
+/// The plain DP's steps for a QI: each valid block B is tried for every set
+/// holding it whose lowest value is B's, 2^(n − low(B) − |B|) sets.
+fn dp_steps(d: &Domain) -> u128 {
+    let n = d.len() as u32;
+    d.valid_blocks()
+        .map_or(u128::MAX, |blocks| blocks.iter().map(|&b| 1u128 << (n - b.trailing_zeros() - b.count_ones())).sum())
 }
 
 /// The problem: the base frequency set, the domains, k, a suppression cap.
