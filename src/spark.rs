@@ -249,8 +249,8 @@ impl Spark {
 
     /// Write `select` as the table `table` of Spark's catalog: built under a
     /// temporary name of this run's own, then swapped in by two renames
-    /// (Spark's catalog has no transaction; see the README's "Running on
-    /// Spark"). Returns the rows.
+    /// (Spark's catalog has no transaction; see docs/spark.md,
+    /// "Running on Spark"). Returns the rows.
     pub fn write_table(&self, table: &str, select: &str) -> Result<u64> {
         self.recover(table)?;
         // A killed run's temporary table (Spark may have finished writing it
