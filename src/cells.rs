@@ -13,7 +13,7 @@ use std::hash::{Hash, Hasher};
 /// One QI of one cluster.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Cell {
-    /// A hierarchy node (its id in [`Domain::Hierarchy`]).
+    /// A hierarchy node (its id in [`CellDomain::Hierarchy`]).
     Node(u32),
     /// Values lo..=hi in value order.
     Range(u32, u32),
@@ -23,7 +23,7 @@ pub enum Cell {
 
 /// One QI's domain.
 #[derive(Debug, Clone)]
-pub enum Domain {
+pub enum CellDomain {
     /// CDGH. Leaves are numbered in leaf-code order, so the leaves under a
     /// node are `first[node]..first[node] + leaves[node]`.
     Hierarchy {
@@ -49,7 +49,7 @@ pub enum Domain {
     Set { text: Vec<Option<String>> },
 }
 
-impl Domain {
+impl CellDomain {
     /// A CDGH domain from the hierarchy's leaves in code order: each leaf's
     /// text and its code at every level (`codes[leaf][level]`), and the label
     /// of each (level, code).
@@ -57,7 +57,7 @@ impl Domain {
         leaf_text: Vec<Option<String>>,
         codes: &[Vec<i64>],
         label: impl Fn(usize, i64) -> Option<String>,
-    ) -> Domain {
+    ) -> CellDomain {
         let stride = codes.first().map_or(0, |c| c.len());
         let total = leaf_text.len();
         let (mut level, mut first, mut leaves, mut labels) = (vec![], vec![], vec![], vec![]);
@@ -83,23 +83,23 @@ impl Domain {
         } else {
             Vec::new()
         };
-        Domain::Hierarchy { anc, stride, anc8, level, first, leaves, lm, labels, leaf_text }
+        CellDomain::Hierarchy { anc, stride, anc8, level, first, leaves, lm, labels, leaf_text }
     }
 
     /// The cell of one value.
     pub fn leaf(&self, v: u32) -> Cell {
         match self {
-            Domain::Hierarchy { anc, stride, .. } => Cell::Node(anc[v as usize * stride]),
-            Domain::Range { .. } => Cell::Range(v, v),
-            Domain::Set { .. } => Cell::Set(vec![v]),
+            CellDomain::Hierarchy { anc, stride, .. } => Cell::Node(anc[v as usize * stride]),
+            CellDomain::Range { .. } => Cell::Range(v, v),
+            CellDomain::Set { .. } => Cell::Set(vec![v]),
         }
     }
 
     /// LM of a cell.
     pub fn lm(&self, c: &Cell) -> f64 {
         match (self, c) {
-            (Domain::Hierarchy { lm, .. }, Cell::Node(x)) => lm[*x as usize],
-            (Domain::Range { values, .. }, Cell::Range(lo, hi)) => {
+            (CellDomain::Hierarchy { lm, .. }, Cell::Node(x)) => lm[*x as usize],
+            (CellDomain::Range { values, .. }, Cell::Range(lo, hi)) => {
                 let span = values[values.len() - 1] - values[0];
                 if span > 0.0 {
                     (values[*hi as usize] - values[*lo as usize]) / span
@@ -107,7 +107,7 @@ impl Domain {
                     0.0
                 }
             }
-            (Domain::Set { text }, Cell::Set(s)) => {
+            (CellDomain::Set { text }, Cell::Set(s)) => {
                 if text.len() > 1 {
                     (s.len() - 1) as f64 / (text.len() - 1) as f64
                 } else {
@@ -137,7 +137,7 @@ impl Domain {
     /// hierarchies of more than 8 levels.
     pub fn node_row(&self, c: &Cell) -> Option<([u32; 8], u8)> {
         match (self, c) {
-            (Domain::Hierarchy { anc8, first, level, .. }, Cell::Node(x)) if !anc8.is_empty() => {
+            (CellDomain::Hierarchy { anc8, first, level, .. }, Cell::Node(x)) if !anc8.is_empty() => {
                 // Padding that never equals a leaf's (u32::MAX).
                 let row = anc8[first[*x as usize] as usize].map(|n| if n == u32::MAX { u32::MAX - 1 } else { n });
                 Some((row, level[*x as usize]))
@@ -146,11 +146,11 @@ impl Domain {
         }
     }
 
-    /// A value's ancestors (as in [`Domain::node_row`]) and their LMs: what
+    /// A value's ancestors (as in [`CellDomain::node_row`]) and their LMs: what
     /// [`node_lm_with`] compares a cluster's node row with. Read once per
     /// record, so each try finds both in the same few cache lines.
     pub fn value_row(&self, v: u32) -> ([u32; 8], [f64; 8]) {
-        let Domain::Hierarchy { anc8, lm, .. } = self else { unreachable!("a hierarchy QI") };
+        let CellDomain::Hierarchy { anc8, lm, .. } = self else { unreachable!("a hierarchy QI") };
         let of_v = anc8[v as usize];
         let mut lms = [0.0; 8];
         // A leaf's LM is 0: level 0 needs no read; padding stays 0.
@@ -166,11 +166,11 @@ impl Domain {
     #[inline]
     pub fn lm_with(&self, c: &Cell, v: u32) -> f64 {
         match (self, c) {
-            (Domain::Hierarchy { anc, stride, level, first, lm, .. }, Cell::Node(x)) => {
+            (CellDomain::Hierarchy { anc, stride, level, first, lm, .. }, Cell::Node(x)) => {
                 lm[Self::lca(anc, *stride, level, first, *x, v) as usize]
             }
-            (Domain::Range { .. }, Cell::Range(lo, hi)) => self.lm(&Cell::Range(v.min(*lo), v.max(*hi))),
-            (Domain::Set { text }, Cell::Set(s)) => {
+            (CellDomain::Range { .. }, Cell::Range(lo, hi)) => self.lm(&Cell::Range(v.min(*lo), v.max(*hi))),
+            (CellDomain::Set { text }, Cell::Set(s)) => {
                 let n = s.len() + usize::from(s.binary_search(&v).is_err());
                 if text.len() > 1 {
                     (n - 1) as f64 / (text.len() - 1) as f64
@@ -185,14 +185,14 @@ impl Domain {
     /// Grow `c` to cover value `v`.
     pub fn add(&self, c: &mut Cell, v: u32) {
         match (self, c) {
-            (Domain::Hierarchy { anc, stride, level, first, .. }, Cell::Node(x)) => {
+            (CellDomain::Hierarchy { anc, stride, level, first, .. }, Cell::Node(x)) => {
                 *x = Self::lca(anc, *stride, level, first, *x, v)
             }
-            (Domain::Range { .. }, Cell::Range(lo, hi)) => {
+            (CellDomain::Range { .. }, Cell::Range(lo, hi)) => {
                 *lo = (*lo).min(v);
                 *hi = (*hi).max(v);
             }
-            (Domain::Set { .. }, Cell::Set(s)) => {
+            (CellDomain::Set { .. }, Cell::Set(s)) => {
                 if let Err(i) = s.binary_search(&v) {
                     s.insert(i, v);
                 }
@@ -204,11 +204,11 @@ impl Domain {
     /// The smallest cell covering both.
     pub fn merge(&self, a: &Cell, b: &Cell) -> Cell {
         match (self, a, b) {
-            (Domain::Hierarchy { first, .. }, Cell::Node(_), Cell::Node(y)) => {
+            (CellDomain::Hierarchy { first, .. }, Cell::Node(_), Cell::Node(y)) => {
                 // Covering b's first leaf and b's level covers b.
                 let mut c = a.clone();
                 self.add(&mut c, first[*y as usize]);
-                if let (Domain::Hierarchy { anc, stride, level, .. }, Cell::Node(x)) = (self, &mut c) {
+                if let (CellDomain::Hierarchy { anc, stride, level, .. }, Cell::Node(x)) = (self, &mut c) {
                     if level[*x as usize] < level[*y as usize] {
                         *x = anc[first[*x as usize] as usize * stride + level[*y as usize] as usize];
                     }
@@ -229,12 +229,12 @@ impl Domain {
     /// How many leaves (values) the cell stands for: the ambiguity of one cell.
     pub fn count(&self, c: &Cell) -> f64 {
         match (self, c) {
-            (Domain::Hierarchy { leaves, .. }, Cell::Node(x)) => leaves[*x as usize] as f64,
-            (Domain::Range { values, integer: true, .. }, Cell::Range(lo, hi)) => {
+            (CellDomain::Hierarchy { leaves, .. }, Cell::Node(x)) => leaves[*x as usize] as f64,
+            (CellDomain::Range { values, integer: true, .. }, Cell::Range(lo, hi)) => {
                 values[*hi as usize] - values[*lo as usize] + 1.0
             }
-            (Domain::Range { .. }, Cell::Range(lo, hi)) => (hi - lo + 1) as f64,
-            (Domain::Set { .. }, Cell::Set(s)) => s.len() as f64,
+            (CellDomain::Range { .. }, Cell::Range(lo, hi)) => (hi - lo + 1) as f64,
+            (CellDomain::Set { .. }, Cell::Set(s)) => s.len() as f64,
             _ => unreachable!("a cell of another domain"),
         }
     }
@@ -242,23 +242,23 @@ impl Domain {
     /// The whole domain's count: what a suppressed cell stands for.
     pub fn total(&self) -> f64 {
         match self {
-            Domain::Hierarchy { leaf_text, .. } => leaf_text.len() as f64,
-            Domain::Range { values, integer: true, .. } => values[values.len() - 1] - values[0] + 1.0,
-            Domain::Range { values, .. } => values.len() as f64,
-            Domain::Set { text } => text.len() as f64,
+            CellDomain::Hierarchy { leaf_text, .. } => leaf_text.len() as f64,
+            CellDomain::Range { values, integer: true, .. } => values[values.len() - 1] - values[0] + 1.0,
+            CellDomain::Range { values, .. } => values.len() as f64,
+            CellDomain::Set { text } => text.len() as f64,
         }
     }
 
     /// The released label: the node's label, `lo-hi`, or the values joined by `|`.
     pub fn label(&self, c: &Cell) -> Option<String> {
         match (self, c) {
-            (Domain::Hierarchy { labels, .. }, Cell::Node(x)) => labels[*x as usize].clone(),
-            (Domain::Range { text, .. }, Cell::Range(lo, hi)) if lo == hi => Some(text[*lo as usize].clone()),
-            (Domain::Range { text, .. }, Cell::Range(lo, hi)) => {
+            (CellDomain::Hierarchy { labels, .. }, Cell::Node(x)) => labels[*x as usize].clone(),
+            (CellDomain::Range { text, .. }, Cell::Range(lo, hi)) if lo == hi => Some(text[*lo as usize].clone()),
+            (CellDomain::Range { text, .. }, Cell::Range(lo, hi)) => {
                 Some(format!("{}-{}", text[*lo as usize], text[*hi as usize]))
             }
-            (Domain::Set { text }, Cell::Set(s)) if s.len() == 1 => text[s[0] as usize].clone(),
-            (Domain::Set { text }, Cell::Set(s)) => {
+            (CellDomain::Set { text }, Cell::Set(s)) if s.len() == 1 => text[s[0] as usize].clone(),
+            (CellDomain::Set { text }, Cell::Set(s)) => {
                 Some(s.iter().map(|&v| text[v as usize].as_deref().unwrap_or("NULL")).collect::<Vec<_>>().join("|"))
             }
             _ => unreachable!("a cell of another domain"),
@@ -271,20 +271,20 @@ impl Domain {
     pub fn draw(&self, c: &Cell, r: u64) -> Option<String> {
         let pick = |n: u64| ((r as u128 * n as u128) >> 64) as u64;
         match (self, c) {
-            (Domain::Hierarchy { first, leaves, leaf_text, .. }, Cell::Node(x)) => {
+            (CellDomain::Hierarchy { first, leaves, leaf_text, .. }, Cell::Node(x)) => {
                 leaf_text[(first[*x as usize] as u64 + pick(leaves[*x as usize] as u64)) as usize].clone()
             }
-            (Domain::Range { values, text, integer: true }, Cell::Range(lo, hi)) => {
+            (CellDomain::Range { values, text, integer: true }, Cell::Range(lo, hi)) => {
                 if lo == hi {
                     return Some(text[*lo as usize].clone());
                 }
                 let (a, b) = (values[*lo as usize] as i64, values[*hi as usize] as i64);
                 Some((a + pick((b - a + 1) as u64) as i64).to_string())
             }
-            (Domain::Range { text, .. }, Cell::Range(lo, hi)) => {
+            (CellDomain::Range { text, .. }, Cell::Range(lo, hi)) => {
                 Some(text[(*lo as u64 + pick((hi - lo + 1) as u64)) as usize].clone())
             }
-            (Domain::Set { text }, Cell::Set(s)) => text[s[pick(s.len() as u64) as usize] as usize].clone(),
+            (CellDomain::Set { text }, Cell::Set(s)) => text[s[pick(s.len() as u64) as usize] as usize].clone(),
             _ => unreachable!("a cell of another domain"),
         }
     }
@@ -303,8 +303,8 @@ pub fn cell_random(seed: u64, position: u64, qi: usize) -> u64 {
     z ^ (z >> 31)
 }
 
-/// [`Domain::lm_with`] for a hierarchy node given by its [`Domain::node_row`]
-/// and a value given by its [`Domain::value_row`]: the pass keeps node rows
+/// [`CellDomain::lm_with`] for a hierarchy node given by its [`CellDomain::node_row`]
+/// and a value given by its [`CellDomain::value_row`]: the pass keeps node rows
 /// beside each open cluster, so a try compares two rows of 8 and reads one
 /// LM, with no branch.
 #[inline(always)]
@@ -346,9 +346,9 @@ mod tests {
     use super::*;
 
     /// age 0..=5 under [0-2], [3-5] under *.
-    fn ages() -> Domain {
+    fn ages() -> CellDomain {
         let codes: Vec<Vec<i64>> = (0..6).map(|i| vec![i, i / 3, 0]).collect();
-        Domain::hierarchy((0..6).map(|i| Some(i.to_string())).collect(), &codes, |l, c| {
+        CellDomain::hierarchy((0..6).map(|i| Some(i.to_string())).collect(), &codes, |l, c| {
             Some(match l {
                 0 => c.to_string(),
                 1 => ["[0-2]", "[3-5]"][c as usize].into(),
@@ -380,7 +380,7 @@ mod tests {
 
     #[test]
     fn natural_cells_are_ranges_and_sets() {
-        let r = Domain::Range {
+        let r = CellDomain::Range {
             values: vec![10.0, 12.0, 20.0],
             text: vec!["10".into(), "12".into(), "20".into()],
             integer: true,
@@ -389,7 +389,7 @@ mod tests {
         assert_eq!(r.label(&c).as_deref(), Some("10-12"));
         assert!((r.lm(&c) - 0.2).abs() < 1e-12);
         assert_eq!(r.count(&c), 3.0);
-        let s = Domain::Set { text: vec![Some("a".into()), Some("b".into()), Some("c".into())] };
+        let s = CellDomain::Set { text: vec![Some("a".into()), Some("b".into()), Some("c".into())] };
         let mut c = s.leaf(2);
         s.add(&mut c, 0);
         assert_eq!(s.label(&c).as_deref(), Some("a|c"));

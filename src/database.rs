@@ -130,16 +130,6 @@ pub fn open_local(engine: &Engine) -> Result<Connection> {
     Ok(conn)
 }
 
-/// Run `select` where the source lives, its result into the local temp table
-/// `target`: in the embedded DuckDB, or on Spark with the rows brought back.
-pub fn materialize(conn: &Connection, spark: Option<&crate::spark::Spark>, target: &str, select: &str) -> Result<()> {
-    match spark {
-        None => conn.execute_batch(&format!("CREATE OR REPLACE TEMP TABLE {} AS {select}", sql::ident(target)))?,
-        Some(s) => _ = s.fetch(conn, select, target)?,
-    }
-    Ok(())
-}
-
 /// Attach the output database as [`OUT`] unless it already is (the source lives
 /// there). Returns whether the file was created by this call.
 pub fn attach_output(conn: &Connection, job: &Job, out: &OutputTable, read_only: bool) -> Result<bool> {

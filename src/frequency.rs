@@ -9,6 +9,7 @@
 //! all QIs.
 
 use crate::hierarchy::dim_table;
+use crate::spark::Spark;
 use crate::sql::{self, ident, list, render};
 use anyhow::{Context, Result};
 use duckdb::Connection;
@@ -128,7 +129,7 @@ pub fn scan_source(
             ("sets", &list(cols.iter(), ", ", |(_, v)| format!("({v})"))),
         ],
     );
-    crate::database::materialize(conn, spark, "kanon_marginals", &scan).context("scanning the source")?;
+    materialize(conn, spark, "kanon_marginals", &scan).context("scanning the source")?;
     for (j, (_, v)) in cols.iter().enumerate() {
         // GROUPING(): a bit per column not grouped, the first column the highest bit.
         let gid: u64 = ((1u64 << m) - 1) & !(1u64 << (m - 1 - j));
@@ -208,7 +209,7 @@ pub fn encode(
             ("type", count),
         ],
     );
-    crate::database::materialize(conn, spark, "kanon_f0", &select).context("grouping the source")?;
+    materialize(conn, spark, "kanon_f0", &select).context("grouping the source")?;
     conn.execute_batch(sql::BASE_F0_NODE)?;
     Ok(())
 }
@@ -307,7 +308,7 @@ fn write_kids(conn: &Connection, kids: &[Kid], n: usize) -> Result<()> {
 /// than a column per QI. Kids whose codes do not fit in 63 bits, or all kids
 /// when `packed` is false, group by one column per QI instead.
 /// Returns false, doing nothing, when two kids group by the same codes.
-pub fn rollup_sets(conn: &Connection, target: &str, kids: &[Kid], sets: &Sets, extras: Extras) -> Result<bool> {
+pub fn rollup_sets(conn: &Connection, target: &str, kids: &[Kid], sets: &RollupShape, extras: Extras) -> Result<bool> {
     let n = sets.heights.len();
     let at_top = |k: &Kid, a: usize| k.levels[a] == Some(sets.heights[a]);
     // Per kid: its key columns, (QI, divisor from the leaf codes).
@@ -425,7 +426,7 @@ pub fn rollup_sets(conn: &Connection, target: &str, kids: &[Kid], sets: &Sets, e
 }
 
 /// What [`rollup_sets`] needs to know of the hierarchies, and whether to pack.
-pub struct Sets {
+pub struct RollupShape {
     /// Per QI: its height (the top level, one value).
     pub heights: Vec<u8>,
     /// Per QI: the divisor of its top level, which bounds every leaf code.
@@ -454,5 +455,15 @@ pub fn rollup(conn: &Connection, target: &str, source: &str, kids: &[Kid], n: us
         &[("target", target), ("groups", &groups), ("extras", &extras.columns("p")), ("source", source)],
     );
     conn.execute_batch(&q)?;
+    Ok(())
+}
+
+/// Run `select` where the source lives, its result into the local temp table
+/// `target`: in the embedded DuckDB, or on Spark with the rows brought back.
+pub fn materialize(conn: &Connection, spark: Option<&Spark>, target: &str, select: &str) -> Result<()> {
+    match spark {
+        None => conn.execute_batch(&format!("CREATE OR REPLACE TEMP TABLE {} AS {select}", ident(target)))?,
+        Some(s) => _ = s.fetch(conn, select, target)?,
+    }
     Ok(())
 }

@@ -16,6 +16,7 @@ use crate::sql::{self, list, render};
 use anyhow::{Context, Result};
 use duckdb::Connection;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use rustc_hash::FxHashMap;
 use std::path::Path;
 
 /// A materialized hierarchy.
@@ -405,4 +406,41 @@ pub fn rows(conn: &Connection, a: usize, height: u8) -> Result<Vec<Vec<String>>>
         .query_map([], |r| (0..=height as usize).map(|i| r.get::<_, String>(i)).collect::<duckdb::Result<Vec<_>>>())?
         .collect::<duckdb::Result<Vec<_>>>()?;
     Ok(out)
+}
+
+/// What the job's hierarchy tables hold for one QI, read for [`crate::scheme::ValueTree::new`] and cell-based CDGH.
+pub struct HierarchyRows {
+    /// Per hierarchy leaf in file order: its value and codes at every level.
+    pub rows: Vec<(Option<String>, Vec<i64>)>,
+    /// (level, code) → label.
+    pub labels: FxHashMap<(usize, i64), Option<String>>,
+    /// Leaf codes present in the data, sorted (the leaf index is the rank).
+    pub present: Vec<i64>,
+}
+
+impl HierarchyRows {
+    /// Read QI `a`'s hierarchy tables.
+    pub fn read(conn: &Connection, a: usize, height: u8) -> Result<HierarchyRows> {
+        let h = height as usize;
+        let mut stmt = conn.prepare(&format!(
+            "SELECT leaf, {} FROM {} ORDER BY rowid",
+            crate::sql::list(0..=h, ", ", |l| format!("c{l}")),
+            dim_table(a)
+        ))?;
+        let rows = stmt
+            .query_map([], |r| {
+                let codes = (0..=h).map(|l| r.get::<_, i64>(l + 1)).collect::<duckdb::Result<Vec<_>>>()?;
+                Ok((r.get::<_, Option<String>>(0)?, codes))
+            })?
+            .collect::<duckdb::Result<Vec<_>>>()?;
+        let mut labels = FxHashMap::default();
+        let mut stmt = conn.prepare(&format!("SELECT level, code, label FROM {}", node_table(a)))?;
+        let mut q = stmt.query([])?;
+        while let Some(r) = q.next()? {
+            labels.insert((r.get::<_, i32>(0)? as usize, r.get::<_, i64>(1)?), r.get::<_, Option<String>>(2)?);
+        }
+        let mut stmt = conn.prepare(&format!("SELECT DISTINCT c0 FROM {} ORDER BY c0", code_table(a)))?;
+        let present = stmt.query_map([], |r| r.get::<_, i64>(0))?.collect::<duckdb::Result<Vec<_>>>()?;
+        Ok(HierarchyRows { rows, labels, present })
+    }
 }

@@ -4,6 +4,7 @@
 //! file and, for anything tied to a column, the line where it is written.
 
 use crate::error::bad;
+use crate::options::{Algorithm, Metric, Scheme};
 use anyhow::{Context, Result};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
@@ -202,63 +203,6 @@ pub struct Privacy {
     pub diversity: Option<Diversity>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum Metric {
-    Glm,
-    Dm,
-    Precision,
-    Height,
-    Cm,
-    /// Li & Li's hierarchical discernibility (the scheme search only).
-    Hdm,
-}
-
-impl Metric {
-    pub fn name(self) -> &'static str {
-        match self {
-            Metric::Glm => "glm",
-            Metric::Dm => "dm",
-            Metric::Precision => "precision",
-            Metric::Height => "height",
-            Metric::Cm => "cm",
-            Metric::Hdm => "hdm",
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum Algorithm {
-    /// kanon picks the search (see `search::choose`).
-    Auto,
-    Incognito,
-    Topdown,
-    Exhaustive,
-    /// Nergiz & Clifton's cell-based generalization with hierarchies.
-    Cdgh,
-    /// The same without hierarchies: cells are value sets and numeric ranges.
-    Cndgh,
-}
-
-impl Algorithm {
-    pub fn name(self) -> &'static str {
-        match self {
-            Algorithm::Auto => "auto",
-            Algorithm::Incognito => "incognito",
-            Algorithm::Topdown => "topdown",
-            Algorithm::Exhaustive => "exhaustive",
-            Algorithm::Cdgh => "cdgh",
-            Algorithm::Cndgh => "cndgh",
-        }
-    }
-
-    /// Cell-based generalization (a pass over records, not a lattice search)?
-    pub fn cell_based(self) -> bool {
-        matches!(self, Algorithm::Cdgh | Algorithm::Cndgh)
-    }
-}
-
 /// A column named in the job file, with the line it is named on.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Column {
@@ -322,7 +266,7 @@ pub struct Job {
     pub privacy: Privacy,
     pub algorithm: Algorithm,
     /// Li & Li's scheme search when set (`[search] scheme`).
-    pub scheme: Option<crate::scheme::Scheme>,
+    pub scheme: Option<Scheme>,
     pub metric: Metric,
     /// Class label column for cm.
     pub class_column: Option<Column>,
@@ -405,7 +349,7 @@ struct RawSearch {
     #[serde(default = "default_metric")]
     metric: Metric,
     class_column: Option<Spanned<String>>,
-    scheme: Option<crate::scheme::Scheme>,
+    scheme: Option<Scheme>,
     open_clusters: Option<i64>,
 }
 

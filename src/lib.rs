@@ -18,6 +18,7 @@ pub mod lattice;
 pub mod load;
 pub mod metrics;
 pub mod objectives;
+pub mod options;
 pub mod plot;
 pub mod progress;
 pub mod release;

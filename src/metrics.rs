@@ -1,7 +1,7 @@
 //! What a node's class-size histogram says: suppression, feasibility, achieved
 //! k and ℓ, and the information-loss metrics. Pure arithmetic, no SQL.
 
-use crate::job::Metric;
+use crate::options::Metric;
 use serde::Serialize;
 use std::cmp::Ordering;
 

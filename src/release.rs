@@ -14,7 +14,7 @@
 //! ([`CellRecoding`], cell-based generalization) has the same one pass: the
 //! row's cluster comes from its source position, its cells from the cluster.
 
-use crate::cells::{cell_random, Domain};
+use crate::cells::{cell_random, CellDomain};
 use crate::database::{self, SourceColumn, OUT};
 use crate::hierarchy::{code_table, dim_table, node_table};
 use crate::job::{Job, OutputSpec};
@@ -460,7 +460,7 @@ pub struct CellRecoding {
     /// By position (`kanon_source_rows`): the record's cluster, or [`SUPPRESSED`].
     pub cluster_of: Vec<u32>,
     pub clusters: Clusters,
-    pub domains: Vec<Domain>,
+    pub domains: Vec<CellDomain>,
     /// The position column of `kanon_source_rows`.
     pub position: String,
 }

@@ -21,38 +21,13 @@
 //! node before it is done (its `cursor`), so each partition is reached by one
 //! path only.
 
-use crate::hierarchy::{code_table, dim_table, node_table};
+use crate::hierarchy::HierarchyRows;
+use crate::options::Scheme;
 use anyhow::Result;
-use duckdb::Connection;
 use rustc_hash::FxHashMap;
-use serde::Deserialize;
 use std::sync::Arc;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum Scheme {
-    Bhs,
-    Ghs,
-    Ops,
-    Gops,
-    Gsps,
-    Sps,
-}
-
 impl Scheme {
-    pub fn name(self) -> &'static str {
-        match self {
-            Scheme::Bhs => "bhs",
-            Scheme::Ghs => "ghs",
-            Scheme::Ops => "ops",
-            Scheme::Gops => "gops",
-            Scheme::Gsps => "gsps",
-            Scheme::Sps => "sps",
-        }
-    }
-
-    pub const ALL: [Scheme; 6] = [Scheme::Bhs, Scheme::Ghs, Scheme::Gops, Scheme::Ops, Scheme::Gsps, Scheme::Sps];
-
     fn kind(self) -> Kind {
         match self {
             Scheme::Ghs => Kind::Cut,
@@ -94,7 +69,7 @@ struct Inner {
 /// scheme's total order (numeric for a numeric column, else the hierarchy's
 /// depth-first order, children in order of first appearance in its file).
 #[derive(Debug)]
-pub struct Domain {
+pub struct ValueTree {
     pub column: String,
     pub scheme: Scheme,
     /// Position → leaf index.
@@ -120,45 +95,8 @@ pub struct Domain {
     absent: Vec<(Vec<u32>, u64)>,
     /// Hierarchy leaves (glm's denominator).
     pub hierarchy_leaves: u64,
-    /// [`Domain::valid_blocks`], computed once.
+    /// [`ValueTree::valid_blocks`], computed once.
     valid: std::sync::OnceLock<Option<Vec<u32>>>,
-}
-
-/// What the job's hierarchy tables hold for one QI, read for [`Domain::new`].
-pub struct HierarchyRows {
-    /// Per hierarchy leaf in file order: its value and codes at every level.
-    pub rows: Vec<(Option<String>, Vec<i64>)>,
-    /// (level, code) → label.
-    pub labels: FxHashMap<(usize, i64), Option<String>>,
-    /// Leaf codes present in the data, sorted (the leaf index is the rank).
-    pub present: Vec<i64>,
-}
-
-impl HierarchyRows {
-    /// Read QI `a`'s hierarchy tables.
-    pub fn read(conn: &Connection, a: usize, height: u8) -> Result<HierarchyRows> {
-        let h = height as usize;
-        let mut stmt = conn.prepare(&format!(
-            "SELECT leaf, {} FROM {} ORDER BY rowid",
-            crate::sql::list(0..=h, ", ", |l| format!("c{l}")),
-            dim_table(a)
-        ))?;
-        let rows = stmt
-            .query_map([], |r| {
-                let codes = (0..=h).map(|l| r.get::<_, i64>(l + 1)).collect::<duckdb::Result<Vec<_>>>()?;
-                Ok((r.get::<_, Option<String>>(0)?, codes))
-            })?
-            .collect::<duckdb::Result<Vec<_>>>()?;
-        let mut labels = FxHashMap::default();
-        let mut stmt = conn.prepare(&format!("SELECT level, code, label FROM {}", node_table(a)))?;
-        let mut q = stmt.query([])?;
-        while let Some(r) = q.next()? {
-            labels.insert((r.get::<_, i32>(0)? as usize, r.get::<_, i64>(1)?), r.get::<_, Option<String>>(2)?);
-        }
-        let mut stmt = conn.prepare(&format!("SELECT DISTINCT c0 FROM {} ORDER BY c0", code_table(a)))?;
-        let present = stmt.query_map([], |r| r.get::<_, i64>(0))?.collect::<duckdb::Result<Vec<_>>>()?;
-        Ok(HierarchyRows { rows, labels, present })
-    }
 }
 
 /// Whether a DuckDB type orders its values as numbers.
@@ -171,11 +109,11 @@ pub fn numeric_type(type_name: &str) -> bool {
         || t == "DOUBLE"
 }
 
-impl Domain {
+impl ValueTree {
     /// The domain of one QI under `scheme`. Errors (as text, the caller adds
     /// the job file) when OPS/GOPS meet a numeric column whose hierarchy
     /// groups values that are not contiguous in numeric order.
-    pub fn new(column: &str, scheme: Scheme, numeric: bool, h: &HierarchyRows) -> Result<Domain, String> {
+    pub fn new(column: &str, scheme: Scheme, numeric: bool, h: &HierarchyRows) -> Result<ValueTree, String> {
         let n = h.present.len();
         let height = h.rows.first().map_or(0, |r| r.1.len() - 1);
         let index_of: FxHashMap<i64, u32> = h.present.iter().enumerate().map(|(i, &c)| (c, i as u32)).collect();
@@ -291,7 +229,7 @@ impl Domain {
         }
         let mut absent: Vec<(Vec<u32>, u64)> = absent_by.into_iter().map(|(k, c)| (members[&k].clone(), c)).collect();
         absent.sort();
-        Ok(Domain {
+        Ok(ValueTree {
             column: column.to_string(),
             scheme,
             order,
@@ -644,7 +582,7 @@ impl Domain {
     }
 
     /// glm's cost of one cell of a block given by its leaf indices, as
-    /// [`Domain::glm_costs`] gives it.
+    /// [`ValueTree::glm_costs`] gives it.
     pub fn glm_block_cost(&self, members: &[u32]) -> f64 {
         let mut covered = members.len() as u64;
         for (m, count) in &self.absent {
@@ -891,7 +829,7 @@ pub(crate) mod tests {
     use super::*;
 
     /// A domain from hierarchy rows `leaf;…;top`, every leaf present.
-    pub(crate) fn domain(rows: &[&str], scheme: Scheme, numeric: bool) -> Domain {
+    pub(crate) fn domain(rows: &[&str], scheme: Scheme, numeric: bool) -> ValueTree {
         let split: Vec<Vec<String>> = rows.iter().map(|r| r.split(';').map(String::from).collect()).collect();
         let height = split[0].len() - 1;
         // Codes: per level, the text itself numbered by first appearance (any
@@ -912,11 +850,11 @@ pub(crate) mod tests {
         }
         let mut present: Vec<i64> = out_rows.iter().map(|r| r.1[0]).collect();
         present.sort_unstable();
-        Domain::new("x", scheme, numeric, &HierarchyRows { rows: out_rows, labels, present }).unwrap()
+        ValueTree::new("x", scheme, numeric, &HierarchyRows { rows: out_rows, labels, present }).unwrap()
     }
 
     /// Per value in hierarchy order, its block numbered by first appearance.
-    fn rgs(d: &Domain, blocks: &[u32]) -> Vec<u32> {
+    fn rgs(d: &ValueTree, blocks: &[u32]) -> Vec<u32> {
         let mut by_hier: Vec<u32> = (0..d.len() as u32).collect();
         by_hier.sort_by_key(|&i| d.hier_rank[i as usize]);
         let mut ids: FxHashMap<u32, u32> = FxHashMap::default();
@@ -929,7 +867,7 @@ pub(crate) mod tests {
             .collect()
     }
 
-    fn enumerate(d: &Domain) -> Vec<Vec<u32>> {
+    fn enumerate(d: &ValueTree) -> Vec<Vec<u32>> {
         let mut out = Vec::new();
         let mut stack = vec![d.root()];
         while let Some(s) = stack.pop() {

@@ -3,7 +3,8 @@
 //! as k-anonymous. Skipped, with a notice, when the data is absent.
 
 use kanon::evaluator::Evaluator;
-use kanon::job::{Budget, Job, Metric};
+use kanon::job::{Budget, Job};
+use kanon::options::Metric;
 use kanon::lattice::{Lattice, Node};
 use kanon::load::{load, Loaded};
 use kanon::metrics::Requirement;

@@ -7,7 +7,7 @@ use kanon::job::{Column, Job};
 use kanon::lattice::Lattice;
 use kanon::load::load;
 use kanon::objectives::{Objective, Scored};
-use kanon::search::pbg_ea::{self, Settings};
+use kanon::search::pbg_ea::{self, PbgSettings};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::collections::HashMap;
@@ -175,7 +175,7 @@ fn check(job: &Job, f: &Fixture, sets: &[Vec<Objective>], budget: u64, iteration
     let every: Vec<(u64, Vec<f64>)> = nodes.iter().map(|l| brute_force(&coded, l, budget)).collect();
     for objectives in sets {
         let names: Vec<&str> = objectives.iter().map(|o| o.name()).collect();
-        let settings = Settings {
+        let settings = PbgSettings {
             objectives: objectives.clone(),
             epsilon: vec![1.0; objectives.len()],
             population: 12,

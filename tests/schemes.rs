@@ -5,9 +5,12 @@
 
 use kanon::evaluator::memory::MemorySets;
 use kanon::frequency::Extras;
-use kanon::job::{Job, Metric};
+use kanon::job::Job;
+use kanon::options::Metric;
 use kanon::load::load;
-use kanon::scheme::{numeric_type, Domain, HierarchyRows, Scheme, State};
+use kanon::hierarchy::HierarchyRows;
+use kanon::options::Scheme;
+use kanon::scheme::{numeric_type, State, ValueTree};
 use kanon::search::partitions::{dp_qi, search, DpChoice, Problem, Pruning};
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
@@ -55,7 +58,7 @@ fn job_text(source: &str, qis: &[(&str, &str)]) -> String {
 
 /// The source's records as leaf indices per QI (through the domains' value
 /// texts), equal ones counted together.
-fn records(path: &Path, qis: &[String], domains: &[Domain]) -> Vec<(Vec<u32>, u64)> {
+fn records(path: &Path, qis: &[String], domains: &[ValueTree]) -> Vec<(Vec<u32>, u64)> {
     let text = std::fs::read_to_string(path).unwrap();
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().unwrap().split(';').collect();
@@ -76,7 +79,7 @@ fn records(path: &Path, qis: &[String], domains: &[Domain]) -> Vec<(Vec<u32>, u6
 
 /// Every partition the domain's enumeration reaches (the enumeration itself
 /// is checked against the schemes' definitions in scheme.rs).
-fn partitions(d: &Domain) -> Vec<Arc<State>> {
+fn partitions(d: &ValueTree) -> Vec<Arc<State>> {
     let mut out = Vec::new();
     let mut stack = vec![d.root()];
     while let Some(s) = stack.pop() {
@@ -89,9 +92,9 @@ fn partitions(d: &Domain) -> Vec<Arc<State>> {
 /// dm, hdm or glm of one anonymization, from the records; the suppressed
 /// count; the cost as the search compares it (docs/schemes.md): dm itself,
 /// hdm times the QIs and glm with each value's penalty rounded to 10⁻¹².
-/// glm's cell costs come from [`Domain::glm_costs`] (tested on its own, with
+/// glm's cell costs come from [`ValueTree::glm_costs`] (tested on its own, with
 /// lm, in `releases_are_k_anonymous_and_label_their_blocks`).
-fn cost(recs: &[(Vec<u32>, u64)], parts: &[&State], domains: &[Domain], k: u64, metric: Metric) -> (f64, u64, i128) {
+fn cost(recs: &[(Vec<u32>, u64)], parts: &[&State], domains: &[ValueTree], k: u64, metric: Metric) -> (f64, u64, i128) {
     let blocks: Vec<&[u32]> = parts.iter().map(|p| p.blocks.as_slice()).collect();
     let glm: Vec<Vec<f64>> = match metric {
         Metric::Glm => parts
@@ -162,7 +165,7 @@ fn cost_of(recs: &[(Vec<u32>, u64)], parts: &[&[u32]], k: u64, metric: Metric, g
 
 /// The brute-force optimum: least cost as the search compares it, then more
 /// blocks, then the smaller partition vector. Returns (cost, vectors).
-fn brute_force(recs: &[(Vec<u32>, u64)], domains: &[Domain], k: u64, metric: Metric) -> (f64, Vec<Vec<u32>>) {
+fn brute_force(recs: &[(Vec<u32>, u64)], domains: &[ValueTree], k: u64, metric: Metric) -> (f64, Vec<Vec<u32>>) {
     let all: Vec<Vec<Arc<State>>> = domains.iter().map(partitions).collect();
     let mut idx = vec![0usize; all.len()];
     let mut best: Option<(i128, i64, Vec<Vec<u32>>, f64)> = None;
@@ -201,13 +204,13 @@ fn check(job: &Job, source: &Path, ks: &[u64]) -> HashMap<(Scheme, &'static str,
     let (codes, counts) = sets.base_columns();
     let mut out = HashMap::new();
     for scheme in Scheme::ALL {
-        let domains: Vec<Domain> = qis
+        let domains: Vec<ValueTree> = qis
             .iter()
             .enumerate()
             .map(|(a, q)| {
                 let numeric = loaded.columns.iter().find(|c| c.name == *q).is_some_and(|c| numeric_type(&c.type_name));
                 let h = HierarchyRows::read(&loaded.conn, a, loaded.data.heights[a]).unwrap();
-                Domain::new(q, scheme, numeric, &h).unwrap()
+                ValueTree::new(q, scheme, numeric, &h).unwrap()
             })
             .collect();
         let recs = records(source, &qis, &domains);
@@ -699,12 +702,12 @@ fn scheme_partitions_follow_the_files_depth_first_order() {
     }
     let recs: Vec<(Vec<u32>, u64)> = counted.into_iter().collect();
     for scheme in Scheme::ALL {
-        let domains: Vec<Domain> = qis
+        let domains: Vec<ValueTree> = qis
             .iter()
             .enumerate()
             .map(|(a, q)| {
                 let h = HierarchyRows::read(&loaded.conn, a, loaded.data.heights[a]).unwrap();
-                Domain::new(q, scheme, false, &h).unwrap()
+                ValueTree::new(q, scheme, false, &h).unwrap()
             })
             .collect();
         let all: Vec<Vec<Vec<u32>>> = defs.iter().map(|d| d.partitions(scheme)).collect();

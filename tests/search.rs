@@ -3,7 +3,8 @@
 //! budgets, ℓ and metrics.
 
 use kanon::evaluator::Backend;
-use kanon::job::{Job, Metric};
+use kanon::job::Job;
+use kanon::options::Metric;
 use kanon::lattice::Lattice;
 use kanon::load::load;
 use kanon::metrics::Requirement;

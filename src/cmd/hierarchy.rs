@@ -9,7 +9,9 @@ use crate::error::bad;
 use crate::hierarchy;
 use crate::job::Job;
 use crate::load::load;
-use crate::scheme::{numeric_type, Domain, HierarchyRows, Scheme};
+use crate::hierarchy::HierarchyRows;
+use crate::options::Scheme;
+use crate::scheme::{numeric_type, ValueTree};
 use anyhow::Result;
 use std::io::Write;
 use std::path::PathBuf;
@@ -33,7 +35,7 @@ pub fn run(args: Args) -> Result<()> {
             let numeric =
                 loaded.columns.iter().find(|c| c.name == h.column).is_some_and(|c| numeric_type(&c.type_name));
             let rows = HierarchyRows::read(&loaded.conn, a, h.height)?;
-            let d = Domain::new(&h.column, scheme, numeric, &rows)
+            let d = ValueTree::new(&h.column, scheme, numeric, &rows)
                 .map_err(|e| bad(format!("{}: {e}", job.path.display())))?;
             let count = d.count().map_or("more than 3.4e38".to_string(), |c| c.to_string());
             writeln!(out, "{}\t{}\t{count}", h.column, d.len())?;

@@ -18,7 +18,8 @@
 
 use crate::database::write_atomically;
 use crate::error::bad;
-use crate::job::{parse_levels, Column, Job, Metric};
+use crate::job::{parse_levels, Column, Job};
+use crate::options::Metric;
 use crate::lattice::Lattice;
 use crate::load::load_showing;
 use crate::objectives::{Objective, Scored};
@@ -27,7 +28,7 @@ use crate::progress::{progress, spinner};
 use crate::report::by_qi;
 use crate::search::exact_front::exact_front;
 use crate::search::front::{self as pareto, Point};
-use crate::search::pbg_ea::{self, Settings};
+use crate::search::pbg_ea::{self, PbgSettings};
 use crate::search::poka;
 use anyhow::Result;
 use serde_json::{json, Value};
@@ -343,7 +344,7 @@ fn run_objectives(args: Args, mut job: Job, objectives: Option<Vec<Objective>>, 
     let qis = job.qi_names();
     let lattice = Lattice::new(loaded.data.heights.clone());
     let budget = job.privacy.budget.rows(loaded.data.rows);
-    let settings = Settings {
+    let settings = PbgSettings {
         objectives: objectives.clone(),
         epsilon: epsilon.clone(),
         population: args.population,

@@ -9,13 +9,14 @@
 //! with algorithm cdgh or cndgh it is cell-based: see [`super::run_cells`].
 
 use crate::error::{bad, Infeasible};
-use crate::job::{parse_levels, Algorithm, Budget, Job, Metric, Reconstructed};
+use crate::job::{parse_levels, Budget, Job, Reconstructed};
+use crate::options::{Algorithm, Metric};
 use crate::lattice::{Lattice, Node};
 use crate::load::load_showing;
 use crate::metrics::Requirement;
 use crate::progress::{progress, spinner};
 use crate::report::{self, Report, Seconds};
-use crate::scheme::Scheme;
+use crate::options::Scheme;
 use crate::search::{self, exhaustive, incognito, topdown, Found, SearchResult};
 use crate::{database, frequency, release};
 use anyhow::Result;

@@ -9,17 +9,18 @@
 //! and a report with lm, am, dm and cm. Exit 3 when the job caps suppression
 //! (`max_suppression`) below what the pass suppresses, or nothing is released.
 
-use crate::cells::Domain;
+use crate::cells::CellDomain;
 use crate::database;
 use crate::error::{bad, Infeasible};
 use crate::frequency;
 use crate::hierarchy::{code_table, dim_table, node_table};
-use crate::job::{Algorithm, Job};
+use crate::job::Job;
+use crate::options::Algorithm;
 use crate::load::{load_records, Loaded};
 use crate::progress::spinner;
 use crate::release::{self, CellRecoding};
 use crate::scheme::numeric_type;
-use crate::search::cbg::{Clustering, Clusters, Settings, SUPPRESSED};
+use crate::search::cbg::{Clustering, Clusters, ClusterSettings, SUPPRESSED};
 use crate::sql::{self, fragment, ident, list, render};
 use anyhow::{Context, Result};
 use duckdb::arrow::array::{Array, AsArray};
@@ -49,7 +50,7 @@ pub fn run(job: Job, seed: u64, quiet: bool) -> Result<()> {
 
     phase.set_message(format!("clustering the {rows} records ({})", algorithm.name()));
     let settings =
-        Settings { k: job.privacy.k, l: job.privacy.diversity.as_ref().map(|d| d.l), open: job.open_clusters };
+        ClusterSettings { k: job.privacy.k, l: job.privacy.diversity.as_ref().map(|d| d.l), open: job.open_clusters };
     let pass = cluster(&loaded, &job, &domains, settings)?;
     let measured = measure(&pass, &domains, rows);
     let t_search = start.elapsed().as_secs_f64() - t_load;
@@ -128,7 +129,7 @@ pub fn run(job: Job, seed: u64, quiet: bool) -> Result<()> {
 
 /// Per QI, number its values for the pass (table `kanon_cellcode_{a}`) and
 /// describe its cells.
-fn domains(loaded: &Loaded, job: &Job, algorithm: Algorithm) -> Result<Vec<Domain>> {
+fn domains(loaded: &Loaded, job: &Job, algorithm: Algorithm) -> Result<Vec<CellDomain>> {
     let conn = &loaded.conn;
     let mut out = Vec::new();
     for (a, q) in job.quasi_identifiers.iter().enumerate() {
@@ -155,7 +156,7 @@ fn domains(loaded: &Loaded, job: &Job, algorithm: Algorithm) -> Result<Vec<Domai
             while let Some(r) = rows.next()? {
                 labels.insert((r.get::<_, i32>(0)? as usize, r.get(1)?), r.get(2)?);
             }
-            out.push(Domain::hierarchy(leaf_text, &codes, |l, c| labels.get(&(l, c)).cloned().flatten()));
+            out.push(CellDomain::hierarchy(leaf_text, &codes, |l, c| labels.get(&(l, c)).cloned().flatten()));
         } else {
             conn.execute_batch(&render(fragment(sql::CELLS, "value_numbers"), &slots))?;
             let mut stmt = conn.prepare(&render(fragment(sql::CELLS, "values"), &slots))?;
@@ -164,12 +165,12 @@ fn domains(loaded: &Loaded, job: &Job, algorithm: Algorithm) -> Result<Vec<Domai
             let type_name = loaded.columns.iter().find(|c| c.name == q.column.name).map_or("", |c| &c.type_name);
             let numbers: Option<Vec<f64>> = values.iter().map(|(t, x)| t.as_ref().and(*x)).collect();
             out.push(match numbers {
-                Some(numbers) if numeric_type(type_name) => Domain::Range {
+                Some(numbers) if numeric_type(type_name) => CellDomain::Range {
                     values: numbers,
                     text: values.into_iter().map(|(t, _)| t.unwrap_or_default()).collect(),
                     integer: integer_type(type_name),
                 },
-                _ => Domain::Set { text: values.into_iter().map(|(t, _)| t).collect() },
+                _ => CellDomain::Set { text: values.into_iter().map(|(t, _)| t).collect() },
             });
         }
     }
@@ -195,7 +196,7 @@ struct Pass {
 }
 
 /// Stream the records in order from DuckDB (Arrow batches) through the clustering.
-fn cluster(loaded: &Loaded, job: &Job, domains: &[Domain], settings: Settings) -> Result<Pass> {
+fn cluster(loaded: &Loaded, job: &Job, domains: &[CellDomain], settings: ClusterSettings) -> Result<Pass> {
     let n = domains.len();
     let mut columns = list(0..n, ", ", |a| format!("l{a}.c AS v{a}"));
     let mut joins = list(job.quasi_identifiers.iter().enumerate(), " ", |(a, q)| {
@@ -286,7 +287,7 @@ struct Measured {
     classes: u64,
 }
 
-fn measure(pass: &Pass, domains: &[Domain], rows: u64) -> Measured {
+fn measure(pass: &Pass, domains: &[CellDomain], rows: u64) -> Measured {
     let c = &pass.clusters;
     let n = domains.len();
     let (mut lm, mut am) = (0.0, 0.0);

@@ -9,10 +9,13 @@
 use crate::error::{bad, Infeasible};
 use crate::evaluator::memory::MemorySets;
 use crate::frequency::Extras;
-use crate::job::{Job, Metric};
+use crate::job::Job;
+use crate::options::Metric;
 use crate::load::load_showing;
 use crate::progress::spinner;
-use crate::scheme::{numeric_type, Domain, HierarchyRows, Scheme};
+use crate::hierarchy::HierarchyRows;
+use crate::options::Scheme;
+use crate::scheme::{numeric_type, ValueTree};
 use crate::search::partitions::{self, DpChoice, Problem, Pruning};
 use crate::{database, frequency, release};
 use anyhow::Result;
@@ -44,7 +47,7 @@ pub fn run(job: Job, scheme: Scheme, pruning: Pruning, quiet: bool) -> Result<()
     for (a, q) in qis.iter().enumerate() {
         let numeric = loaded.columns.iter().find(|c| c.name == *q).is_some_and(|c| numeric_type(&c.type_name));
         let h = HierarchyRows::read(&loaded.conn, a, loaded.data.heights[a])?;
-        domains.push(Domain::new(q, scheme, numeric, &h).map_err(|e| bad(format!("{file}: {e}")))?);
+        domains.push(ValueTree::new(q, scheme, numeric, &h).map_err(|e| bad(format!("{file}: {e}")))?);
         leaf_codes.push(h.present);
     }
     let sets = MemorySets::new(&loaded.conn, &loaded.data.heights, Extras::default(), loaded.threads)?;
@@ -87,7 +90,7 @@ pub fn run(job: Job, scheme: Scheme, pruning: Pruning, quiet: bool) -> Result<()
         anyhow::bail!("the release wrote {} rows, the search kept {}", written.rows, rows - best.measures.suppressed);
     }
 
-    let text = |d: &Domain, i: u32| d.values[i as usize].clone();
+    let text = |d: &ValueTree, i: u32| d.values[i as usize].clone();
     let partitions: serde_json::Map<String, serde_json::Value> = qis
         .iter()
         .zip(domains.iter().zip(&best.partitions))

@@ -4,7 +4,7 @@
 //! up from them instead of from the base frequency set. For base frequency
 //! sets too large to hold in memory (see [`super::memory`] for the others).
 
-use crate::frequency::{rollup, rollup_sets, Extras, Kid, Sets};
+use crate::frequency::{rollup, rollup_sets, Extras, Kid, RollupShape};
 use crate::hierarchy::node_table;
 use crate::lattice::Node;
 use crate::metrics::{Bucket, Histogram};
@@ -39,7 +39,7 @@ pub struct SqlSets<'c> {
     /// Leaf sums (glm) are computed for classes of at least this size only.
     pub(super) leaf_sums_from: u64,
     /// What GROUPING SETS batches need of the hierarchies, and whether they pack keys.
-    pub(super) layout: Sets,
+    pub(super) layout: RollupShape,
 }
 
 /// Histograms computed by one call, with the nodes they belong to.
@@ -49,7 +49,7 @@ impl<'c> SqlSets<'c> {
     pub fn new(conn: &'c Connection, heights: &[u8], base_rows: u64, extras: Extras) -> Result<SqlSets<'c>> {
         let divisors = crate::hierarchy::divisors(conn, heights.len())?;
         let tops = heights.iter().zip(&divisors).map(|(&h, d)| d[h as usize]).collect();
-        let layout = Sets { heights: heights.to_vec(), tops, packed: true };
+        let layout = RollupShape { heights: heights.to_vec(), tops, packed: true };
         Ok(SqlSets {
             conn,
             n: heights.len(),

@@ -10,7 +10,7 @@
 //! is suppressed. Which domain the cells live in (hierarchy, range, set) is
 //! [`crate::cells`]'s business.
 
-use crate::cells::{node_lm_with, Cell, Domain};
+use crate::cells::{node_lm_with, Cell, CellDomain};
 use rustc_hash::FxHashMap;
 
 /// A record's final cluster when it is suppressed.
@@ -18,7 +18,7 @@ pub const SUPPRESSED: u32 = u32::MAX;
 
 /// The requirement a cluster closes on.
 #[derive(Debug, Clone, Copy)]
-pub struct Settings {
+pub struct ClusterSettings {
     pub k: u64,
     pub l: Option<u64>,
     /// m, the most clusters open at once.
@@ -33,7 +33,7 @@ struct Open {
     /// LM of each cell, and their sum in QI order.
     lms: Vec<f64>,
     lm: f64,
-    /// Per QI: a hierarchy node's ancestors ([`Domain::node_row`]; unused
+    /// Per QI: a hierarchy node's ancestors ([`CellDomain::node_row`]; unused
     /// for other QIs), and the levels at or above its own, as bits.
     rows: Vec<[u32; 8]>,
     above: Vec<u32>,
@@ -60,8 +60,8 @@ impl Open {
 
 /// The pass in progress. Feed it records with [`Clustering::add`] in order.
 pub struct Clustering<'a> {
-    domains: &'a [Domain],
-    settings: Settings,
+    domains: &'a [CellDomain],
+    settings: ClusterSettings,
     open: Vec<Open>,
     /// Per cluster id (given when a cluster opens): its final cluster, or [`SUPPRESSED`].
     final_of: Vec<u32>,
@@ -69,13 +69,13 @@ pub struct Clustering<'a> {
     interned: Vec<FxHashMap<Cell, u32>>,
     /// The id of the cluster the previous record joined.
     last: u32,
-    /// Per QI: is it read through node rows ([`Domain::node_row`])?
+    /// Per QI: is it read through node rows ([`CellDomain::node_row`])?
     rowed: Vec<bool>,
     all_rowed: bool,
     /// LM per QI of the cluster being tried and of the best so far.
     scratch: Vec<f64>,
     best_scratch: Vec<f64>,
-    /// Per rowed QI, the record's [`Domain::value_row`].
+    /// Per rowed QI, the record's [`CellDomain::value_row`].
     value_rows: Vec<([u32; 8], [f64; 8])>,
 }
 
@@ -98,20 +98,20 @@ impl Clusters {
 }
 
 /// The outcome: the closed clusters, and each opened cluster id's final cluster.
-pub struct Outcome {
+pub struct ClusterOutcome {
     pub clusters: Clusters,
     pub final_of: Vec<u32>,
 }
 
 impl<'a> Clustering<'a> {
-    pub fn new(domains: &'a [Domain], settings: Settings) -> Clustering<'a> {
+    pub fn new(domains: &'a [CellDomain], settings: ClusterSettings) -> Clustering<'a> {
         let n = domains.len();
         let rowed: Vec<bool> = domains.iter().map(|d| d.node_row(&d.leaf(0)).is_some()).collect();
         Clustering {
             all_rowed: rowed.iter().all(|&r| r),
             rowed,
             domains,
-            settings: Settings { open: settings.open.max(1), ..settings },
+            settings: ClusterSettings { open: settings.open.max(1), ..settings },
             open: Vec::new(),
             final_of: Vec::new(),
             out: Clusters { distinct: vec![Vec::new(); n], ..Clusters::default() },
@@ -323,7 +323,7 @@ impl<'a> Clustering<'a> {
 
     /// After the pass: merge the open clusters in opening order until each
     /// can close; suppress what is left.
-    pub fn finish(mut self) -> Outcome {
+    pub fn finish(mut self) -> ClusterOutcome {
         let mut open = std::mem::take(&mut self.open);
         while !open.is_empty() {
             let mut current = open.remove(0);
@@ -346,7 +346,7 @@ impl<'a> Clustering<'a> {
                 self.out.suppressed += current.size;
             }
         }
-        Outcome { clusters: self.out, final_of: self.final_of }
+        ClusterOutcome { clusters: self.out, final_of: self.final_of }
     }
 }
 
@@ -354,14 +354,14 @@ impl<'a> Clustering<'a> {
 mod tests {
     use super::*;
 
-    fn set(n: u32) -> Domain {
-        Domain::Set { text: (0..n).map(|i| Some(i.to_string())).collect() }
+    fn set(n: u32) -> CellDomain {
+        CellDomain::Set { text: (0..n).map(|i| Some(i.to_string())).collect() }
     }
 
     #[test]
     fn identical_records_fill_a_cluster_at_no_cost() {
         let d = [set(4), set(4)];
-        let mut c = Clustering::new(&d, Settings { k: 2, l: None, open: 2 });
+        let mut c = Clustering::new(&d, ClusterSettings { k: 2, l: None, open: 2 });
         let ids: Vec<u32> = [[0, 0], [0, 0], [1, 1], [1, 1], [3, 3]].iter().map(|v| c.add(v, 0)).collect();
         assert_eq!(ids, vec![0, 0, 1, 1, 2]);
         let out = c.finish();
@@ -374,7 +374,7 @@ mod tests {
     #[test]
     fn with_m_open_a_record_joins_the_least_growth() {
         let d = [set(10)];
-        let mut c = Clustering::new(&d, Settings { k: 3, l: None, open: 2 });
+        let mut c = Clustering::new(&d, ClusterSettings { k: 3, l: None, open: 2 });
         // 0 and 5 open clusters; 1 joins {0} (growth 2·(1/9) − 0) as m = 2 are open.
         for v in [0, 5, 1] {
             c.add(&[v], 0);
@@ -391,7 +391,7 @@ mod tests {
     #[test]
     fn leftover_open_clusters_merge_in_opening_order() {
         let d = [set(10)];
-        let mut c = Clustering::new(&d, Settings { k: 3, l: None, open: 4 });
+        let mut c = Clustering::new(&d, ClusterSettings { k: 3, l: None, open: 4 });
         for v in [0, 9, 1, 8] {
             c.add(&[v], 0);
         }
@@ -408,7 +408,7 @@ mod tests {
     #[test]
     fn l_diversity_keeps_a_cluster_open() {
         let d = [set(2)];
-        let mut c = Clustering::new(&d, Settings { k: 2, l: Some(2), open: 2 });
+        let mut c = Clustering::new(&d, ClusterSettings { k: 2, l: Some(2), open: 2 });
         for s in [7, 7, 8] {
             c.add(&[0], s);
         }
@@ -417,7 +417,7 @@ mod tests {
 
     /// The algorithm written plainly: clusters as record lists, each
     /// cost recomputed from the records' leaf cells, no bounds.
-    fn reference(domains: &[Domain], records: &[(Vec<u32>, u32)], st: Settings) -> (Vec<u32>, Vec<u64>, u64) {
+    fn reference(domains: &[CellDomain], records: &[(Vec<u32>, u32)], st: ClusterSettings) -> (Vec<u32>, Vec<u64>, u64) {
         let cell_of = |members: &[usize], a: usize| {
             let d = &domains[a];
             members[1..].iter().fold(d.leaf(records[members[0]].0[a]), |c, &r| d.merge(&c, &d.leaf(records[r].0[a])))
@@ -513,7 +513,7 @@ mod tests {
                 let levels = rng.random_range(1..=3usize);
                 let codes: Vec<Vec<i64>> =
                     (0..leaves).map(|i| (0..=levels).map(|l| if l == levels { 0 } else { i >> l }).collect()).collect();
-                let h = Domain::hierarchy((0..leaves).map(|i| Some(i.to_string())).collect(), &codes, |l, c| {
+                let h = CellDomain::hierarchy((0..leaves).map(|i| Some(i.to_string())).collect(), &codes, |l, c| {
                     Some(format!("{l}:{c}"))
                 });
                 (h, leaves as u32)
@@ -528,13 +528,13 @@ mod tests {
                 v.dedup();
                 v
             };
-            let r = Domain::Range {
+            let r = CellDomain::Range {
                 text: values.iter().map(|x| x.to_string()).collect(),
                 values: values.clone(),
                 integer: true,
             };
             let distinct = (1u32 << rng.random_range(1..=3)) + 1;
-            let set = Domain::Set { text: (0..distinct).map(|i| Some(i.to_string())).collect() };
+            let set = CellDomain::Set { text: (0..distinct).map(|i| Some(i.to_string())).collect() };
             let hierarchies_only = round % 2 == 1;
             let (domains, ranges) = if hierarchies_only {
                 ([h, h2, h3], [leaves, leaves2, leaves3])
@@ -546,7 +546,7 @@ mod tests {
                 .map(|_| (ranges.iter().map(|&n| rng.random_range(0..n)).collect(), rng.random_range(0..4)))
                 .collect();
             records.sort();
-            let st = Settings {
+            let st = ClusterSettings {
                 k: rng.random_range(1..6),
                 l: (round % 3 == 0).then(|| rng.random_range(1..3)),
                 open: rng.random_range(1..10),

@@ -23,7 +23,7 @@
 
 use super::front::{front, points, Point};
 use crate::evaluator::Evaluator;
-use crate::job::Metric;
+use crate::options::Metric;
 use crate::lattice::Lattice;
 use crate::metrics::same;
 use anyhow::Result;

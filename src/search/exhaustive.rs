@@ -3,7 +3,7 @@
 
 use super::result::{score, SearchResult};
 use crate::evaluator::Evaluator;
-use crate::job::Metric;
+use crate::options::Metric;
 use crate::lattice::{Lattice, Node};
 use crate::metrics::Requirement;
 use anyhow::Result;

@@ -4,7 +4,7 @@
 //! exact search ([`super::exact_front`]) return these.
 
 use crate::evaluator::Evaluator;
-use crate::job::Metric;
+use crate::options::Metric;
 use crate::lattice::Node;
 use crate::metrics::{same, Metrics, Requirement};
 use anyhow::Result;
@@ -108,7 +108,7 @@ pub fn front(all: &[Point]) -> Vec<Point> {
 
 /// POkA's front against the true one.
 #[derive(Debug, Clone)]
-pub struct Comparison {
+pub struct PokaComparison {
     pub true_front: Vec<Point>,
     /// True front points (k, loss) that POkA found.
     pub found: usize,
@@ -119,12 +119,12 @@ pub struct Comparison {
     pub missed: Vec<Point>,
 }
 
-pub fn compare(found: &[Point], truth: Vec<Point>) -> Comparison {
+pub fn compare(found: &[Point], truth: Vec<Point>) -> PokaComparison {
     let hit = |t: &Point| found.iter().any(|f| f.k == t.k && same(f.loss, t.loss));
     let missed: Vec<Point> = truth.iter().filter(|t| !hit(t)).cloned().collect();
     let n_found = truth.len() - missed.len();
     let dominated_reported = found.iter().filter(|f| truth.iter().any(|t| dominates(t, f))).cloned().collect();
-    Comparison {
+    PokaComparison {
         recall: if truth.is_empty() { 1.0 } else { n_found as f64 / truth.len() as f64 },
         found: n_found,
         true_front: truth,

@@ -16,7 +16,7 @@
 use super::candidates;
 use super::result::{score, SearchResult};
 use crate::evaluator::Evaluator;
-use crate::job::Metric;
+use crate::options::Metric;
 use crate::lattice::{Lattice, Node};
 use crate::metrics::Requirement;
 use anyhow::Result;

@@ -29,7 +29,7 @@ pub mod topdown;
 
 pub use result::{evaluate_upward, score, Found, SearchResult};
 
-use crate::job::Algorithm;
+use crate::options::Algorithm;
 
 /// The search `run` uses, and why: the one asked for, or for `auto` the one
 /// that returns the optimum fastest. Top-down evaluates the fewest nodes, the

@@ -30,8 +30,8 @@
 //! no longer a sum over blocks).
 
 use super::partition_dp::{Charge, Cost, Own, PartitionDp, Rest};
-use crate::job::Metric;
-use crate::scheme::{Domain, State};
+use crate::options::Metric;
+use crate::scheme::{ValueTree, State};
 use rustc_hash::FxHashMap;
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
@@ -126,7 +126,7 @@ pub fn dp_qi(p: &Problem, choice: DpChoice) -> Option<usize> {
 
 /// The plain DP's steps for a QI: each valid block B is tried for every set
 /// holding it whose lowest value is B's, 2^(n − low(B) − |B|) sets.
-fn dp_steps(d: &Domain) -> u128 {
+fn dp_steps(d: &ValueTree) -> u128 {
     let n = d.len() as u32;
     d.valid_blocks()
         .map_or(u128::MAX, |blocks| blocks.iter().map(|&b| 1u128 << (n - b.trailing_zeros() - b.count_ones())).sum())
@@ -137,7 +137,7 @@ pub struct Problem<'a> {
     /// Per QI: leaf index per base row.
     pub codes: &'a [Vec<u32>],
     pub counts: &'a [u64],
-    pub domains: &'a [Domain],
+    pub domains: &'a [ValueTree],
     pub k: u64,
     /// At most this many records suppressed (None: any number, charged).
     pub cap: Option<u64>,
@@ -202,7 +202,7 @@ struct Scratch {
 const DENSE: u64 = 1 << 22;
 const DENSE_PER_ROW: u64 = 8;
 
-struct Evaluator<'a> {
+struct Scorer<'a> {
     p: &'a Problem<'a>,
     /// Records in all.
     n: u64,
@@ -212,7 +212,7 @@ struct Evaluator<'a> {
     evaluated: u64,
 }
 
-impl<'a> Evaluator<'a> {
+impl<'a> Scorer<'a> {
     fn new(p: &'a Problem<'a>) -> Self {
         let n = p.counts.iter().sum();
         let marg = p
@@ -227,12 +227,12 @@ impl<'a> Evaluator<'a> {
                 m
             })
             .collect();
-        Evaluator { p, n, marg, scratch: Scratch::default(), evaluated: 0 }
+        Scorer { p, n, marg, scratch: Scratch::default(), evaluated: 0 }
     }
 
     /// Another evaluator of the same problem, with its own buffers.
     fn fork(&self) -> Self {
-        Evaluator { p: self.p, n: self.n, marg: self.marg.clone(), scratch: Scratch::default(), evaluated: 0 }
+        Scorer { p: self.p, n: self.n, marg: self.marg.clone(), scratch: Scratch::default(), evaluated: 0 }
     }
 
     /// Count classes: each base row's class key into `keys`, sizes by key.
@@ -610,7 +610,7 @@ impl<'a> Evaluator<'a> {
 }
 
 /// A node of the enumeration tree: a partition per QI and its applicators.
-struct Node {
+struct SearchNode {
     attrs: Vec<Arc<State>>,
     apps: Vec<u16>,
     eval: Eval,
@@ -620,10 +620,10 @@ struct Node {
 /// The queue, ordered by lower bound (node rearrangement) or FIFO.
 enum Queue {
     Heap(BinaryHeap<ByBound>),
-    Fifo(VecDeque<Node>),
+    Fifo(VecDeque<SearchNode>),
 }
 
-struct ByBound(Node);
+struct ByBound(SearchNode);
 
 impl PartialEq for ByBound {
     fn eq(&self, o: &Self) -> bool {
@@ -644,13 +644,13 @@ impl Ord for ByBound {
 }
 
 impl Queue {
-    fn push(&mut self, n: Node) {
+    fn push(&mut self, n: SearchNode) {
         match self {
             Queue::Heap(h) => h.push(ByBound(n)),
             Queue::Fifo(q) => q.push_back(n),
         }
     }
-    fn pop(&mut self) -> Option<Node> {
+    fn pop(&mut self) -> Option<SearchNode> {
         match self {
             Queue::Heap(h) => h.pop().map(|b| b.0),
             Queue::Fifo(q) => q.pop_front(),
@@ -680,7 +680,7 @@ struct Ends {
 }
 
 struct Search<'a> {
-    ev: Evaluator<'a>,
+    ev: Scorer<'a>,
     ends: Ends,
     best: Option<Best>,
     pruning: Pruning,
@@ -692,7 +692,7 @@ struct Search<'a> {
     /// the tree's nodes.
     dp: Option<(usize, PartitionDp, Arc<State>)>,
     /// With the DP: an evaluator and a DP per thread, and the threads.
-    workers: Vec<std::sync::Mutex<(Evaluator<'a>, PartitionDp)>>,
+    workers: Vec<std::sync::Mutex<(Scorer<'a>, PartitionDp)>>,
     pool: Option<rayon::ThreadPool>,
 }
 
@@ -896,7 +896,7 @@ impl<'a> Search<'a> {
         let mut queue =
             if self.pruning.node_order { Queue::Heap(BinaryHeap::new()) } else { Queue::Fifo(VecDeque::new()) };
         if !apps.is_empty() && !self.bounded_out(&e) {
-            queue.push(Node { attrs: root, apps, eval: e, seq: 0 });
+            queue.push(SearchNode { attrs: root, apps, eval: e, seq: 0 });
         }
         // With worker threads, several nodes are expanded per round so that
         // one parallel batch keeps every thread busy; which nodes join a
@@ -904,7 +904,7 @@ impl<'a> Search<'a> {
         let round = self.pool.as_ref().map_or(1, |pool| 8 * pool.current_num_threads());
         loop {
             // Each node with its children, per applicator.
-            let mut nodes: Vec<(Node, Vec<(u16, Vec<Arc<State>>)>)> = Vec::new();
+            let mut nodes: Vec<(SearchNode, Vec<(u16, Vec<Arc<State>>)>)> = Vec::new();
             let mut children = 0;
             while children < round {
                 let Some(node) = queue.pop() else { break };
@@ -942,7 +942,7 @@ impl<'a> Search<'a> {
 
     /// Queue a node's evaluated children that can still win, each with the
     /// applicators from its own onwards (in applicator order).
-    fn push_children(&mut self, queue: &mut Queue, node: &Node, mut by_app: Vec<(u16, Vec<(Vec<Arc<State>>, Eval)>)>) {
+    fn push_children(&mut self, queue: &mut Queue, node: &SearchNode, mut by_app: Vec<(u16, Vec<(Vec<Arc<State>>, Eval)>)>) {
         let domains = self.ev.p.domains;
         // Useless applicators: every child bounded out.
         by_app.retain(|(_, kids)| kids.iter().any(|(_, e)| !self.bounded_out(e)));
@@ -978,7 +978,7 @@ impl<'a> Search<'a> {
                     }
                 }
                 self.seq += 1;
-                queue.push(Node { attrs, apps, eval: e, seq: self.seq });
+                queue.push(SearchNode { attrs, apps, eval: e, seq: self.seq });
             }
         }
     }
@@ -988,7 +988,7 @@ impl<'a> Search<'a> {
 /// suppression within the cap. `progress`, when given, is told how far the
 /// search has got (the search is exact, and can be long on large domains).
 pub fn search(p: &Problem, pruning: Pruning, progress: Option<&indicatif::ProgressBar>) -> Option<Optimum> {
-    let ev = Evaluator::new(p);
+    let ev = Scorer::new(p);
     let dp_qi = dp_qi(p, pruning.dp);
     let dp = dp_qi.map(|a| {
         let mut dp = ev.dp_for(a);
@@ -1010,7 +1010,7 @@ pub fn search(p: &Problem, pruning: Pruning, progress: Option<&indicatif::Progre
 
 /// The classes the release drops at `partitions`: block ids per QI.
 pub fn dropped_classes(p: &Problem, partitions: &[Arc<State>]) -> Vec<Vec<u32>> {
-    Evaluator::new(p).small_classes(partitions)
+    Scorer::new(p).small_classes(partitions)
 }
 
 /// The base rows by their leaf indices, QI by QI: an order that does not
@@ -1028,7 +1028,7 @@ fn row_order(p: &Problem) -> Vec<usize> {
 /// (hierarchy leaves − 1), standing for the leaves it covers; a suppressed
 /// record costs 1 a QI and stands for every leaf of every hierarchy.
 pub fn lm_am(p: &Problem, partitions: &[Arc<State>]) -> (f64, f64) {
-    let mut ev = Evaluator::new(p);
+    let mut ev = Scorer::new(p);
     let dense = ev.count(partitions);
     let covered: Vec<Vec<u64>> = p.domains.iter().zip(partitions).map(|(d, s)| d.covered(s)).collect();
     let n = partitions.len();

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 
 /// The generator's settings.
 #[derive(Debug, Clone)]
-pub struct Settings {
+pub struct PbgSettings {
     pub objectives: Vec<Objective>,
     /// One per objective.
     pub epsilon: Vec<f64>,
@@ -57,7 +57,7 @@ impl Archive {
 }
 
 /// What a run found.
-pub struct Found {
+pub struct PbgRun {
     pub archive: Vec<Scored>,
     /// Every node evaluated, in the order first evaluated.
     pub evaluated: Vec<Scored>,
@@ -67,7 +67,7 @@ pub struct Found {
 fn evaluate(
     ev: &mut Evaluator,
     nodes: &[Vec<u8>],
-    s: &Settings,
+    s: &PbgSettings,
     seen: &mut HashMap<Vec<u8>, usize>,
     evaluated: &mut Vec<Scored>,
 ) -> Result<Vec<Scored>> {
@@ -94,7 +94,7 @@ fn fitness(objectives: &[Objective], pool: &[Scored]) -> Vec<u64> {
 }
 
 /// Run PBG-EA on `lattice`.
-pub fn pbg_ea(ev: &mut Evaluator, lattice: &Lattice, s: &Settings) -> Result<Found> {
+pub fn pbg_ea(ev: &mut Evaluator, lattice: &Lattice, s: &PbgSettings) -> Result<PbgRun> {
     let heights = lattice.heights.clone();
     let qis = heights.len();
     let mut rng = ChaCha8Rng::seed_from_u64(s.seed);
@@ -158,11 +158,11 @@ pub fn pbg_ea(ev: &mut Evaluator, lattice: &Lattice, s: &Settings) -> Result<Fou
             archive.offer(&s.objectives, &s.epsilon, p);
         }
     }
-    Ok(Found { archive: archive.members, evaluated })
+    Ok(PbgRun { archive: archive.members, evaluated })
 }
 
 /// Every node of `lattice`, evaluated as one batch: the reference.
-pub fn every_node(ev: &mut Evaluator, lattice: &Lattice, s: &Settings) -> Result<Vec<Scored>> {
+pub fn every_node(ev: &mut Evaluator, lattice: &Lattice, s: &PbgSettings) -> Result<Vec<Scored>> {
     let nodes = lattice.nodes();
     let hists = ev.histograms(&nodes.iter().map(|l| Node::full(l.clone())).collect::<Vec<_>>())?;
     Ok(nodes.iter().zip(&hists).map(|(l, h)| score(h, l, s.budget, &ev.data, &s.objectives)).collect())
@@ -170,7 +170,7 @@ pub fn every_node(ev: &mut Evaluator, lattice: &Lattice, s: &Settings) -> Result
 
 /// An archive against the minimal nodes, as the paper compares them.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Comparison {
+pub struct ArchiveComparison {
     /// Minimal nodes (equal objective vectors all counted).
     pub minimal: usize,
     /// Σ over archive members of the Euclidean distance to the nearest
@@ -183,7 +183,7 @@ pub struct Comparison {
     pub boxes: usize,
 }
 
-pub fn compare(objectives: &[Objective], epsilon: &[f64], archive: &[Scored], minimal_set: &[Scored]) -> Comparison {
+pub fn compare(objectives: &[Objective], epsilon: &[f64], archive: &[Scored], minimal_set: &[Scored]) -> ArchiveComparison {
     let dims = objectives.len();
     let scale: Vec<f64> = (0..dims)
         .map(|i| {
@@ -208,7 +208,7 @@ pub fn compare(objectives: &[Objective], epsilon: &[f64], archive: &[Scored], mi
     let top: Vec<&Vec<i64>> = boxes.iter().filter(|b| !boxes.iter().any(|o| box_dominates(objectives, o, b))).collect();
     let held: Vec<Vec<i64>> = archive.iter().map(|a| boxed(&a.values, epsilon)).collect();
     let hit = top.iter().filter(|b| held.contains(b)).count();
-    Comparison {
+    ArchiveComparison {
         minimal: minimal_set.len(),
         ce,
         rr: if top.is_empty() { 1.0 } else { hit as f64 / top.len() as f64 },
@@ -217,7 +217,7 @@ pub fn compare(objectives: &[Objective], epsilon: &[f64], archive: &[Scored], mi
 }
 
 /// The minimal nodes of every node (`--method exhaustive`).
-pub fn exhaustive(ev: &mut Evaluator, lattice: &Lattice, s: &Settings) -> Result<(Vec<Scored>, Vec<Scored>)> {
+pub fn exhaustive(ev: &mut Evaluator, lattice: &Lattice, s: &PbgSettings) -> Result<(Vec<Scored>, Vec<Scored>)> {
     let all = every_node(ev, lattice, s)?;
     Ok((minimal(&s.objectives, &all), all))
 }

@@ -19,7 +19,7 @@
 
 use super::front::{pick, points, preferred, Point};
 use crate::evaluator::Evaluator;
-use crate::job::Metric;
+use crate::options::Metric;
 use crate::lattice::Lattice;
 use crate::metrics::same;
 use anyhow::Result;

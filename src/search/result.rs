@@ -2,7 +2,7 @@
 //! that picks the optimum.
 
 use crate::evaluator::Evaluator;
-use crate::job::Metric;
+use crate::options::Metric;
 use crate::lattice::{Lattice, Node};
 use crate::metrics::{better, Histogram, Outcome, Requirement};
 use anyhow::Result;

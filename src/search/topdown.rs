@@ -17,7 +17,7 @@
 
 use super::result::{Found, SearchResult};
 use crate::evaluator::Evaluator;
-use crate::job::Metric;
+use crate::options::Metric;
 use crate::lattice::{Lattice, Node};
 use crate::metrics::{same, Histogram, Requirement};
 use anyhow::Result;
