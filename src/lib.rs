@@ -5,6 +5,7 @@
 //! [`search`] asking the [`evaluator`] about [`lattice`] nodes and judging them
 //! with [`metrics`] → [`release`] → [`report`].
 
+pub mod anonymize;
 pub mod cells;
 pub mod cli;
 pub mod cmd;

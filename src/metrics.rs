@@ -1,7 +1,11 @@
 //! What a node's class-size histogram says: suppression, feasibility, achieved
 //! k and ℓ, and the information-loss metrics. Pure arithmetic, no SQL.
 
+use crate::hierarchy::{divisors, node_table};
 use crate::options::Metric;
+use crate::sql::{self, list, render};
+use anyhow::Result;
+use duckdb::Connection;
 use serde::Serialize;
 use std::cmp::Ordering;
 
@@ -247,4 +251,31 @@ mod tests {
         let hi = Metrics { precision: 0.9, ..m };
         assert_eq!(better(Metric::Precision, (&[2, 2], &hi), (&[0, 0], &m)), Ordering::Less);
     }
+}
+
+/// Ambiguity (am) of a full-domain release: the mean over records of the
+/// product over QIs of the leaves under the record's released value, a
+/// suppressed record counting every leaf. Read off `kanon_f0` at the node.
+pub fn full_domain_ambiguity(conn: &Connection, levels: &[u8], req: &Requirement, sensitive: bool, data: &Dataset) -> Result<f64> {
+    let n = levels.len();
+    let div = divisors(conn, n)?;
+    let q = render(
+        sql::fragment(sql::RELEASE_MAP, "ambiguity"),
+        &[
+            ("classes", &list(0..n, ", ", |a| format!("(p.g{a} // {})::BIGINT AS c{a}", div[a][levels[a] as usize]))),
+            ("ldiv", if sensitive { "count(DISTINCT p.s)" } else { "0" }),
+            (
+                "joins",
+                &list(0..n, " ", |a| {
+                    format!("JOIN {} h{a} ON h{a}.level = {} AND h{a}.code = c.c{a}", node_table(a), levels[a])
+                }),
+            ),
+            ("product", &list(0..n, " * ", |a| format!("h{a}.leaves::DOUBLE"))),
+        ],
+    );
+    let (kept, records): (f64, i64) =
+        conn.query_row(&q, duckdb::params![req.k as i64, req.l.unwrap_or(0) as i64], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    let suppressed = data.rows as f64 - records as f64;
+    let all: f64 = data.leaves.iter().map(|&l| l as f64).product();
+    Ok((kept + suppressed * all) / data.rows as f64)
 }

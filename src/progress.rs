@@ -28,3 +28,41 @@ pub fn spinner(quiet: bool) -> indicatif::ProgressBar {
     bar.enable_steady_tick(std::time::Duration::from_millis(200));
     bar
 }
+
+/// Where a search tells how far it is: steps done out of a total, and what it
+/// is doing. Searches see this, not a terminal type; every method defaults to
+/// nothing, so [`Silent`] is a sink for tests and library callers.
+pub trait Progress {
+    /// A new stretch of `total` steps, none done yet.
+    fn start(&self, _total: u64, _message: &str) {}
+    fn message(&self, _message: String) {}
+    fn advance(&self, _steps: u64) {}
+    fn position(&self, _done: u64) {}
+    /// Still alive, no step to count.
+    fn tick(&self) {}
+}
+
+/// No progress shown.
+pub struct Silent;
+
+impl Progress for Silent {}
+
+impl Progress for indicatif::ProgressBar {
+    fn start(&self, total: u64, message: &str) {
+        self.set_length(total);
+        self.set_position(0);
+        self.set_message(message.to_string());
+    }
+    fn message(&self, message: String) {
+        self.set_message(message);
+    }
+    fn advance(&self, steps: u64) {
+        self.inc(steps);
+    }
+    fn position(&self, done: u64) {
+        self.set_position(done);
+    }
+    fn tick(&self) {
+        indicatif::ProgressBar::tick(self);
+    }
+}

@@ -1,4 +1,6 @@
-//! The JSON report of a run.
+//! The JSON report of a run: a header every run writes, one section per
+//! model of generalization (flattened in), where the release went and the
+//! phases' seconds. Keys keep their names and order across versions.
 
 use crate::job::OutputSpec;
 use crate::metrics::Metrics;
@@ -10,6 +12,9 @@ pub struct Seconds {
     pub load: f64,
     pub search: f64,
     pub release: f64,
+    /// Writing the reconstruction (cell-based runs only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reconstruct: Option<f64>,
     pub total: f64,
 }
 
@@ -19,6 +24,9 @@ pub struct Output {
     pub table: Option<String>,
     pub csv: Option<String>,
     pub parquet: Option<String>,
+    /// Where the reconstruction went (cell-based runs only: null when none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reconstructed: Option<Option<String>>,
 }
 
 impl Output {
@@ -29,6 +37,7 @@ impl Output {
             table: out.table.as_ref().map(|t| t.name.clone()).or_else(|| out.spark_table.clone()),
             csv: out.csv.as_ref().map(|p| p.display().to_string()),
             parquet: out.parquet.as_ref().map(|p| p.display().to_string()),
+            reconstructed: None,
         }
     }
 }
@@ -48,6 +57,24 @@ pub struct Report {
     pub kanon_version: &'static str,
     pub job_sha256: String,
     pub rows_in: u64,
+    #[serde(flatten)]
+    pub model: ModelReport,
+    pub output: Output,
+    pub seconds: Seconds,
+}
+
+/// What the model of generalization that ran reports.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum ModelReport {
+    FullDomain(FullDomainReport),
+    Scheme(SchemeReport),
+    Cells(CellsReport),
+}
+
+/// A full-domain run: the node, its measures and the search's work.
+#[derive(Debug, Clone, Serialize)]
+pub struct FullDomainReport {
     /// Distinct QI combinations in the source.
     pub combinations: u64,
     pub rows_out: u64,
@@ -78,8 +105,81 @@ pub struct Report {
     pub nodes_evaluated: u64,
     pub lattice_size: u64,
     pub heights: Map<String, Value>,
-    pub output: Output,
-    pub seconds: Seconds,
+}
+
+/// A scheme run (Li & Li): the partitions, their measures and the search's work.
+#[derive(Debug, Clone, Serialize)]
+pub struct SchemeReport {
+    pub rows_out: u64,
+    pub suppressed: u64,
+    pub suppression_cap: Option<u64>,
+    pub quasi_identifiers: Vec<String>,
+    pub scheme: &'static str,
+    /// Per QI: its blocks, each a list of values in the scheme's order.
+    pub partitions: Map<String, Value>,
+    /// Per QI: how many blocks.
+    pub blocks: Map<String, Value>,
+    pub k_requested: u64,
+    pub classes: u64,
+    pub metric: &'static str,
+    pub metrics: SchemeMetrics,
+    pub algorithm: &'static str,
+    pub nodes_evaluated: u64,
+    pub nodes_expanded: u64,
+    pub dp_quasi_identifier: Option<String>,
+    pub pruning: PruningReport,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SchemeMetrics {
+    pub dm: f64,
+    pub hdm: f64,
+    pub glm: f64,
+    pub lm: f64,
+    pub am: f64,
+}
+
+/// Which pruning techniques the scheme search used.
+#[derive(Debug, Clone, Serialize)]
+pub struct PruningReport {
+    pub seeding: bool,
+    pub modified_bfs: bool,
+    pub node_rearrangement: bool,
+    pub applicator_rearrangement: bool,
+    pub dp: bool,
+    pub classes: bool,
+    pub blocks: bool,
+    pub stuck: bool,
+}
+
+/// A cell-based run: the clusters and the release's measures.
+#[derive(Debug, Clone, Serialize)]
+pub struct CellsReport {
+    pub rows_out: u64,
+    pub suppressed: u64,
+    pub suppression_cap: Option<u64>,
+    pub quasi_identifiers: Vec<String>,
+    pub algorithm: &'static str,
+    pub open_clusters: usize,
+    pub k_requested: u64,
+    pub k: Option<u64>,
+    pub l_requested: Option<u64>,
+    pub l: Option<u64>,
+    pub clusters: usize,
+    pub classes: u64,
+    pub metrics: CellMetrics,
+    /// Per QI: distinct cells released.
+    pub distinct_cells: Map<String, Value>,
+    /// The reconstruction's seed (null without one).
+    pub seed: Option<u64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CellMetrics {
+    pub lm: f64,
+    pub am: f64,
+    pub dm: f64,
+    pub cm: Option<f64>,
 }
 
 /// `{qi: value}` in job order.

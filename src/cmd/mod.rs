@@ -5,5 +5,3 @@ pub mod hierarchy;
 pub mod limit;
 pub mod pareto;
 pub mod run;
-pub mod run_cells;
-pub mod run_scheme;

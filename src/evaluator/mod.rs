@@ -9,6 +9,7 @@
 //! node). Histograms are cached: a node is evaluated at most once per
 //! evaluator.
 
+pub mod candidates;
 pub mod memory;
 pub mod sql;
 
@@ -82,6 +83,21 @@ impl<'c> Evaluator<'c> {
             Sets::Sql(SqlSets::new(conn, &data.heights, base_rows as u64, extras)?)
         };
         Ok(Evaluator { conn, data, evaluations: 0, cache: HashMap::new(), sets })
+    }
+
+    /// Incognito's first candidate graph: every (QI, level) ([`candidates::first`]).
+    pub fn first_candidates(&self, heights: &[u8]) -> Result<candidates::Graph> {
+        candidates::first(self.conn, heights)
+    }
+
+    /// Iteration `i`'s candidate graph from iteration i−1's survivors.
+    pub fn next_candidates(&self, i: usize) -> Result<candidates::Graph> {
+        candidates::next(self.conn, i)
+    }
+
+    /// Record iteration `i`'s survivors: every candidate but `failed`.
+    pub fn survive_candidates(&self, i: usize, failed: &[i32]) -> Result<()> {
+        candidates::survive(self.conn, i, failed)
     }
 
     /// Which backend this evaluator uses: "memory" or "sql".

@@ -2,7 +2,7 @@
 //! full-domain generalizations, sound and complete.
 //!
 //! Iteration i searches the candidate graph of i-QI subsets (built in SQL from
-//! iteration i−1's survivors, see [`crate::candidates`]) breadth-first and
+//! iteration i−1's survivors, see [`crate::evaluator::candidates`]) breadth-first and
 //! bottom-up. A feasible node marks its direct generalizations feasible without
 //! checking them; an infeasible node keeps its frequency set so the nodes above
 //! it roll up from it. Feasibility (suppression within budget, ℓ) is monotone
@@ -13,33 +13,24 @@
 //! known before the first of them is checked: each height is checked as one
 //! batch (one rollup query, one histogram query).
 
-use super::candidates;
 use super::result::{score, SearchResult};
+use super::Problem;
 use crate::evaluator::Evaluator;
-use crate::options::Metric;
-use crate::lattice::{Lattice, Node};
-use crate::metrics::Requirement;
+use crate::lattice::Node;
 use anyhow::Result;
-use duckdb::Connection;
-use indicatif::ProgressBar;
+use crate::progress::Progress;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-pub fn search(
-    conn: &Connection,
-    ev: &mut Evaluator,
-    lattice: &Lattice,
-    req: &Requirement,
-    metric: Metric,
-    progress: &ProgressBar,
-) -> Result<SearchResult> {
+pub fn search(ev: &mut Evaluator, p: &Problem, progress: &dyn Progress) -> Result<SearchResult> {
+    let (lattice, req, metric) = (p.lattice, p.req, p.metric);
     let n = lattice.heights.len();
     let mut checked = 0u64;
-    let mut graph = candidates::first(conn, &lattice.heights)?;
+    let mut graph = ev.first_candidates(&lattice.heights)?;
     for i in 1..=n {
         if i > 1 {
-            graph = candidates::next(conn, i)?;
+            graph = ev.next_candidates(i)?;
         }
-        progress.set_message(format!("Incognito: {i}-QI subsets, {} candidates", graph.nodes.len()));
+        progress.message(format!("Incognito: {i}-QI subsets, {} candidates", graph.nodes.len()));
         crate::trace(|| format!("incognito {i}-QI subsets: {} candidates", graph.nodes.len()));
         let nodes: HashMap<i32, &Node> = graph.nodes.iter().map(|(id, n)| (*id, n)).collect();
         let mut up: HashMap<i32, Vec<i32>> = HashMap::new();
@@ -114,7 +105,7 @@ pub fn search(
             ev.retain(|n| failed_now.contains(n) || supers.contains(n))?;
         }
         ev.forget_all()?;
-        candidates::survive(conn, i, &failed)?;
+        ev.survive_candidates(i, &failed)?;
         if i == n {
             let failed: HashSet<i32> = failed.into_iter().collect();
             let feasible: Vec<Vec<u8>> = graph

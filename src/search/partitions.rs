@@ -31,7 +31,8 @@
 
 use super::partition_dp::{Charge, Cost, Own, PartitionDp, Rest};
 use crate::options::Metric;
-use crate::scheme::{ValueTree, State};
+use crate::progress::Progress;
+use crate::scheme::{State, ValueTree};
 use rustc_hash::FxHashMap;
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
@@ -687,7 +688,7 @@ struct Search<'a> {
     seq: u64,
     expanded: u64,
     /// Told the evaluations so far and the best cost, now and then.
-    progress: Option<&'a indicatif::ProgressBar>,
+    progress: &'a dyn Progress,
     /// The QI the DP solves, its DP, and the state standing in for it in
     /// the tree's nodes.
     dp: Option<(usize, PartitionDp, Arc<State>)>,
@@ -805,9 +806,9 @@ impl<'a> Search<'a> {
     /// Tell the spinner, now and then, how far the search has got.
     fn tick(&self, evaluated: u64) {
         let crossed = self.ev.evaluated / (1 << 14) != (self.ev.evaluated - evaluated) / (1 << 14);
-        if let Some(bar) = self.progress.filter(|_| crossed) {
+        if crossed {
             let best = self.best.as_ref().map_or("none yet".into(), |b| format!("{:.6}", self.shown(b.cost)));
-            bar.set_message(format!(
+            self.progress.message(format!(
                 "{} anonymizations evaluated, {} expanded; best {} so far: {best}",
                 self.ev.evaluated,
                 self.expanded,
@@ -987,7 +988,7 @@ impl<'a> Search<'a> {
 /// The optimal anonymization of `p`, or None when no anonymization keeps
 /// suppression within the cap. `progress`, when given, is told how far the
 /// search has got (the search is exact, and can be long on large domains).
-pub fn search(p: &Problem, pruning: Pruning, progress: Option<&indicatif::ProgressBar>) -> Option<Optimum> {
+pub fn search(p: &Problem, pruning: Pruning, progress: &dyn Progress) -> Option<Optimum> {
     let ev = Scorer::new(p);
     let dp_qi = dp_qi(p, pruning.dp);
     let dp = dp_qi.map(|a| {

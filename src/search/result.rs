@@ -6,7 +6,7 @@ use crate::options::Metric;
 use crate::lattice::{Lattice, Node};
 use crate::metrics::{better, Histogram, Outcome, Requirement};
 use anyhow::Result;
-use indicatif::ProgressBar;
+use crate::progress::Progress;
 use std::collections::HashSet;
 
 /// A chosen node and how it fares.
@@ -58,19 +58,17 @@ pub fn score(
     req: &Requirement,
     metric: Metric,
     checked: u64,
-    progress: &ProgressBar,
+    progress: &dyn Progress,
 ) -> Result<SearchResult> {
     crate::lattice::sort(&mut feasible);
-    progress.set_length(feasible.len() as u64);
-    progress.set_position(0);
-    progress.set_message("scoring feasible nodes");
+    progress.start(feasible.len() as u64, "scoring feasible nodes");
     let mut best: Option<Found> = None;
     let hists = evaluate_upward(ev, lattice, &feasible)?;
     for (levels, h) in feasible.iter().zip(hists) {
         let outcome = h.outcome(levels, req, &ev.data);
         debug_assert!(outcome.feasible);
         Found::keep_better(&mut best, metric, levels, outcome);
-        progress.inc(1);
+        progress.advance(1);
     }
     Ok(SearchResult::new(lattice, feasible, best, checked))
 }

@@ -16,12 +16,13 @@
 //! infeasible node is settled without touching the data.
 
 use super::result::{Found, SearchResult};
+use super::Problem;
 use crate::evaluator::Evaluator;
 use crate::options::Metric;
-use crate::lattice::{Lattice, Node};
-use crate::metrics::{same, Histogram, Requirement};
+use crate::lattice::Node;
+use crate::metrics::{same, Histogram};
 use anyhow::Result;
-use indicatif::ProgressBar;
+use crate::progress::Progress;
 use std::collections::{BTreeMap, HashSet};
 
 /// The best value of `metric` a node could reach, per node, when there is one;
@@ -93,20 +94,14 @@ impl Bound {
     }
 }
 
-pub fn search(
-    ev: &mut Evaluator,
-    lattice: &Lattice,
-    req: &Requirement,
-    metric: Metric,
-    progress: &ProgressBar,
-) -> Result<SearchResult> {
+pub fn search(ev: &mut Evaluator, p: &Problem, progress: &dyn Progress) -> Result<SearchResult> {
+    let (lattice, req, metric) = (p.lattice, p.req, p.metric);
     let bound = Bound::new(ev, metric)?;
     let mut by_height: BTreeMap<u32, Vec<Vec<u8>>> = BTreeMap::new();
     for levels in lattice.nodes() {
         by_height.entry(crate::lattice::height(&levels)).or_default().push(levels);
     }
-    progress.set_length(lattice.size());
-    progress.set_message("top-down search");
+    progress.start(lattice.size(), "top-down search");
     let mut infeasible: HashSet<Vec<u8>> = HashSet::new();
     let mut feasible: Vec<Vec<u8>> = Vec::new();
     let mut best: Option<Found> = None;
@@ -138,7 +133,7 @@ pub fn search(
             Found::keep_better(&mut best, metric, &levels, outcome);
             feasible.push(levels);
         }
-        progress.set_position(checked);
+        progress.position(checked);
     }
     ev.forget_all()?;
     Ok(SearchResult::new(lattice, feasible, best, checked))

@@ -1,0 +1,159 @@
+//! Full-domain generalization: a search of the lattice of levels (or the node
+//! given with `--node`), the release at the node's levels.
+
+use super::{requirement, Plan, Stages};
+use crate::error::bad;
+use crate::frequency;
+use crate::lattice::{Lattice, Node};
+use crate::load::Loaded;
+use crate::metrics::{full_domain_ambiguity, Requirement};
+use crate::progress::Progress;
+use crate::release::{Recoding, Written};
+use crate::report::{by_qi, FullDomainReport, ModelReport, ReleaseMetrics};
+use crate::search::{self, exhaustive, incognito, topdown, Found, Problem, SearchResult};
+use crate::options::Algorithm;
+use anyhow::Result;
+
+pub(super) struct FullDomain {
+    node: Option<Vec<u8>>,
+    req: Requirement,
+    lattice: Lattice,
+    combinations: u64,
+    algorithm: Algorithm,
+    why: &'static str,
+    result: Option<SearchResult>,
+    best: Option<Found>,
+    evaluator: &'static str,
+    evaluated: u64,
+    am: f64,
+}
+
+pub(super) fn prepare(plan: &Plan, node: Option<&[u8]>, source: &Loaded) -> Result<FullDomain> {
+    let job = &plan.job;
+    let rows = source.data.rows;
+    let req = Requirement {
+        k: job.privacy.k,
+        l: job.privacy.diversity.as_ref().map(|d| d.l),
+        budget: job.privacy.budget.rows(rows),
+    };
+    let lattice = Lattice::new(source.data.heights.clone());
+    if let Some(levels) = node {
+        if let Some((h, l)) = lattice.heights.iter().zip(levels).find(|(h, l)| l > h) {
+            return Err(bad(format!("--node: level {l} is above the hierarchy's height {h}")));
+        }
+    }
+    let combinations = frequency::combinations(&source.conn, source.data.heights.len(), source.extras)?;
+    let (algorithm, why) = search::choose(job.algorithm);
+    Ok(FullDomain {
+        node: node.map(<[u8]>::to_vec),
+        req,
+        lattice,
+        combinations,
+        algorithm,
+        why,
+        result: None,
+        best: None,
+        evaluator: "",
+        evaluated: 0,
+        am: 0.0,
+    })
+}
+
+impl Stages for FullDomain {
+    fn search(&mut self, plan: &Plan, source: &Loaded, progress: &dyn Progress) -> Result<bool> {
+        let req = &self.req;
+        // k is fixed here: classes under k are suppressed, so their glm terms are never needed.
+        let mut ev = source.evaluator()?.leaf_sums_from(req.k);
+        crate::trace(|| format!("run evaluator ({}) ready", ev.backend()));
+        let problem = Problem { lattice: &self.lattice, req, metric: plan.job.metric };
+        let result = match &self.node {
+            Some(levels) => {
+                let outcome = ev.histogram(&Node::full(levels.clone()))?.outcome(levels, req, &ev.data);
+                let feasible = if outcome.feasible { vec![levels.clone()] } else { vec![] };
+                SearchResult {
+                    minimal: feasible.len(),
+                    feasible,
+                    best: outcome.feasible.then(|| Found { levels: levels.clone(), outcome }),
+                    checked: 1,
+                }
+            }
+            None => match self.algorithm {
+                Algorithm::Incognito => incognito::search(&mut ev, &problem, progress)?,
+                Algorithm::Exhaustive => exhaustive::search(&mut ev, &problem, progress)?,
+                _ => topdown::search(&mut ev, &problem, progress)?,
+            },
+        };
+        self.evaluator = ev.backend();
+        self.evaluated = ev.evaluations();
+        drop(ev);
+        self.best = result.best.clone();
+        self.result = Some(result);
+        if let Some(best) = &self.best {
+            self.am = full_domain_ambiguity(&source.conn, &best.levels, req, source.extras.sensitive, &source.data)?;
+        }
+        Ok(self.best.is_some())
+    }
+
+    fn infeasible(&self, _plan: &Plan, _rows: u64) -> String {
+        let node = if self.node.is_some() { "the given node is not feasible" } else { "no generalization is feasible" };
+        format!("{node} for {} with at most {} suppressed rows", requirement(_plan), self.req.budget)
+    }
+
+    fn suppressed(&self) -> u64 {
+        self.best.as_ref().map_or(0, |b| b.outcome.suppressed)
+    }
+
+    fn recoding(&mut self, _plan: &Plan, source: &Loaded) -> Result<Recoding> {
+        let best = self.best.as_ref().expect("recoding follows a feasible search");
+        Recoding::levels(source, &best.levels, &self.req)
+    }
+
+    fn report(&self, plan: &Plan, rows: u64, written: &Written) -> ModelReport {
+        let (job, req) = (&plan.job, &self.req);
+        let best = self.best.as_ref().expect("reported after a feasible search");
+        let result = self.result.as_ref().expect("reported after the search");
+        let qis = job.qi_names();
+        let forced = self.node.is_some();
+        ModelReport::FullDomain(FullDomainReport {
+            combinations: self.combinations,
+            rows_out: written.rows,
+            suppressed: rows - written.rows,
+            budget: req.budget,
+            node: by_qi(&qis, &best.levels),
+            quasi_identifiers: qis.clone(),
+            k: best.outcome.k,
+            k_requested: req.k,
+            l: best.outcome.l,
+            l_requested: req.l,
+            classes: best.outcome.classes,
+            algorithm: if forced { "node" } else { self.algorithm.name() },
+            algorithm_reason: if forced { "--node given: no search" } else { self.why },
+            evaluator: self.evaluator,
+            metric: job.metric.name(),
+            metrics: ReleaseMetrics { node: best.outcome.metrics, lm: best.outcome.metrics.glm_normalized, am: self.am },
+            feasible_nodes: result.feasible.len(),
+            minimal_nodes: result.minimal,
+            nodes_checked: result.checked,
+            nodes_evaluated: self.evaluated,
+            lattice_size: self.lattice.size(),
+            heights: by_qi(&qis, &self.lattice.heights),
+        })
+    }
+
+    fn summary(&self, plan: &Plan, rows: u64, written: &Written) -> String {
+        let job = &plan.job;
+        let best = self.best.as_ref().expect("summed up after a feasible search");
+        let node = job.qi_names().iter().zip(&best.levels).map(|(q, l)| format!("{q}={l}")).collect::<Vec<_>>();
+        format!(
+            "released {} of {} rows ({} suppressed) as {} at node {}: k = {}, {} = {}",
+            written.rows,
+            rows,
+            rows - written.rows,
+            job.output.describe(),
+            node.join(","),
+            best.outcome.k.map_or("-".into(), |k| k.to_string()),
+            job.metric.name(),
+            best.outcome.metrics.get(job.metric)
+        )
+    }
+}

@@ -1,0 +1,165 @@
+//! The plan of a run: the job with the command line's overrides, and which
+//! model of generalization runs. Every rule that ties options together is
+//! settled here, once, before anything is read.
+
+use crate::error::bad;
+use crate::job::{parse_levels, Budget, Job, OutputSpec, Reconstructed};
+use crate::options::{Algorithm, Metric, Scheme};
+use crate::search::partitions::{DpChoice, Pruning};
+use anyhow::Result;
+use std::path::PathBuf;
+
+/// The reconstruction's seed when none is given.
+pub const SEED: u64 = 0;
+
+/// What the command line overrides or adds to the job file.
+#[derive(Debug, Default)]
+pub struct Overrides {
+    pub k: Option<u64>,
+    /// A fraction (0.01) or a row count (300), as typed.
+    pub max_suppression: Option<String>,
+    pub metric: Option<Metric>,
+    pub algorithm: Option<Algorithm>,
+    /// A node to release instead of searching, e.g. `age=3,education=1`.
+    pub node: Option<String>,
+    pub scheme: Option<Scheme>,
+    /// Pruning techniques switched off, comma-separated.
+    pub pruning_off: Option<String>,
+    /// A reconstruction table or file.
+    pub reconstruct: Option<String>,
+    pub seed: Option<u64>,
+    pub report: Option<PathBuf>,
+}
+
+/// Which model of generalization the run uses.
+pub enum Model {
+    /// One level per QI: a search of the lattice, or the given node.
+    FullDomain { node: Option<Vec<u8>> },
+    /// One partition of each QI's values under a Li & Li scheme.
+    Scheme { scheme: Scheme, pruning: Pruning },
+    /// Cells per cluster (Nergiz & Clifton), with the reconstruction when asked.
+    Cells { reconstruction: Option<OutputSpec>, seed: u64 },
+}
+
+pub struct Plan {
+    pub job: Job,
+    pub model: Model,
+}
+
+impl Plan {
+    /// Read the job file, apply `flags` and settle the model, refusing
+    /// options that do not combine (exit 2).
+    pub fn new(path: &std::path::Path, flags: &Overrides) -> Result<Plan> {
+        let job = with_overrides(Job::load(path)?, flags)?;
+        let file = job.path.display().to_string();
+        let scheme = flags.scheme.or(job.scheme);
+        if job.engine.spark.is_some()
+            && (job.algorithm.cell_based() || scheme.is_some() || job.metric == Metric::Hdm)
+        {
+            return Err(bad(format!(
+                "{file}: on the Spark engine kanon runs full-domain searches; schemes and cell-based generalization run on DuckDB"
+            )));
+        }
+        if job.algorithm.cell_based() {
+            let other = [
+                (flags.node.is_some(), "--node"),
+                (scheme.is_some(), "a scheme"),
+                (flags.pruning_off.is_some(), "--pruning-off"),
+            ];
+            if let Some((_, what)) = other.iter().find(|(on, _)| *on) {
+                return Err(bad(format!("{what} does not combine with algorithm {}", job.algorithm.name())));
+            }
+            let reconstruction = job.output.reconstruction(&job)?;
+            let model = Model::Cells { reconstruction, seed: flags.seed.unwrap_or(SEED) };
+            return Ok(Plan { job, model });
+        }
+        if job.output.reconstructed.is_some() {
+            return Err(bad(format!(
+                "{file}: a reconstruction (--reconstruct, [output] reconstructed) needs algorithm cdgh or cndgh"
+            )));
+        }
+        if let Some(scheme) = scheme.or((job.metric == Metric::Hdm).then_some(Scheme::Bhs)) {
+            if flags.node.is_some() {
+                return Err(bad("--node takes a full-domain node; it does not combine with a scheme"));
+            }
+            let pruning = pruning_off(flags.pruning_off.as_deref())?;
+            if let Some(d) = &job.privacy.diversity {
+                return Err(bad(format!(
+                    "{file}: the scheme search does not support l-diversity (l_diversity on \"{}\")",
+                    d.column.name
+                )));
+            }
+            if !matches!(job.metric, Metric::Dm | Metric::Hdm | Metric::Glm) {
+                return Err(bad(format!(
+                    "{file}: the scheme search takes metric dm, hdm or glm, not {}",
+                    job.metric.name()
+                )));
+            }
+            return Ok(Plan { job, model: Model::Scheme { scheme, pruning } });
+        }
+        if flags.pruning_off.is_some() {
+            return Err(bad("--pruning-off applies to the scheme search (--scheme)"));
+        }
+        let node = flags.node.as_deref().map(|s| parse_levels(&job, s)).transpose()?;
+        Ok(Plan { job, model: Model::FullDomain { node } })
+    }
+}
+
+/// The job file with the command line's overrides applied.
+fn with_overrides(mut job: Job, flags: &Overrides) -> Result<Job> {
+    if let Some(k) = flags.k {
+        if k == 0 {
+            return Err(bad("--k must be at least 1"));
+        }
+        job.privacy.k = k;
+    }
+    if let Some(s) = &flags.max_suppression {
+        job.privacy.budget = match (s.parse::<u64>(), s.parse::<f64>()) {
+            (Ok(n), _) => Budget::Rows(n),
+            (_, Ok(f)) if (0.0..=1.0).contains(&f) => Budget::Fraction(f),
+            _ => {
+                return Err(bad(format!(
+                    "--max-suppression: expected a fraction in [0, 1] or a row count, got \"{s}\""
+                )))
+            }
+        };
+    }
+    if let Some(m) = flags.metric {
+        job.metric = m;
+    }
+    if let Some(a) = flags.algorithm {
+        job.algorithm = a;
+    }
+    if let Some(r) = &flags.report {
+        job.output.report = Some(r.clone());
+    }
+    if let Some(r) = &flags.reconstruct {
+        job.output.reconstructed = Some(
+            Reconstructed::parse(r, |p: &str| PathBuf::from(p)).map_err(|m| bad(format!("--reconstruct: {m}")))?,
+        );
+    }
+    Ok(job)
+}
+
+/// `--pruning-off seeding,bfs,nodes,applicators,dp,classes,blocks,stuck`: the techniques to switch off.
+pub fn pruning_off(list: Option<&str>) -> Result<Pruning> {
+    let mut p = Pruning::default();
+    for name in list.unwrap_or("").split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        match name {
+            "seeding" => p.seeding = false,
+            "bfs" => p.modified_bfs = false,
+            "nodes" => p.node_order = false,
+            "applicators" => p.applicator_order = false,
+            "dp" => p.dp = DpChoice::Off,
+            "classes" => p.small_classes = false,
+            "blocks" => p.useless_blocks = false,
+            "stuck" => p.stuck_classes = false,
+            other => {
+                return Err(bad(format!(
+                    "--pruning-off: unknown technique \"{other}\" (seeding, bfs, nodes, applicators, dp, classes, blocks, stuck)"
+                )))
+            }
+        }
+    }
+    Ok(p)
+}

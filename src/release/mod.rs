@@ -1,0 +1,128 @@
+//! Writing the release: a [`Recoding`] (the release's logical plan) applied
+//! to the source in one streaming SQL scan, published atomically. [`write`]
+//! is the one place that picks the engine.
+//!
+//! On DuckDB the recoding becomes small value maps held in Rust ([`maps`]):
+//! per QI, each source value → its group and the group's label; and the
+//! classes (tuples of groups) to drop. The statement calls them through
+//! scalar functions registered for it ([`functions`]), so it has no join and
+//! no sort: DuckDB keeps the source's row order through scan, projection and
+//! filter (a hash join would not; see docs/scale.md). Levels and partitions
+//! are recodings of that one shape; cells ([`CellRecoding`]) have the same
+//! one pass, the row's cluster coming from its source position, its cells
+//! from the cluster. [`publish`] swaps the result in. On Spark a full-domain
+//! recoding is one statement of joins run there ([`spark`]).
+
+mod functions;
+mod maps;
+mod publish;
+mod spark;
+
+use crate::cells::CellDomain;
+use crate::hierarchy::divisors;
+use crate::job::{Job, OutputSpec};
+use crate::load::Loaded;
+use crate::metrics::Requirement;
+use crate::search::cbg::Clusters;
+use crate::sql::{self, list, render};
+use anyhow::{bail, Result};
+use std::sync::Arc;
+
+/// What the release writes for each kept record's QIs: the logical plan of
+/// a release, whatever model of generalization found it.
+pub enum Recoding {
+    /// A full-domain node: each QI at its level; `dropped` the suppressed
+    /// classes by their codes at those levels.
+    Levels { levels: Vec<u8>, dropped: Vec<Box<[i64]>> },
+    /// One partition per QI (Li & Li's schemes): per QI, `blocks[a][i]` is
+    /// the block of leaf index `i` (the rank of the leaf code in
+    /// `leaf_codes[a]`) and `labels[a]` the blocks' labels; `dropped` the
+    /// classes (block per QI) suppressed.
+    Partitions {
+        leaf_codes: Vec<Vec<i64>>,
+        blocks: Vec<Vec<u32>>,
+        labels: Vec<Vec<Option<String>>>,
+        dropped: Vec<Vec<u32>>,
+    },
+    /// Cells per cluster (cell-based generalization).
+    Cells(Arc<CellRecoding>),
+}
+
+impl Recoding {
+    /// The recoding of a full-domain node: the classes `req` suppresses at
+    /// `levels`, read off the base frequency set (which may be dropped after).
+    pub fn levels(source: &Loaded, levels: &[u8], req: &Requirement) -> Result<Recoding> {
+        let n = levels.len();
+        let div = divisors(&source.conn, n)?;
+        let q = render(
+            sql::fragment(sql::RELEASE_MAP, "suppressed"),
+            &[
+                ("classes", &list(0..n, ", ", |a| format!("(p.g{a} // {})::BIGINT AS c{a}", div[a][levels[a] as usize]))),
+                ("ldiv", if source.extras.sensitive { "count(DISTINCT p.s)" } else { "0" }),
+                ("class_cols", &list(0..n, ", ", |a| format!("c.c{a}"))),
+            ],
+        );
+        let mut stmt = source.conn.prepare(&q)?;
+        let mut rows = stmt.query(duckdb::params![req.k as i64, req.l.unwrap_or(0) as i64])?;
+        let mut dropped = Vec::new();
+        while let Some(r) = rows.next()? {
+            dropped.push((0..n).map(|a| r.get::<_, i64>(a)).collect::<duckdb::Result<Box<[i64]>>>()?);
+        }
+        Ok(Recoding::Levels { levels: levels.to_vec(), dropped })
+    }
+}
+
+/// A per-record recoding: each record's cluster by its source position, and
+/// each cluster's cell per QI in the QIs' domains.
+pub struct CellRecoding {
+    /// By position (`kanon_source_rows`): the record's cluster, or [`crate::search::cbg::SUPPRESSED`].
+    pub cluster_of: Vec<u32>,
+    pub clusters: Clusters,
+    pub domains: Vec<CellDomain>,
+    /// The position column of `kanon_source_rows`.
+    pub position: String,
+}
+
+/// What was written.
+#[derive(Debug, Clone)]
+pub struct Written {
+    pub rows: u64,
+}
+
+/// Apply `recoding` to the source and publish the result to `out` atomically
+/// (the job's output, or a reconstruction's): the table when `out` names one,
+/// then its file copies; or, with no table, each file streamed straight from
+/// the source. With `reconstruct` (a seed), a cell recoding writes leaves
+/// drawn under each cell instead of the cells. Nothing is left behind on failure.
+pub fn write(
+    source: &Loaded,
+    job: &Job,
+    out: &OutputSpec,
+    recoding: &Recoding,
+    reconstruct: Option<u64>,
+) -> Result<Written> {
+    let (conn, columns) = (&source.conn, &source.columns);
+    if reconstruct.is_some() && !matches!(recoding, Recoding::Cells(_)) {
+        bail!("only a cell-based release has a reconstruction");
+    }
+    match (&source.spark, recoding) {
+        (Some(session), Recoding::Levels { levels, dropped }) => {
+            spark::write_levels(conn, session, job, columns, levels, dropped)
+        }
+        (Some(_), _) => bail!("on the Spark engine kanon writes full-domain releases only"),
+        (None, Recoding::Levels { levels, dropped }) => {
+            let maps = maps::levels(conn, job, columns, levels, dropped)?;
+            let calls = functions::register(conn, maps, job, columns)?;
+            publish::write_select(conn, job, out, columns, &calls, "kanon_source")
+        }
+        (None, Recoding::Partitions { leaf_codes, blocks, labels, dropped }) => {
+            let maps = maps::partitions(conn, job, columns, leaf_codes, blocks, labels, dropped)?;
+            let calls = functions::register(conn, maps, job, columns)?;
+            publish::write_select(conn, job, out, columns, &calls, "kanon_source")
+        }
+        (None, Recoding::Cells(rec)) => {
+            let calls = functions::register_cells(conn, rec, job, columns, reconstruct)?;
+            publish::write_select(conn, job, out, columns, &calls, "kanon_source_rows")
+        }
+    }
+}
