@@ -9,21 +9,13 @@ use kanon::lattice::{Lattice, Node};
 use kanon::load::{load, Loaded};
 use kanon::metrics::Requirement;
 use kanon::release;
-use kanon::search::{self, incognito};
-use std::path::{Path, PathBuf};
+use kanon::search::{self, incognito, Problem, Silent};
+use std::path::Path;
 
 const QIS: [&str; 8] =
     ["age", "education", "marital-status", "native-country", "race", "sex", "workclass", "salary-class"];
 
-fn adult_dir() -> Option<PathBuf> {
-    let dir = manifest_dir().join("../shared/data/adult");
-    if dir.join("adult.csv").is_file() {
-        Some(dir.canonicalize().unwrap())
-    } else {
-        println!("skipping: ../shared/data/adult not found");
-        None
-    }
-}
+use crate::util::adult_dir;
 
 /// A job over Adult's 8 usual QIs, writing into `out`.
 fn adult_job(adult: &Path, out: &Path, diversity: bool) -> Job {
@@ -65,15 +57,14 @@ fn compare_cases(loaded: &Loaded, job: &Job, ks: &[u64], budgets: &[f64], l: Opt
     let lattice = Lattice::new(loaded.data.heights.clone());
     assert_eq!(lattice.size(), 4320);
     let mut reference = loaded.evaluator().unwrap();
-    let bar = indicatif::ProgressBar::hidden();
     for &k in ks {
         for &fraction in budgets {
             let req = Requirement { k, l, budget: Budget::Fraction(fraction).rows(loaded.data.rows) };
             let truth = all_feasible(&mut reference, &lattice, &req);
             for metric in [Metric::Glm, Metric::Dm] {
-                let exact = search::score(&mut reference, &lattice, truth.clone(), &req, metric, 0, &bar).unwrap();
+                let exact = search::score(&mut reference, &lattice, truth.clone(), &req, metric, 0, &Silent).unwrap();
                 let mut ev = loaded.evaluator().unwrap();
-                let found = incognito::search(&loaded.conn, &mut ev, &lattice, &req, metric, &bar).unwrap();
+                let found = incognito::search(&mut ev, &Problem { lattice: &lattice, req: &req, metric }, &Silent).unwrap();
                 let case = format!("k={k} suppression={fraction} l={l:?} metric={}", metric.name());
                 assert_eq!(found.feasible, exact.feasible, "{case}: feasible sets differ");
                 let (a, b) = (found.best.clone().unwrap(), exact.best.clone().unwrap());
@@ -91,16 +82,9 @@ fn compare_cases(loaded: &Loaded, job: &Job, ks: &[u64], budgets: &[f64], l: Opt
                     // Write the release and re-measure it independently.
                     let mut job = job.clone();
                     job.output.table.as_mut().unwrap().name = format!("r_k{k}_{}", (fraction * 100.0) as u32);
-                    let recoding = release::full_domain_map(
-                        &loaded.conn,
-                        &job,
-                        &loaded.columns,
-                        &a.levels,
-                        &req,
-                        loaded.extras.sensitive,
-                    )
+                    let recoding = release::Recoding::levels(&loaded, &a.levels, &req)
                     .unwrap();
-                    let w = release::write(&loaded.conn, &job, &loaded.columns, recoding).unwrap();
+                    let w = release::write(&loaded, &job, &job.output, &recoding, None).unwrap();
                     assert_eq!(w.rows + a.outcome.suppressed, loaded.data.rows, "{case}");
                     loaded.conn.execute_batch("DETACH kanon_out").unwrap();
                     let out = job.output.table.as_ref().unwrap();
@@ -231,10 +215,3 @@ fn exact_front_equals_exhaustive_on_adult() {
     }
 }
 
-/// The crate's folder, read at run time: a test binary built in another clone
-/// sharing the target directory must still find this clone's fixtures.
-fn manifest_dir() -> PathBuf {
-    std::env::var_os("CARGO_MANIFEST_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
-}

@@ -11,14 +11,11 @@ use duckdb::Connection;
 use serde_json::Value as Json;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
+/// The exit code and stdout + stderr of `kanon ARGS` in `cwd`.
 fn kanon(cwd: &Path, args: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_kanon")).args(args).current_dir(cwd).output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)),
-    )
+    let out = crate::util::kanon(cwd, args);
+    (out.code, out.both())
 }
 
 fn ok(cwd: &Path, args: &[&str]) {
@@ -303,11 +300,7 @@ fn cell_based_releases_on_a_generated_table() {
 
 #[test]
 fn cell_based_releases_on_adult() {
-    let adult = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/adult");
-    if !adult.join("adult.csv").is_file() {
-        println!("skipping: ../shared/data/adult not found");
-        return;
-    }
+    let Some(adult) = crate::util::adult_dir() else { return };
     let dir = tempfile::tempdir().unwrap();
     // Adult with a row id, as a DuckDB table.
     let conn = Connection::open(dir.path().join("src.duckdb")).unwrap();

@@ -6,7 +6,6 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use duckdb::{AccessMode, Config, Connection};
 use serde_json::Value as Json;
@@ -23,29 +22,8 @@ const DEMO_QIS: [&str; 5] = ["zip", "age", "birth_date", "sex", "education"];
 /// A column name that breaks any SQL built by pasting identifiers without quoting them.
 const HOSTILE: &str = r#"a"; DROP TABLE x; --"#;
 
-/// What one run of the binary produced.
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
+use crate::util::{kanon, manifest_dir, Out};
 
-impl Out {
-    fn show(&self) -> String {
-        format!("exit {}\n--- stdout\n{}\n--- stderr\n{}", self.code, self.stdout, self.stderr)
-    }
-}
-
-/// Runs `kanon ARGS` with `cwd` as working directory.
-fn kanon(cwd: &Path, args: &[&str]) -> Out {
-    let out =
-        Command::new(env!("CARGO_BIN_EXE_kanon")).args(args).current_dir(cwd).output().expect("cannot start kanon");
-    Out {
-        code: out.status.code().unwrap_or(-1), // -1: killed by a signal
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
 
 fn assert_ok(out: &Out) {
     assert_eq!(out.code, 0, "kanon failed:\n{}", out.show());
@@ -792,12 +770,7 @@ const ADULT_QIS: [&str; 8] =
 
 #[test]
 fn adult_is_5_anonymous_with_1_percent_suppression() {
-    let adult = manifest_dir().join("../shared/data/adult");
-    if !adult.exists() {
-        println!("skipping: ../shared/data/adult not found");
-        return;
-    }
-    let adult = adult.canonicalize().unwrap();
+    let Some(adult) = crate::util::adult_dir() else { return };
     let file = |name: String| toml_str(adult.join(name).to_str().unwrap());
 
     let tmp = tempfile::tempdir().unwrap();
@@ -967,13 +940,6 @@ fn pareto_objectives_outputs_and_errors() {
     assert_ok(&demo.run(&args(&["--sensitive", "diagnosis"])));
 }
 
-/// The crate's folder, read at run time: a test binary built in another clone
-/// sharing the target directory must still find this clone's fixtures.
-fn manifest_dir() -> PathBuf {
-    std::env::var_os("CARGO_MANIFEST_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
-}
 
 // ---------------------------------------------------------------------------------------------
 // The synthetic extract (`kanon generate`) and the physical limit (`kanon limit`)

@@ -297,11 +297,7 @@ fn indices_and_minimal_sets_equal_brute_force_on_a_generated_table() {
 /// the class label: the seven other columns are the QIs.
 #[test]
 fn indices_and_minimal_sets_equal_brute_force_on_adult() {
-    let adult = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/adult");
-    if !adult.join("adult.csv").exists() {
-        println!("NOTICE: {} is absent; skipped", adult.display());
-        return;
-    }
+    let Some(adult) = crate::util::adult_dir() else { return };
     let qis = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass"];
     let mut text = format!(
         "[source]\ncsv = \"{}\"\ndelimiter = \";\"\n[output]\ncsv = \"out.csv\"\n[privacy]\nk = 2\nmax_suppression = 0.01\n\

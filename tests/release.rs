@@ -31,8 +31,8 @@ fn write_sources(dir: &std::path::Path) {
 
 /// Release the node `levels` of `loaded` as the job's output table.
 fn write_release(loaded: &Loaded, job: &Job, levels: &[u8], req: &Requirement) {
-    let recoding = release::full_domain_map(&loaded.conn, job, &loaded.columns, levels, req, false).unwrap();
-    release::write(&loaded.conn, job, &loaded.columns, recoding).unwrap();
+    let recoding = release::Recoding::levels(&loaded, levels, req).unwrap();
+    release::write(&loaded, job, &job.output, &recoding, None).unwrap();
 }
 
 fn job(dir: &std::path::Path, source: &str, table: &str) -> Job {
@@ -131,8 +131,8 @@ fn files_only_release_streams_the_same_rows() {
     let files_job = job_with_output(dir.path(), source, "csv = \"kept.csv\"\nparquet = \"kept.parquet\"");
     assert!(files_job.output.table.is_none());
     let loaded = load(&files_job).unwrap();
-    let recoding = release::full_domain_map(&loaded.conn, &files_job, &loaded.columns, &levels, &req, false).unwrap();
-    let written = release::write(&loaded.conn, &files_job, &loaded.columns, recoding).unwrap();
+    let recoding = release::Recoding::levels(&loaded, &levels, &req).unwrap();
+    let written = release::write(&loaded, &files_job, &files_job.output, &recoding, None).unwrap();
     let conn = duckdb::Connection::open(dir.path().join("out.duckdb")).unwrap();
     let q = |sql: &str| -> i64 { conn.query_row(sql, [], |r| r.get(0)).unwrap() };
     let kept = q("SELECT count(*) FROM kept");

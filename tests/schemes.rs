@@ -242,7 +242,7 @@ fn check(job: &Job, source: &Path, ks: &[u64]) -> HashMap<(Scheme, &'static str,
                     });
                 }
                 for pruning in offs {
-                    let got = search(&p, pruning, None).unwrap();
+                    let got = search(&p, pruning, &kanon::progress::Silent).unwrap();
                     assert_eq!(got.dp_qi, dp_qi(&p, pruning.dp));
                     let parts: Vec<&State> = got.partitions.iter().map(|s| s.as_ref()).collect();
                     let (c, suppressed, _) = cost(&recs, &parts, &domains, k, metric);
@@ -292,11 +292,7 @@ fn schemes_equal_brute_force_on_hand_made_tables() {
 
 #[test]
 fn schemes_equal_brute_force_on_adult_small_qis() {
-    let adult = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/adult");
-    if !adult.join("adult.csv").exists() {
-        println!("skipped: ../shared/data/adult is absent");
-        return;
-    }
+    let Some(adult) = crate::util::adult_dir() else { return };
     let h = |q: &str| adult.join(format!("hierarchy_{q}.csv")).display().to_string();
     let (race, sex, marital) = (h("race"), h("sex"), h("marital-status"));
     let text = job_text(
@@ -353,12 +349,8 @@ fn lm_am(dir: &Path, source: &[Vec<String>], released: &[Vec<String>], report: &
 /// `kanon run job.toml --scheme S --metric M --quiet` in `dir`: the report
 /// (`r.json`) and the released rows (`out.csv`, quotes trimmed).
 fn run_scheme(dir: &Path, scheme: &str, metric: &str) -> (serde_json::Value, Vec<Vec<String>>) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kanon"))
-        .args(["run", "job.toml", "--scheme", scheme, "--metric", metric, "--quiet"])
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{scheme} {metric}: {}", String::from_utf8_lossy(&out.stderr));
+    let out = crate::util::kanon(dir, &["run", "job.toml", "--scheme", scheme, "--metric", metric, "--quiet"]);
+    assert!(out.code == 0, "{scheme} {metric}: {}", out.stderr);
     let report = serde_json::from_str(&std::fs::read_to_string(dir.join("r.json")).unwrap()).unwrap();
     let rows = std::fs::read_to_string(dir.join("out.csv"))
         .unwrap()
@@ -422,10 +414,7 @@ fn releases_are_k_anonymous_and_label_their_blocks() {
     }
 }
 
-/// A hierarchy file as written: rows `leaf;level1;…;top`, in file order.
-fn hierarchy_rows(path: &Path) -> Vec<Vec<String>> {
-    std::fs::read_to_string(path).unwrap().lines().map(|l| l.split(';').map(String::from).collect()).collect()
-}
+use crate::util::hierarchy_rows;
 
 /// One QI by its definitions alone, read from its hierarchy file: the values
 /// present in the file's depth-first order (children in order of first
@@ -728,7 +717,7 @@ fn scheme_partitions_follow_the_files_depth_first_order() {
                 let one = Problem { threads: Some(1), ..p };
                 for (pruning, p) in offs.into_iter().map(|o| (o, &p)).chain([(Pruning::default(), &one)]) {
                     let case = format!("{scheme:?} {metric:?} k={k} {pruning:?} threads {:?}", p.threads);
-                    let got = search(p, pruning, None).unwrap();
+                    let got = search(p, pruning, &kanon::progress::Silent).unwrap();
                     // The result in places of the files' orders.
                     let got_lists: Vec<Vec<Vec<usize>>> = got
                         .partitions

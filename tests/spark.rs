@@ -22,12 +22,10 @@ fn spark_url() -> Option<String> {
     url
 }
 
+/// The exit code and stdout + stderr of `kanon ARGS` in `cwd`.
 fn kanon(cwd: &Path, args: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_kanon")).args(args).current_dir(cwd).output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)),
-    )
+    let out = crate::util::kanon(cwd, args);
+    (out.code, out.both())
 }
 
 fn ok(cwd: &Path, args: &[&str]) -> String {
@@ -217,11 +215,7 @@ fn generated(dir: &Path, rows: u64) -> Case {
 
 /// UCI Adult with its ARX hierarchies, when `../shared` has it.
 fn adult(dir: &Path) -> Option<Case> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/adult");
-    if !root.join("adult.csv").is_file() {
-        eprintln!("notice: ../shared/data/adult is absent; the Adult case is skipped");
-        return None;
-    }
+    let root = crate::util::adult_dir()?;
     let parquet = csv_to_parquet(&root.join("adult.csv"), ";", &dir.join("adult.parquet"));
     let mut body = "[privacy]\nk = 5\nmax_suppression = 0.01\n[search]\nmetric = \"glm\"\n".to_string();
     for q in ["age", "education", "marital-status", "native-country", "occupation", "race", "sex", "workclass"] {

@@ -1,4 +1,4 @@
-//! `kanon check JOB.toml [--table T] [--json]`
+//! `kanon check` (flags: `kanon help check`).
 //!
 //! Measures the source (or table T of the output database, e.g. a release):
 //! rows, equivalence classes over the job's QI columns, k (smallest class), ℓ

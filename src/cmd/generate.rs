@@ -1,4 +1,4 @@
-//! `kanon generate --rows N [--seed S] --database FILE --table T [--job JOB.toml] [--quiet]`
+//! `kanon generate` (flags: `kanon help generate`).
 //!
 //! Writes a synthetic, skewed person-level extract into a DuckDB file (row id,
 //! zip, birth date, sex, race, marital status, education, occupation, income,
@@ -7,13 +7,11 @@
 //! table of that name in one transaction; the job file defaults to
 //! `<database stem>.job.toml` beside the database.
 
-use crate::database::write_atomically;
 use crate::error::bad;
+use crate::generate::{default_job_path, write_job, write_table};
 use crate::progress::spinner;
-use crate::sql::{self, ident, list, render};
 use anyhow::{Context, Result};
-use duckdb::Connection;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 #[derive(clap::Args, Debug)]
@@ -37,55 +35,6 @@ pub struct Args {
     #[arg(long)]
     pub quiet: bool,
 }
-
-/// Draws per row, `u1..`: one per independent choice in `sql/generate.sql`.
-const DRAWS: usize = 13;
-
-/// Hierarchy files written beside the job: (column, file stem, `leaf;…;*` lines).
-const HIERARCHIES: &[(&str, &[&str])] = &[
-    (
-        "marital_status",
-        &[
-            "Never-married;Single;*",
-            "Married;Partnered;*",
-            "Divorced;Formerly-married;*",
-            "Widowed;Formerly-married;*",
-            "Separated;Formerly-married;*",
-        ],
-    ),
-    (
-        "education",
-        &[
-            "Primary;Compulsory;No-degree;*",
-            "Middle-school;Compulsory;No-degree;*",
-            "Some-high-school;Compulsory;No-degree;*",
-            "High-school-grad;High-school;No-degree;*",
-            "Some-college;High-school;No-degree;*",
-            "Associate;Undergraduate;Degree;*",
-            "Bachelors;Undergraduate;Degree;*",
-            "Masters;Graduate;Degree;*",
-            "Professional;Graduate;Degree;*",
-            "Doctorate;Graduate;Degree;*",
-        ],
-    ),
-    (
-        "occupation",
-        &[
-            "Admin-clerical;White-collar;*",
-            "Sales;White-collar;*",
-            "Exec-managerial;White-collar;*",
-            "Prof-specialty;White-collar;*",
-            "Tech-support;White-collar;*",
-            "Craft-repair;Blue-collar;*",
-            "Machine-op;Blue-collar;*",
-            "Transport;Blue-collar;*",
-            "Farming-fishing;Blue-collar;*",
-            "Handlers-cleaners;Blue-collar;*",
-            "Other-service;Service;*",
-            "Protective-service;Service;*",
-        ],
-    ),
-];
 
 pub fn run(args: Args) -> Result<()> {
     if args.rows == 0 {
@@ -117,118 +66,4 @@ pub fn run(args: Args) -> Result<()> {
         job_path.display()
     );
     Ok(())
-}
-
-fn default_job_path(db: &Path) -> PathBuf {
-    let stem = db.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "extract".into());
-    db.with_file_name(format!("{stem}.job.toml"))
-}
-
-/// Generate into a temporary table, then replace `table` with it in one transaction.
-fn write_table(db: &Path, table: &str, rows: u64, seed: u64) -> Result<()> {
-    let conn = Connection::open(db)?;
-    let tmp = format!("{table}__kanon_tmp");
-    let draws = list(1..=DRAWS, ", ", |j| {
-        // hash(a, b, …) mixes its arguments weakly (draws came out correlated);
-        // a single-argument hash is a strong mixer, so combine by hashing twice.
-        format!("(hash(xor(hash(i), hash(xor(hash($1::BIGINT), {j}::UBIGINT)))) >> 11)::DOUBLE / 9007199254740992.0 AS u{j}")
-    });
-    let q = render(sql::GENERATE, &[("target", &ident(&tmp)), ("draws", &draws)]);
-    conn.execute_batch("BEGIN TRANSACTION")?;
-    let run = || -> Result<()> {
-        conn.execute_batch(&format!("DROP TABLE IF EXISTS {}", ident(&tmp)))?;
-        conn.execute(&q, duckdb::params![seed as i64, rows as i64])?;
-        conn.execute_batch(&format!("DROP TABLE IF EXISTS {}", ident(table)))?;
-        conn.execute_batch(&format!("ALTER TABLE {} RENAME TO {}", ident(&tmp), ident(table)))?;
-        conn.execute_batch("COMMIT")?;
-        Ok(())
-    };
-    run().inspect_err(|_| {
-        let _ = conn.execute_batch("ROLLBACK");
-    })
-}
-
-/// The job file: k = 5 with a 1% budget over 7 QIs, diagnosis kept as the
-/// sensitive column (add `l_diversity` to ask for ℓ), the row id dropped.
-fn write_job(job: &Path, db: &Path, table: &str) -> Result<()> {
-    let dir = job.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let hdir = dir.join("hierarchies");
-    std::fs::create_dir_all(&hdir).with_context(|| format!("creating {}", hdir.display()))?;
-    for (column, lines) in HIERARCHIES {
-        write_atomically(&hdir.join(format!("{column}.csv")), (lines.join("\n") + "\n").as_bytes())?;
-    }
-    // Paths in a job file are relative to the job file.
-    let base = std::path::absolute(dir)?;
-    let rel = |p: &Path| -> Result<String> {
-        let abs = std::path::absolute(p)?;
-        Ok(abs.strip_prefix(&base).map(|r| r.to_path_buf()).unwrap_or(abs).to_string_lossy().into_owned())
-    };
-    let stem = db.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "extract".into());
-    let toml_str = |s: &str| toml::Value::String(s.to_string()).to_string();
-    let text = format!(
-        r#"# Written by `kanon generate`: a synthetic extract, k = 5 with at most 1% suppressed.
-#   kanon run {job}
-# Paths are relative to this file.
-
-[source]
-database = {db}
-table = {table}
-
-[output]
-database = {out}
-table = {release}
-report = {report}
-drop = ["row_id"]
-
-[privacy]
-k = 5
-max_suppression = 0.01
-# l_diversity = {{ column = "diagnosis", l = 2 }}
-
-[search]
-# algorithm: none given, so kanon picks the fastest search for the optimum;
-# name "incognito" for every feasible node too
-metric = "glm"
-
-# [engine]
-# threads = 2
-# memory_limit = "4GB"
-# temp_directory = "/tmp/kanon-spill"
-
-[[quasi_identifiers]]
-column = "zip"
-hierarchy = {{ mask = 4 }}
-
-[[quasi_identifiers]]
-column = "birth_date"
-hierarchy = {{ date = ["month", "year", "decade"] }}
-
-[[quasi_identifiers]]
-column = "sex"
-hierarchy = "suppress"
-
-[[quasi_identifiers]]
-column = "race"
-hierarchy = "suppress"
-
-[[quasi_identifiers]]
-column = "marital_status"
-hierarchy = {{ file = "hierarchies/marital_status.csv" }}
-
-[[quasi_identifiers]]
-column = "education"
-hierarchy = {{ file = "hierarchies/education.csv" }}
-
-[[quasi_identifiers]]
-column = "occupation"
-hierarchy = {{ file = "hierarchies/occupation.csv" }}
-"#,
-        job = job.display(),
-        db = toml_str(&rel(db)?),
-        table = toml_str(table),
-        out = toml_str(&rel(&db.with_file_name(format!("{stem}-release.duckdb")))?),
-        release = toml_str(&format!("{table}_k5")),
-        report = toml_str(&rel(&db.with_file_name(format!("{stem}-report.json")))?),
-    );
-    write_atomically(job, text.as_bytes())
 }

@@ -1,4 +1,4 @@
-//! `kanon hierarchy JOB.toml [--scheme S]`
+//! `kanon hierarchy` (flags: `kanon help hierarchy`).
 //!
 //! Validates and materializes the job's hierarchies (built-in ones from the
 //! source's values) and prints each as `leaf;level1;…;top`, one row per leaf.

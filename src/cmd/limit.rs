@@ -1,4 +1,4 @@
-//! `kanon limit JOB.toml --node QI=LEVEL,… [--quiet]`
+//! `kanon limit` (flags: `kanon help limit`).
 //!
 //! Times the physical limit of a run on the job's source, with no search: one
 //! plain `GROUP BY` of the QI columns (materialized), then one recode-and-write

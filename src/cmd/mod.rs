@@ -1,4 +1,5 @@
-//! One module per subcommand, each opening with its usage.
+//! One module per subcommand: its arguments (clap, the one usage text) and a
+//! short `run` handing them to the library, where the work lives.
 pub mod check;
 pub mod generate;
 pub mod hierarchy;

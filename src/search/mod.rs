@@ -36,7 +36,7 @@ pub use result::{evaluate_upward, score, Found, SearchResult};
 use crate::lattice::Lattice;
 use crate::metrics::Requirement;
 use crate::options::{Algorithm, Metric};
-pub use crate::progress::Progress;
+pub use crate::progress::{Progress, Silent};
 
 /// What a full-domain search is asked: the lattice of nodes, what a node must
 /// meet to be feasible, and the loss the optimum minimizes.

@@ -1,0 +1,13 @@
+//! kanon's tests, one binary (DuckDB is linked once): a module per area, the
+//! shared harness in `util`.
+
+mod util;
+
+mod adult;
+mod cells;
+mod cli;
+mod pbg;
+mod release;
+mod schemes;
+mod search;
+mod spark;

@@ -1,0 +1,56 @@
+//! What the test modules share: the binary runner, where Adult is (with the
+//! one skip notice) and the hierarchy-file reader.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// What one run of the binary produced.
+pub struct Out {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Out {
+    pub fn show(&self) -> String {
+        format!("exit {}\n--- stdout\n{}\n--- stderr\n{}", self.code, self.stdout, self.stderr)
+    }
+
+    /// stdout then stderr, for tests that search both.
+    pub fn both(&self) -> String {
+        format!("{}{}", self.stdout, self.stderr)
+    }
+}
+
+/// Runs `kanon ARGS` with `cwd` as working directory.
+pub fn kanon(cwd: &Path, args: &[&str]) -> Out {
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_kanon")).args(args).current_dir(cwd).output().expect("cannot start kanon");
+    Out {
+        code: out.status.code().unwrap_or(-1), // -1: killed by a signal
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// The repository's root.
+pub fn manifest_dir() -> PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
+}
+
+/// UCI Adult with its ARX hierarchies (`../shared/data/adult`, beside the
+/// clone, never part of it), canonical; None after a notice when absent.
+pub fn adult_dir() -> Option<PathBuf> {
+    let dir = manifest_dir().join("../shared/data/adult");
+    if dir.join("adult.csv").is_file() {
+        Some(dir.canonicalize().unwrap())
+    } else {
+        println!("notice: ../shared/data/adult is absent; this Adult test skips");
+        None
+    }
+}
+
+/// A hierarchy file as written: rows `leaf;level1;…;top`, in file order.
+pub fn hierarchy_rows(path: &Path) -> Vec<Vec<String>> {
+    std::fs::read_to_string(path).unwrap().lines().map(|l| l.split(';').map(String::from).collect()).collect()
+}
