@@ -1,16 +1,13 @@
 //! kanon: k-anonymity (and ℓ-diversity) by full-domain generalization and
 //! record suppression, with the data work pushed down into DuckDB.
 //!
-//! Flow: [`job`] → [`load`] (source, [`hierarchy`], [`frequency`]) → a
-//! [`search`] asking the [`evaluator`] about [`lattice`] nodes and judging them
-//! with [`metrics`] → [`release`] → [`report`].
+//! Flow (`kanon run`, `anonymize`): [`job`] → [`load`] (source,
+//! [`hierarchy`], [`frequency`]) → a [`search`] asking the [`evaluator`] about
+//! [`lattice`] nodes and judging them with [`metrics`] → a [`release::Recoding`]
+//! → [`release::write`] → the report. docs/architecture.md is the map.
 
-pub mod anonymize;
-pub mod cells;
+// The public surface: what the binary, the tests and a library user reach.
 pub mod cli;
-pub mod cmd;
-pub mod database;
-pub mod error;
 pub mod evaluator;
 pub mod frequency;
 pub mod hierarchy;
@@ -20,14 +17,23 @@ pub mod load;
 pub mod metrics;
 pub mod objectives;
 pub mod options;
-pub mod plot;
 pub mod progress;
 pub mod release;
-pub mod report;
 pub mod scheme;
 pub mod search;
 pub mod spark;
-pub mod sql;
+
+// Inside kanon only.
+mod anonymize;
+mod cells;
+mod cmd;
+mod database;
+mod error;
+mod generate;
+mod pareto;
+mod plot;
+mod report;
+mod sql;
 
 static STARTED: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
 

@@ -7,8 +7,6 @@
 //! - CNDGH, numeric QI: a range [lo, hi], LM = (hi − lo) / (column max − column min);
 //! - CNDGH, any other QI: a set, LM = (|set| − 1) / (distinct values − 1).
 
-pub mod measure;
-pub mod pass;
 
 use rustc_hash::FxHasher;
 use std::hash::{Hash, Hasher};

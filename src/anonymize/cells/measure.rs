@@ -2,7 +2,7 @@
 //! cm, k and ℓ, from the pass's clusters.
 
 use super::pass::Pass;
-use super::CellDomain;
+use crate::cells::CellDomain;
 use crate::search::cbg::SUPPRESSED;
 use rustc_hash::FxHashMap;
 

@@ -5,8 +5,11 @@
 //! below what the pass suppresses, or nothing is released.
 
 use super::{requirement, Plan, Stages};
-use crate::cells::measure::{measure, Measured};
-use crate::cells::pass::{cluster, domains, Pass};
+mod measure;
+mod pass;
+
+use measure::{measure, Measured};
+use pass::{cluster, domains, Pass};
 use crate::cells::CellDomain;
 use crate::load::Loaded;
 use crate::progress::Progress;

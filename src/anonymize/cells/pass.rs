@@ -2,7 +2,7 @@
 //! described as cells ([`domains`]), then the records streamed in order from
 //! DuckDB (Arrow batches) through [`crate::search::cbg::Clustering`] ([`cluster`]).
 
-use super::CellDomain;
+use crate::cells::CellDomain;
 use crate::frequency;
 use crate::hierarchy::{code_table, dim_table, node_table};
 use crate::job::Job;
