@@ -7,7 +7,6 @@
 //! - CNDGH, numeric QI: a range [lo, hi], LM = (hi − lo) / (column max − column min);
 //! - CNDGH, any other QI: a set, LM = (|set| − 1) / (distinct values − 1).
 
-
 use rustc_hash::FxHasher;
 use std::hash::{Hash, Hasher};
 

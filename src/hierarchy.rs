@@ -15,8 +15,8 @@ use crate::job::{DateUnit, HierarchySpec, Job};
 use crate::sql::{self, list, render};
 use anyhow::{Context, Result};
 use duckdb::Connection;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
 use rustc_hash::FxHashMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
 /// A materialized hierarchy.

@@ -256,7 +256,13 @@ mod tests {
 /// Ambiguity (am) of a full-domain release: the mean over records of the
 /// product over QIs of the leaves under the record's released value, a
 /// suppressed record counting every leaf. Read off `kanon_f0` at the node.
-pub fn full_domain_ambiguity(conn: &Connection, levels: &[u8], req: &Requirement, sensitive: bool, data: &Dataset) -> Result<f64> {
+pub fn full_domain_ambiguity(
+    conn: &Connection,
+    levels: &[u8],
+    req: &Requirement,
+    sensitive: bool,
+    data: &Dataset,
+) -> Result<f64> {
     let n = levels.len();
     let div = divisors(conn, n)?;
     let q = render(

@@ -14,10 +14,10 @@
 use crate::database::write_atomically;
 use crate::error::bad;
 use crate::job::{parse_levels, Column, Job};
-use crate::options::Metric;
 use crate::lattice::Lattice;
 use crate::load::load_showing;
 use crate::objectives::{Objective, Scored};
+use crate::options::Metric;
 use crate::plot;
 use crate::progress::{progress, spinner};
 use crate::report::by_qi;

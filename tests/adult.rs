@@ -4,10 +4,10 @@
 
 use kanon::evaluator::Evaluator;
 use kanon::job::{Budget, Job};
-use kanon::options::Metric;
 use kanon::lattice::{Lattice, Node};
 use kanon::load::{load, Loaded};
 use kanon::metrics::Requirement;
+use kanon::options::Metric;
 use kanon::release;
 use kanon::search::{self, incognito, Problem, Silent};
 use std::path::Path;
@@ -64,7 +64,8 @@ fn compare_cases(loaded: &Loaded, job: &Job, ks: &[u64], budgets: &[f64], l: Opt
             for metric in [Metric::Glm, Metric::Dm] {
                 let exact = search::score(&mut reference, &lattice, truth.clone(), &req, metric, 0, &Silent).unwrap();
                 let mut ev = loaded.evaluator().unwrap();
-                let found = incognito::search(&mut ev, &Problem { lattice: &lattice, req: &req, metric }, &Silent).unwrap();
+                let found =
+                    incognito::search(&mut ev, &Problem { lattice: &lattice, req: &req, metric }, &Silent).unwrap();
                 let case = format!("k={k} suppression={fraction} l={l:?} metric={}", metric.name());
                 assert_eq!(found.feasible, exact.feasible, "{case}: feasible sets differ");
                 let (a, b) = (found.best.clone().unwrap(), exact.best.clone().unwrap());
@@ -82,8 +83,7 @@ fn compare_cases(loaded: &Loaded, job: &Job, ks: &[u64], budgets: &[f64], l: Opt
                     // Write the release and re-measure it independently.
                     let mut job = job.clone();
                     job.output.table.as_mut().unwrap().name = format!("r_k{k}_{}", (fraction * 100.0) as u32);
-                    let recoding = release::Recoding::levels(&loaded, &a.levels, &req)
-                    .unwrap();
+                    let recoding = release::Recoding::levels(&loaded, &a.levels, &req).unwrap();
                     let w = release::write(&loaded, &job, &job.output, &recoding, None).unwrap();
                     assert_eq!(w.rows + a.outcome.suppressed, loaded.data.rows, "{case}");
                     loaded.conn.execute_batch("DETACH kanon_out").unwrap();
@@ -214,4 +214,3 @@ fn exact_front_equals_exhaustive_on_adult() {
         }
     }
 }
-

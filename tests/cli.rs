@@ -24,7 +24,6 @@ const HOSTILE: &str = r#"a"; DROP TABLE x; --"#;
 
 use crate::util::{kanon, manifest_dir, Out};
 
-
 fn assert_ok(out: &Out) {
     assert_eq!(out.code, 0, "kanon failed:\n{}", out.show());
 }
@@ -939,7 +938,6 @@ fn pareto_objectives_outputs_and_errors() {
     assert_fails(&demo.run(&args(&[])), 2, &["sensitive column"]);
     assert_ok(&demo.run(&args(&["--sensitive", "diagnosis"])));
 }
-
 
 // ---------------------------------------------------------------------------------------------
 // The synthetic extract (`kanon generate`) and the physical limit (`kanon limit`)

@@ -5,10 +5,10 @@
 
 use kanon::evaluator::memory::MemorySets;
 use kanon::frequency::Extras;
-use kanon::job::Job;
-use kanon::options::Metric;
-use kanon::load::load;
 use kanon::hierarchy::HierarchyRows;
+use kanon::job::Job;
+use kanon::load::load;
+use kanon::options::Metric;
 use kanon::options::Scheme;
 use kanon::scheme::{numeric_type, State, ValueTree};
 use kanon::search::partitions::{dp_qi, search, DpChoice, Problem, Pruning};

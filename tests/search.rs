@@ -4,10 +4,10 @@
 
 use kanon::evaluator::Backend;
 use kanon::job::Job;
-use kanon::options::Metric;
 use kanon::lattice::Lattice;
 use kanon::load::load;
 use kanon::metrics::Requirement;
+use kanon::options::Metric;
 use kanon::search::{self, exhaustive, incognito, topdown, Problem, Silent};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -63,18 +63,31 @@ fn incognito_equals_exhaustive_on_generated_tables() {
                         &[Metric::Glm, Metric::Dm]
                     };
                     for &metric in metrics {
-                        let exact = exhaustive::search(&mut reference, &Problem { lattice: &lattice, req: &req, metric }, &Silent).unwrap();
+                        let exact = exhaustive::search(
+                            &mut reference,
+                            &Problem { lattice: &lattice, req: &req, metric },
+                            &Silent,
+                        )
+                        .unwrap();
                         let mut ev = loaded.evaluator().unwrap();
-                        let found = incognito::search(&mut ev, &Problem { lattice: &lattice, req: &req, metric }, &Silent).unwrap();
+                        let found =
+                            incognito::search(&mut ev, &Problem { lattice: &lattice, req: &req, metric }, &Silent)
+                                .unwrap();
                         // The same search with frequency sets in DuckDB: the same result and evaluations.
                         let mut sql_ev = loaded.evaluator_on(Backend::Sql).unwrap();
                         let on_sql =
-                            incognito::search(&mut sql_ev, &Problem { lattice: &lattice, req: &req, metric }, &Silent).unwrap();
+                            incognito::search(&mut sql_ev, &Problem { lattice: &lattice, req: &req, metric }, &Silent)
+                                .unwrap();
                         assert_eq!(on_sql.feasible, found.feasible);
                         assert_eq!(sql_ev.evaluations(), ev.evaluations());
                         assert_eq!(on_sql.best.map(|b| b.levels), found.best.as_ref().map(|b| b.levels.clone()));
                         let mut sets_ev = loaded.evaluator_on(Backend::Sql).unwrap().grouping_sets_from(0);
-                        let in_sets = exhaustive::search(&mut sets_ev, &Problem { lattice: &lattice, req: &req, metric }, &Silent).unwrap();
+                        let in_sets = exhaustive::search(
+                            &mut sets_ev,
+                            &Problem { lattice: &lattice, req: &req, metric },
+                            &Silent,
+                        )
+                        .unwrap();
                         assert_eq!(in_sets.feasible, exact.feasible, "grouping sets {}", metric.name());
                         let case = format!("seed {seed} k {k} l {l:?} budget {budget} {}", metric.name());
                         assert_eq!(found.feasible, exact.feasible, "{case}");
@@ -92,9 +105,12 @@ fn incognito_equals_exhaustive_on_generated_tables() {
                         // Top-down as `run` evaluates on large tables: batches from the base through
                         // GROUPING SETS, glm terms only for classes of at least k.
                         let mut ev = loaded.evaluator_on(Backend::Sql).unwrap().grouping_sets_from(0).leaf_sums_from(k);
-                        let td = topdown::search(&mut ev, &Problem { lattice: &lattice, req: &req, metric }, &Silent).unwrap();
+                        let td = topdown::search(&mut ev, &Problem { lattice: &lattice, req: &req, metric }, &Silent)
+                            .unwrap();
                         let mut mem = loaded.evaluator_on(Backend::Memory).unwrap().leaf_sums_from(k);
-                        let td_mem = topdown::search(&mut mem, &Problem { lattice: &lattice, req: &req, metric }, &Silent).unwrap();
+                        let td_mem =
+                            topdown::search(&mut mem, &Problem { lattice: &lattice, req: &req, metric }, &Silent)
+                                .unwrap();
                         assert_eq!(td_mem.feasible, td.feasible, "topdown in memory {case}");
                         assert_eq!(mem.evaluations(), ev.evaluations(), "topdown in memory {case}");
                         let same_best = |a: &Option<search::Found>, b: &Option<search::Found>| match (a, b) {
@@ -116,7 +132,8 @@ fn incognito_equals_exhaustive_on_generated_tables() {
         // k = all rows: exactly the nodes that put every row in one class.
         let all = Requirement { k: 400, l: None, budget: 0 };
         let mut ev = loaded.evaluator().unwrap();
-        let r = incognito::search(&mut ev, &Problem { lattice: &lattice, req: &all, metric: Metric::Glm }, &Silent).unwrap();
+        let r = incognito::search(&mut ev, &Problem { lattice: &lattice, req: &all, metric: Metric::Glm }, &Silent)
+            .unwrap();
         assert!(r.feasible.contains(&lattice.top()));
         for levels in lattice.nodes() {
             let h = reference.histogram(&kanon::lattice::Node::full(levels.clone())).unwrap();
@@ -218,8 +235,7 @@ fn cm_matches_the_release() {
         let req = Requirement { k: 3, l: None, budget: 400 };
         let h = ev.histogram(&kanon::lattice::Node::full(levels.clone())).unwrap();
         let cm = h.outcome(&levels, &req, &loaded.data).metrics.cm.unwrap();
-        let recoding =
-            kanon::release::Recoding::levels(&loaded, &levels, &req).unwrap();
+        let recoding = kanon::release::Recoding::levels(&loaded, &levels, &req).unwrap();
         job.output.table.as_mut().unwrap().name = format!("r{i}");
         kanon::release::write(&loaded, &job, &job.output, &recoding, None).unwrap();
         let sql = format!(

@@ -35,7 +35,9 @@ pub fn kanon(cwd: &Path, args: &[&str]) -> Out {
 
 /// The repository's root.
 pub fn manifest_dir() -> PathBuf {
-    std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
 }
 
 /// UCI Adult with its ARX hierarchies (`../shared/data/adult`, beside the

@@ -7,11 +7,11 @@ use crate::frequency;
 use crate::lattice::{Lattice, Node};
 use crate::load::Loaded;
 use crate::metrics::{full_domain_ambiguity, Requirement};
+use crate::options::Algorithm;
 use crate::progress::Progress;
 use crate::release::{Recoding, Written};
 use crate::report::{by_qi, FullDomainReport, ModelReport, ReleaseMetrics};
 use crate::search::{self, exhaustive, incognito, topdown, Found, Problem, SearchResult};
-use crate::options::Algorithm;
 use anyhow::Result;
 
 pub(super) struct FullDomain {
@@ -130,7 +130,11 @@ impl Stages for FullDomain {
             algorithm_reason: if forced { "--node given: no search" } else { self.why },
             evaluator: self.evaluator,
             metric: job.metric.name(),
-            metrics: ReleaseMetrics { node: best.outcome.metrics, lm: best.outcome.metrics.glm_normalized, am: self.am },
+            metrics: ReleaseMetrics {
+                node: best.outcome.metrics,
+                lm: best.outcome.metrics.glm_normalized,
+                am: self.am,
+            },
             feasible_nodes: result.feasible.len(),
             minimal_nodes: result.minimal,
             nodes_checked: result.checked,

@@ -53,9 +53,7 @@ impl Plan {
         let job = with_overrides(Job::load(path)?, flags)?;
         let file = job.path.display().to_string();
         let scheme = flags.scheme.or(job.scheme);
-        if job.engine.spark.is_some()
-            && (job.algorithm.cell_based() || scheme.is_some() || job.metric == Metric::Hdm)
-        {
+        if job.engine.spark.is_some() && (job.algorithm.cell_based() || scheme.is_some() || job.metric == Metric::Hdm) {
             return Err(bad(format!(
                 "{file}: on the Spark engine kanon runs full-domain searches; schemes and cell-based generalization run on DuckDB"
             )));
@@ -134,9 +132,8 @@ fn with_overrides(mut job: Job, flags: &Overrides) -> Result<Job> {
         job.output.report = Some(r.clone());
     }
     if let Some(r) = &flags.reconstruct {
-        job.output.reconstructed = Some(
-            Reconstructed::parse(r, |p: &str| PathBuf::from(p)).map_err(|m| bad(format!("--reconstruct: {m}")))?,
-        );
+        job.output.reconstructed =
+            Some(Reconstructed::parse(r, |p: &str| PathBuf::from(p)).map_err(|m| bad(format!("--reconstruct: {m}")))?);
     }
     Ok(job)
 }

@@ -44,9 +44,7 @@ pub(super) fn prepare(
     for (a, q) in job.qi_names().iter().enumerate() {
         let numeric = source.columns.iter().find(|c| c.name == *q).is_some_and(|c| numeric_type(&c.type_name));
         let h = HierarchyRows::read(&source.conn, a, source.data.heights[a])?;
-        domains.push(
-            ValueTree::new(q, scheme, numeric, &h).map_err(|e| bad(format!("{}: {e}", job.path.display())))?,
-        );
+        domains.push(ValueTree::new(q, scheme, numeric, &h).map_err(|e| bad(format!("{}: {e}", job.path.display())))?);
         leaf_codes.push(h.present);
     }
     let sets = MemorySets::new(&source.conn, &source.data.heights, Extras::default(), source.threads)?;

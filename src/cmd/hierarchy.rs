@@ -7,9 +7,9 @@
 
 use crate::error::bad;
 use crate::hierarchy;
+use crate::hierarchy::HierarchyRows;
 use crate::job::Job;
 use crate::load::load;
-use crate::hierarchy::HierarchyRows;
 use crate::options::Scheme;
 use crate::scheme::{numeric_type, ValueTree};
 use anyhow::Result;

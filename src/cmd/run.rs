@@ -51,7 +51,6 @@ pub struct Args {
     pub quiet: bool,
 }
 
-
 pub fn run(args: Args) -> Result<()> {
     let flags = Overrides {
         k: args.k,

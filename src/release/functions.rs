@@ -361,4 +361,3 @@ pub(super) fn register(conn: &Connection, rec: GroupMaps, job: &Job, columns: &[
     }
     Ok(calls)
 }
-

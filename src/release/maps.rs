@@ -192,4 +192,3 @@ pub(super) fn qi_types<'a>(job: &Job, columns: &'a [SourceColumn]) -> Vec<&'a st
         .map(|q| columns.iter().find(|c| c.name == *q).map_or("VARCHAR", |c| c.type_name.as_str()))
         .collect()
 }
-

@@ -57,7 +57,10 @@ impl Recoding {
         let q = render(
             sql::fragment(sql::RELEASE_MAP, "suppressed"),
             &[
-                ("classes", &list(0..n, ", ", |a| format!("(p.g{a} // {})::BIGINT AS c{a}", div[a][levels[a] as usize]))),
+                (
+                    "classes",
+                    &list(0..n, ", ", |a| format!("(p.g{a} // {})::BIGINT AS c{a}", div[a][levels[a] as usize])),
+                ),
                 ("ldiv", if source.extras.sensitive { "count(DISTINCT p.s)" } else { "0" }),
                 ("class_cols", &list(0..n, ", ", |a| format!("c.c{a}"))),
             ],

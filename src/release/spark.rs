@@ -78,5 +78,3 @@ pub(super) fn write_levels(
     let rows = spark.write_table(table, &select)?;
     Ok(Written { rows })
 }
-
-

@@ -417,7 +417,11 @@ mod tests {
 
     /// The algorithm written plainly: clusters as record lists, each
     /// cost recomputed from the records' leaf cells, no bounds.
-    fn reference(domains: &[CellDomain], records: &[(Vec<u32>, u32)], st: ClusterSettings) -> (Vec<u32>, Vec<u64>, u64) {
+    fn reference(
+        domains: &[CellDomain],
+        records: &[(Vec<u32>, u32)],
+        st: ClusterSettings,
+    ) -> (Vec<u32>, Vec<u64>, u64) {
         let cell_of = |members: &[usize], a: usize| {
             let d = &domains[a];
             members[1..].iter().fold(d.leaf(records[members[0]].0[a]), |c, &r| d.merge(&c, &d.leaf(records[r].0[a])))

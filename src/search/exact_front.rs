@@ -23,9 +23,9 @@
 
 use super::front::{front, points, Point};
 use crate::evaluator::Evaluator;
-use crate::options::Metric;
 use crate::lattice::Lattice;
 use crate::metrics::same;
+use crate::options::Metric;
 use anyhow::Result;
 use std::collections::HashMap;
 

@@ -5,8 +5,8 @@ use super::result::{score, SearchResult};
 use super::Problem;
 use crate::evaluator::Evaluator;
 use crate::lattice::Node;
-use anyhow::Result;
 use crate::progress::Progress;
+use anyhow::Result;
 
 /// Evaluate every node of the lattice straight from the base frequency set.
 /// The reference the other searches are tested against.

@@ -4,9 +4,9 @@
 //! exact search ([`super::exact_front`]) return these.
 
 use crate::evaluator::Evaluator;
-use crate::options::Metric;
 use crate::lattice::Node;
 use crate::metrics::{same, Metrics, Requirement};
+use crate::options::Metric;
 use anyhow::Result;
 use std::cmp::Ordering;
 

@@ -17,8 +17,8 @@ use super::result::{score, SearchResult};
 use super::Problem;
 use crate::evaluator::Evaluator;
 use crate::lattice::Node;
-use anyhow::Result;
 use crate::progress::Progress;
+use anyhow::Result;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 pub fn search(ev: &mut Evaluator, p: &Problem, progress: &dyn Progress) -> Result<SearchResult> {

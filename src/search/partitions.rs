@@ -943,7 +943,12 @@ impl<'a> Search<'a> {
 
     /// Queue a node's evaluated children that can still win, each with the
     /// applicators from its own onwards (in applicator order).
-    fn push_children(&mut self, queue: &mut Queue, node: &SearchNode, mut by_app: Vec<(u16, Vec<(Vec<Arc<State>>, Eval)>)>) {
+    fn push_children(
+        &mut self,
+        queue: &mut Queue,
+        node: &SearchNode,
+        mut by_app: Vec<(u16, Vec<(Vec<Arc<State>>, Eval)>)>,
+    ) {
         let domains = self.ev.p.domains;
         // Useless applicators: every child bounded out.
         by_app.retain(|(_, kids)| kids.iter().any(|(_, e)| !self.bounded_out(e)));

@@ -183,7 +183,12 @@ pub struct ArchiveComparison {
     pub boxes: usize,
 }
 
-pub fn compare(objectives: &[Objective], epsilon: &[f64], archive: &[Scored], minimal_set: &[Scored]) -> ArchiveComparison {
+pub fn compare(
+    objectives: &[Objective],
+    epsilon: &[f64],
+    archive: &[Scored],
+    minimal_set: &[Scored],
+) -> ArchiveComparison {
     let dims = objectives.len();
     let scale: Vec<f64> = (0..dims)
         .map(|i| {

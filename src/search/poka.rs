@@ -19,9 +19,9 @@
 
 use super::front::{pick, points, preferred, Point};
 use crate::evaluator::Evaluator;
-use crate::options::Metric;
 use crate::lattice::Lattice;
 use crate::metrics::same;
+use crate::options::Metric;
 use anyhow::Result;
 use std::collections::{BTreeMap, HashMap};
 

@@ -2,11 +2,11 @@
 //! that picks the optimum.
 
 use crate::evaluator::Evaluator;
-use crate::options::Metric;
 use crate::lattice::{Lattice, Node};
 use crate::metrics::{better, Histogram, Outcome, Requirement};
-use anyhow::Result;
+use crate::options::Metric;
 use crate::progress::Progress;
+use anyhow::Result;
 use std::collections::HashSet;
 
 /// A chosen node and how it fares.

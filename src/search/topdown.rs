@@ -18,11 +18,11 @@
 use super::result::{Found, SearchResult};
 use super::Problem;
 use crate::evaluator::Evaluator;
-use crate::options::Metric;
 use crate::lattice::Node;
 use crate::metrics::{same, Histogram};
-use anyhow::Result;
+use crate::options::Metric;
 use crate::progress::Progress;
+use anyhow::Result;
 use std::collections::{BTreeMap, HashSet};
 
 /// The best value of `metric` a node could reach, per node, when there is one;

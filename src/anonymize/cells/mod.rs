@@ -8,8 +8,6 @@ use super::{requirement, Plan, Stages};
 mod measure;
 mod pass;
 
-use measure::{measure, Measured};
-use pass::{cluster, domains, Pass};
 use crate::cells::CellDomain;
 use crate::load::Loaded;
 use crate::progress::Progress;
@@ -17,6 +15,8 @@ use crate::release::{CellRecoding, Recoding, Written};
 use crate::report::{CellMetrics, CellsReport, ModelReport};
 use crate::search::cbg::ClusterSettings;
 use anyhow::{Context, Result};
+use measure::{measure, Measured};
+use pass::{cluster, domains, Pass};
 use serde_json::json;
 use std::sync::Arc;
 

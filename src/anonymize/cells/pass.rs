@@ -164,4 +164,3 @@ pub fn cluster(loaded: &Loaded, job: &Job, domains: &[CellDomain], settings: Clu
     }
     Ok(Pass { clusters: outcome.clusters, cluster_of: assigned, sensitive, label })
 }
-
