@@ -6,11 +6,19 @@
 # - kanon pareto glm and dm at 1%: exact (the default) and POkA, and --exhaustive;
 # - Adult replicated x10 and x100 with k scaled alike (50, 500: the same optimum
 #   on 10x / 100x the rows), ARX and kanon run on the same files.
-# Usage: bench/small.sh [RUNS]   (default 5). Writes bench/small.csv.
+# - privacy models on Adult (occupation sensitive), k = 5, 1%: ARX (bench/arx/arx-models)
+#   with EqualDistanceTCloseness 0.2 and with EntropyLDiversity 3 (Shannon), kanon run
+#   (default search) on the same job plus [privacy] t_closeness / l_diversity; then the
+#   ratios kanon / ARX per model and kanon with the model / kanon without (adult_x1 run).
+# Usage: bench/small.sh [RUNS] [all|models]   (default 5 all). all writes bench/small.csv;
+#   models runs only the model cases and their baselines (ARX and kanon default on
+#   adult_x1 without a model) and writes bench/small-models.csv.
 # Skips (with a notice) what needs ../shared when it is absent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-5}
+what=${2:-all}
+case $what in all|models) ;; *) echo "usage: bench/small.sh [RUNS] [all|models]" >&2; exit 2;; esac
 adult=$(cd ../shared/data/adult 2>/dev/null && pwd) || { echo "skipping: ../shared/data/adult not found"; exit 0; }
 arx=$(cd ../shared/peers/arx 2>/dev/null && pwd)/arx || true
 [ -x "$arx" ] || { echo "notice: ../shared/peers/arx not found, ARX rows skipped"; arx=""; }
@@ -21,20 +29,25 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 qis="age education marital-status native-country race sex workclass salary-class"
 out=bench/small.csv
+[ "$what" = models ] && out=bench/small-models.csv
 echo "case,tool,rows,k,runs,median_s,min_s,max_s,peak_rss_mb,nodes,result" > "$out"
 
 # Adult and its replicas (header once, rows repeated).
 cp "$adult/adult.csv" "$work/adult_x1.csv"
 for x in 10 100; do
+  [ "$what" = all ] || break
   { head -1 "$adult/adult.csv"; for _ in $(seq "$x"); do tail -n +2 "$adult/adult.csv"; done; } > "$work/adult_x$x.csv"
 done
 
 # A kanon job over one of those files: CSV in, CSV out, as ARX does (no DuckDB table).
-job() { # job FILE K OUTDIR
+# PRIVACY, when given, is one more line of [privacy] (a privacy model).
+job() { # job FILE K OUTDIR [PRIVACY]
   {
     printf '[source]\ncsv = "%s"\ndelimiter = ";"\n' "$1"
     printf '[output]\ncsv = "%s/out.csv"\nreport = "%s/report.json"\n' "$3" "$3"
-    printf '[privacy]\nk = %s\nmax_suppression = 0.01\n[search]\nmetric = "glm"\nclass_column = "salary-class"\n' "$2"
+    printf '[privacy]\nk = %s\nmax_suppression = 0.01\n' "$2"
+    if [ -n "${4:-}" ]; then printf '%s\n' "$4"; fi
+    printf '[search]\nmetric = "glm"\nclass_column = "salary-class"\n'
     for q in $qis; do
       printf '[[quasi_identifiers]]\ncolumn = "%s"\nhierarchy = { file = "%s/hierarchy_%s.csv" }\n' "$q" "$adult" "$q"
     done
@@ -72,6 +85,14 @@ kind, path = sys.argv[1], sys.argv[2]
 if kind == "arx":
     r = json.loads(open(path).read().strip().splitlines()[-1])
     print(f"{r['nodes_checked']}|{';'.join(map(str, r['levels']))} suppressed {r['suppressed']}", end="")
+elif kind == "arx-models":
+    # bench/arx/arx-models: also the loss and the release's worst class for the sensitive column.
+    r = json.loads(open(path).read().strip().splitlines()[-1])
+    worst = {"max_t_equal": "max t", "min_entropy_l": "min entropy l"}
+    s = (r.get("release") or {}).get("sensitive", {}).get(sys.argv[3], {})
+    got = "; ".join(f"{worst[m]} {s[m]:.4f}" for m in sys.argv[4:] if s.get(m) is not None)
+    print(f"{r['nodes_checked']}|{';'.join(map(str, r['levels']))} suppressed {r['suppressed']}"
+          f" (loss {float(r['info_loss']):.4f}{'; ' + got if got else ''})", end="")
 elif kind == "run":
     r = json.load(open(path))
     node = ";".join(str(v) for v in r["node"].values())
@@ -83,10 +104,14 @@ else:
     print(f"{r['nodes_evaluated']}|front {len(r['front'])} ({r['method']}; {r['evaluated_percent']:.1f}% evaluated{true})", end="")
 PY
 arx_result() { python3 "$work/result.py" arx "$work/last" > "$work/result"; }
+arx_tcl_result() { python3 "$work/result.py" arx-models "$work/last" occupation max_t_equal > "$work/result"; }
+arx_ent_result() { python3 "$work/result.py" arx-models "$work/last" occupation min_entropy_l > "$work/result"; }
 run_result() { python3 "$work/result.py" run "$dir/report.json" > "$work/result"; }
 pareto_result() { python3 "$work/result.py" pareto "$dir/p.json" > "$work/result"; }
 
-for x in 1 10 100; do
+xs="1 10 100"
+[ "$what" = models ] && xs=1
+for x in $xs; do
   k=$((5 * x))
   rows=$(($(wc -l < "$work/adult_x$x.csv") - 1))
   dir="$work/x$x" && mkdir -p "$dir"
@@ -96,12 +121,12 @@ for x in 1 10 100; do
       --qis "${qis// /,}" --k "$k" --budget 0.01 --metric loss --out "$dir/arx.csv"
   fi
   algorithms="default"
-  [ "$x" = 1 ] && algorithms="default incognito topdown exhaustive"
+  [ "$x" = 1 ] && [ "$what" = all ] && algorithms="default incognito topdown exhaustive"
   for a in $algorithms; do
     flag=() && [ "$a" != default ] && flag=(--algorithm "$a")
     measure "adult_x$x run" "kanon $a" "$rows" "$k" run_result -- "$kanon" run "$j" --quiet "${flag[@]}"
   done
-  if [ "$x" = 1 ]; then
+  if [ "$x" = 1 ] && [ "$what" = all ]; then
     for metric in glm dm; do
       for method in exact poka; do
         measure "adult_x1 pareto $metric" "kanon pareto $method" "$rows" "" pareto_result -- \
@@ -113,4 +138,46 @@ for x in 1 10 100; do
     done
   fi
 done
+
+# Privacy models on adult_x1 (occupation sensitive), k = 5, 1%: ARX and kanon with each
+# model; kanon without it is the adult_x1 run / kanon default row above.
+rows=$(($(wc -l < "$work/adult_x1.csv") - 1))
+models=(
+  "t=0.2 equal|t_closeness = { column = \"occupation\", t = 0.2 }|--t-equal occupation:0.2|arx_tcl_result"
+  "l=3 entropy|l_diversity = { column = \"occupation\", l = 3, kind = \"entropy\" }|--l-entropy occupation:3|arx_ent_result"
+)
+arxm=bench/arx/arx-models
+if [ -n "$arx" ]; then "$arxm" --compile; fi # compiled once here, not inside a timed run
+i=0
+for m in "${models[@]}"; do
+  IFS='|' read -r name privacy arxflag arxres <<< "$m"
+  i=$((i + 1)) && dir="$work/x1-model$i" && mkdir -p "$dir"
+  j=$(job "$work/adult_x1.csv" 5 "$dir" "$privacy")
+  if [ -n "$arx" ]; then
+    measure "adult_x1 $name" arx "$rows" 5 "$arxres" -- "$arxm" --data "$work/adult_x1.csv" --hier "$adult" \
+      --qis "${qis// /,}" --k 5 --budget 0.01 --metric loss $arxflag --out "$dir/arx.csv"
+  fi
+  # Until kanon run accepts the model, say so and go on (no row) rather than stop the benchmark.
+  if "$kanon" run "$j" --quiet > /dev/null 2> "$work/err"; then
+    measure "adult_x1 $name" "kanon default" "$rows" 5 run_result -- "$kanon" run "$j" --quiet
+  else
+    echo "notice: kanon run fails on the $name job, its rows skipped:" >&2
+    head -5 "$work/err" >&2
+  fi
+done
+
 column -s, -t < "$out"
+
+# The ratios of median seconds: kanon / ARX per model, each tool with the model / without.
+python3 - "$out" "${models[@]}" <<'PY'
+import csv, sys
+rows = {(r["case"], r["tool"]): float(r["median_s"]) for r in csv.DictReader(open(sys.argv[1]))}
+base_k, base_a = rows.get(("adult_x1 run", "kanon default")), rows.get(("adult_x1 run", "arx"))
+def ratio(a, b):
+    return f"{a / b:.2f}" if a is not None and b else "n/a"
+print("\nmodel (adult_x1; occupation)   kanon/ARX   kanon with/without   ARX with/without")
+for m in sys.argv[2:]:
+    name = m.split("|")[0]
+    k, a = rows.get((f"adult_x1 {name}", "kanon default")), rows.get((f"adult_x1 {name}", "arx"))
+    print(f"{name:<30} {ratio(k, a):>9}   {ratio(k, base_k):>18}   {ratio(a, base_a):>16}")
+PY

@@ -9,7 +9,10 @@
 -- almost all of them.
 -- A frequency set without sensitive or label codes has one row per class
 -- already ({{size}} = p.cnt, no {{group_by}}); otherwise its rows are summed
--- per class.
+-- per class. With per-class models (entropy or recursive l, t-closeness),
+-- {{lists}} adds each class's (value, records) list of the model's column, and
+-- {{group}} groups by it too: kanon judges each list, then sums the rows into
+-- buckets.
 WITH sized AS (
     SELECT p.node, {{groups}}, {{size}}::BIGINT AS size, {{ldiv}}::BIGINT AS ldiv
     FROM {{source}} p
@@ -22,9 +25,8 @@ WITH sized AS (
     SELECT c.*{{zeros}}
     FROM sized c
     WHERE c.size < {{min_size}}
-){{label_cte}}{{squares_cte}}
+){{label_cte}}{{squares_cte}}{{lists_cte}}
 SELECT c.node, c.size, c.ldiv, count(*)::BIGINT AS classes{{glm_totals}}, {{minority}}::BIGINT AS minority,
-    {{squares}}::BIGINT AS squares
-FROM classes c {{label_join}} {{squares_join}}
-GROUP BY c.node, c.size, c.ldiv
-ORDER BY c.node, c.size, c.ldiv
+    {{squares}}::BIGINT AS squares{{lists}}
+FROM classes c {{label_join}} {{squares_join}} {{lists_join}}
+{{group}}

@@ -35,4 +35,14 @@ FROM (
     GROUP BY ALL
 ) c
 {{joins}}
-WHERE c.size >= ? AND c.ldiv >= ?
+WHERE c.size >= ? AND c.ldiv >= ?{{rejected}}
+-- name: class_lists
+-- Per class at the node's levels, its (value code, records) list of one
+-- extra column ({{column}}: s or t), for the per-class models kanon judges.
+SELECT {{class_cols}}, list([c.v::BIGINT, c.n::BIGINT] ORDER BY c.v)
+FROM (
+    SELECT {{classes}}, p.{{column}} AS v, sum(p.cnt) AS n
+    FROM kanon_f0 p
+    GROUP BY ALL
+) c
+GROUP BY ALL

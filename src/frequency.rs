@@ -4,9 +4,9 @@
 //!
 //! A frequency set has a code `g{a}` per QI `a` (at the node's level; NULL for
 //! a QI the node leaves out), the extra columns `s` (sensitive value code, when
-//! ℓ-diversity is asked) and `y` (class label code, when a class column is
-//! given), and `cnt`. `kanon_f0` is the zero-generalization frequency set over
-//! all QIs.
+//! ℓ-diversity or t-closeness is asked), `t` (t-closeness's column, when it is
+//! not ℓ's), `y` (class label code, when a class column is given), and `cnt`.
+//! `kanon_f0` is the zero-generalization frequency set over all QIs.
 
 use crate::hierarchy::dim_table;
 use crate::spark::Spark;
@@ -19,6 +19,8 @@ use duckdb::Connection;
 pub struct Extras {
     /// `s`: the sensitive column, for ℓ-diversity.
     pub sensitive: bool,
+    /// `t`: t-closeness's column, when it is not the sensitive column.
+    pub closeness: bool,
     /// `y`: the class label, for the classification metric.
     pub label: bool,
     /// Also sum the squared counts of each class's sensitive values (the sl
@@ -27,21 +29,27 @@ pub struct Extras {
 }
 
 impl Extras {
-    /// `, p.s, p.y` (as present), for select lists.
+    /// `, p.s, p.t, p.y` (as present), for select lists.
     pub fn columns(&self, alias: &str) -> String {
-        let mut out = String::new();
-        if self.sensitive {
-            out.push_str(&format!(", {alias}.s"));
-        }
-        if self.label {
-            out.push_str(&format!(", {alias}.y"));
-        }
-        out
+        list(self.names(), "", |c| format!(", {alias}.{c}"))
+    }
+
+    /// The extra columns present: `s`, `t`, `y` in that order.
+    pub fn names(&self) -> Vec<&'static str> {
+        [(self.sensitive, "s"), (self.closeness, "t"), (self.label, "y")]
+            .into_iter()
+            .filter_map(|(on, c)| on.then_some(c))
+            .collect()
+    }
+
+    /// Does a frequency set have more rows than classes?
+    pub fn any(&self) -> bool {
+        self.sensitive || self.closeness || self.label
     }
 }
 
-/// Extra column tables (sensitive `s`, label `y`): the value → code map.
-fn extra_codes(col: &str) -> String {
+/// Extra column tables (sensitive `s`, t-closeness `t`, label `y`): the value → code map.
+pub fn extra_codes(col: &str) -> String {
     format!("kanon_codes_{col}")
 }
 
@@ -97,21 +105,19 @@ impl Input {
 }
 
 /// The light first scan: per-column marginals of the source in one pass, into
-/// `kanon_marg_{a}` per QI (and `kanon_marg_s` / `kanon_marg_y`). Returns the
+/// `kanon_marg_{a}` per QI (and `kanon_marg_s` / `_t` / `_y` for the `extra`
+/// columns, (alias, column)). Returns the
 /// number of rows.
 pub fn scan_source(
     conn: &Connection,
     spark: Option<&crate::spark::Spark>,
     input: &Input,
     qis: &[String],
-    sensitive: Option<&str>,
-    label: Option<&str>,
+    extra: &[(&str, &str)],
 ) -> Result<u64> {
     let mut cols: Vec<(String, String)> = qis.iter().enumerate().map(|(a, c)| (ident(c), format!("v{a}"))).collect();
-    for (c, alias) in [(sensitive, "s"), (label, "y")] {
-        if let Some(c) = c {
-            cols.push((ident(c), alias.to_string()));
-        }
+    for (alias, c) in extra {
+        cols.push((ident(c), alias.to_string()));
     }
     let m = cols.len();
     let all = list(cols.iter(), ", ", |(_, v)| v.clone());
@@ -169,21 +175,17 @@ pub fn encode(
     input: &Input,
     qis: &[String],
     rows: u64,
-    sensitive: Option<&str>,
-    label: Option<&str>,
+    extra: &[(&str, &str)],
 ) -> Result<()> {
     let n = qis.len();
     // A leaf code is below its hierarchy's top divisor (the top level has code 0).
     let tops: Vec<i64> = crate::hierarchy::divisors(conn, n)?.iter().map(|d| *d.last().unwrap_or(&1)).collect();
-    code_tables(conn, n, sensitive.is_some(), label.is_some())?;
+    let aliases: Vec<&str> = extra.iter().map(|e| e.0).collect();
+    code_tables(conn, n, &aliases)?;
     if let Some(spark) = spark {
         // The grouping runs on Spark: it joins the code tables there.
         let mut tables: Vec<String> = (0..n).map(crate::hierarchy::code_table).collect();
-        for (c, col) in [(sensitive, "s"), (label, "y")] {
-            if c.is_some() {
-                tables.push(extra_codes(col));
-            }
-        }
+        tables.extend(aliases.iter().map(|col| extra_codes(col)));
         for t in tables {
             spark.share(conn, &format!("SELECT * FROM {t}"), &[], &t)?;
         }
@@ -192,11 +194,9 @@ pub fn encode(
     let mut joins = list(qis.iter().enumerate(), " ", |(a, c)| {
         format!("JOIN {} l{a} ON src.{} IS NOT DISTINCT FROM l{a}.n", crate::hierarchy::code_table(a), ident(c))
     });
-    for (c, col) in [(sensitive, "s"), (label, "y")] {
-        if let Some(c) = c {
-            joins.push_str(&format!(" {}", extra_join(col, c)));
-            codes.push_str(&format!(", k{col}.code AS {col}"));
-        }
+    for (col, c) in extra {
+        joins.push_str(&format!(" {}", extra_join(col, c)));
+        codes.push_str(&format!(", k{col}.code AS {col}"));
     }
     let count = int_type(rows.saturating_add(1).min(i64::MAX as u64) as i64);
     let select = render(
@@ -215,8 +215,9 @@ pub fn encode(
 }
 
 /// The code tables from the marginals and the hierarchies: per QI value →
-/// leaf code (`kanon_code_{a}`), and the sensitive and label value → code maps.
-pub fn code_tables(conn: &Connection, n: usize, sensitive: bool, label: bool) -> Result<()> {
+/// leaf code (`kanon_code_{a}`), and the value → code maps of the extra
+/// columns (`aliases`: `s`, `t`, `y`), codes 1.. in the column type's order.
+pub fn code_tables(conn: &Connection, n: usize, aliases: &[&str]) -> Result<()> {
     for a in 0..n {
         conn.execute_batch(&render(
             sql::BASE_CODES,
@@ -228,15 +229,13 @@ pub fn code_tables(conn: &Connection, n: usize, sensitive: bool, label: bool) ->
             ],
         ))?;
     }
-    for (on, col) in [(sensitive, "s"), (label, "y")] {
-        if on {
-            // NULL is a value like any other: it gets a code of its own.
-            conn.execute_batch(&format!(
-                "CREATE OR REPLACE TEMP TABLE {} AS \
-                 SELECT (row_number() OVER (ORDER BY n NULLS FIRST))::INTEGER AS code, n FROM kanon_marg_{col}",
-                extra_codes(col)
-            ))?;
-        }
+    for col in aliases {
+        // NULL is a value like any other: it gets a code of its own.
+        conn.execute_batch(&format!(
+            "CREATE OR REPLACE TEMP TABLE {} AS \
+             SELECT (row_number() OVER (ORDER BY n NULLS FIRST))::INTEGER AS code, n FROM kanon_marg_{col}",
+            extra_codes(col)
+        ))?;
     }
     Ok(())
 }
@@ -257,7 +256,7 @@ pub fn drop_base(conn: &Connection) -> Result<()> {
 /// Distinct QI combinations of the source: rows of `kanon_f0`, or of its
 /// QI codes when it also carries sensitive or label codes.
 pub fn combinations(conn: &Connection, n: usize, extras: Extras) -> Result<u64> {
-    let q = if extras.sensitive || extras.label {
+    let q = if extras.any() {
         format!("SELECT count(*) FROM (SELECT DISTINCT {} FROM kanon_f0)", list(0..n, ", ", |a| format!("g{a}")))
     } else {
         "SELECT count(*) FROM kanon_f0".to_string()
@@ -357,8 +356,7 @@ pub fn rollup_sets(conn: &Connection, target: &str, kids: &[Kid], sets: &RollupS
         return Ok(false);
     }
     let m = cols.len();
-    let extra_cols: Vec<&str> =
-        [(extras.sensitive, "s"), (extras.label, "y")].into_iter().filter_map(|(on, c)| on.then_some(c)).collect();
+    let extra_cols = extras.names();
     let mut masks = std::collections::HashSet::new();
     let mut cases = Vec::new();
     let mut groupings = Vec::new();

@@ -444,3 +444,63 @@ impl HierarchyRows {
         Ok(HierarchyRows { rows, labels, present })
     }
 }
+
+/// The index under which a sensitive column's hierarchy is built (beside the
+/// QIs' 0..n, with its own tables).
+const SENSITIVE_TREE: usize = 9999;
+
+/// A non-QI column's hierarchy (t-closeness's hierarchical distance), as a
+/// tree over the codes of `kanon_codes_{alias}`: its height and, per code
+/// 1..=m (index 0 unused), the index of the code's value at each level
+/// 1..=height. Any hierarchy form a QI takes.
+pub fn value_tree(conn: &Connection, spec: &HierarchySpec, alias: &str) -> Result<(u32, Vec<Vec<u32>>)> {
+    let a = SENSITIVE_TREE;
+    conn.execute_batch(&format!(
+        "CREATE OR REPLACE TEMP VIEW {} AS SELECT n, {alias} AS v{a}, cnt FROM kanon_marg_{alias}",
+        marginal_table(a)
+    ))?;
+    let mut rows = match spec {
+        HierarchySpec::File(path) => read_arx(path)?,
+        _ => {
+            let nulls: i64 = conn.query_row(
+                &render(
+                    sql::fragment(sql::HIERARCHY_LEVELS, "nulls"),
+                    &[("col", &format!("v{a}")), ("base", &marginal_table(a))],
+                ),
+                [],
+                |r| r.get(0),
+            )?;
+            if nulls > 0 {
+                return Err(bad(format!("{nulls} rows have NULL, which a built-in hierarchy does not list")));
+            }
+            generate(conn, a, spec)?;
+            read_rows(conn, a)?
+        }
+    };
+    let mut seen = std::collections::HashSet::new();
+    rows.retain(|r| seen.insert(r.clone()));
+    check_structure(&rows).map_err(|e| bad(format!("hierarchy: {e}")))?;
+    let height = rows[0].len() - 1;
+    // Per level ≥ 1: value → index (a value has one parent, so it names its node).
+    let mut index: Vec<BTreeMap<&Option<String>, u32>> = vec![BTreeMap::new(); height + 1];
+    for row in &rows {
+        for (l, v) in row.iter().enumerate().skip(1) {
+            let next = index[l].len() as u32;
+            index[l].entry(v).or_insert(next);
+        }
+    }
+    let leaf: HashMap<&Option<String>, &Vec<Option<String>>> = rows.iter().map(|r| (&r[0], r)).collect();
+    let mut stmt = conn.prepare(&format!(
+        "SELECT k.code, m.{alias} FROM {} k JOIN kanon_marg_{alias} m ON k.n IS NOT DISTINCT FROM m.n ORDER BY k.code",
+        crate::frequency::extra_codes(alias)
+    ))?;
+    let mut ancestors = vec![Vec::new()];
+    for r in stmt.query_map([], |r| r.get::<_, Option<String>>(1))? {
+        let value = r?;
+        let Some(row) = leaf.get(&value) else {
+            return Err(bad(format!("value {} is not a leaf of its hierarchy", quoted(&value))));
+        };
+        ancestors.push((1..=height).map(|l| index[l][&row[l]]).collect());
+    }
+    Ok((height as u32, ancestors))
+}

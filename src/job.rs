@@ -5,6 +5,7 @@
 
 use crate::error::bad;
 use crate::options::{Algorithm, Metric, Scheme};
+use crate::privacy::Ratio;
 use anyhow::{Context, Result};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
@@ -191,6 +192,34 @@ impl Budget {
 pub struct Diversity {
     pub column: Column,
     pub l: u64,
+    pub kind: DiversityKind,
+}
+
+/// Which ℓ-diversity (`[privacy] l_diversity.kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiversityKind {
+    /// At least ℓ distinct values per class (the default).
+    Distinct,
+    /// Entropy at least ln ℓ.
+    Entropy,
+    /// Recursive (c, ℓ).
+    Recursive(Ratio),
+}
+
+/// `[privacy] t_closeness`.
+#[derive(Debug, Clone)]
+pub struct ClosenessSpec {
+    pub column: Column,
+    pub t: Ratio,
+    pub distance: DistanceSpec,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum DistanceSpec {
+    Equal,
+    Ordered,
+    /// Over this hierarchy of the column's values.
+    Hierarchical(HierarchySpec),
 }
 
 #[derive(Debug, Clone)]
@@ -201,6 +230,31 @@ pub struct Privacy {
     /// suppression by it; otherwise suppression is only charged).
     pub budget_given: bool,
     pub diversity: Option<Diversity>,
+    pub closeness: Option<ClosenessSpec>,
+}
+
+impl Privacy {
+    /// ℓ as the distinct count the histograms check (None for entropy and recursive ℓ).
+    pub fn distinct_l(&self) -> Option<u64> {
+        self.diversity.as_ref().filter(|d| d.kind == DiversityKind::Distinct).map(|d| d.l)
+    }
+
+    /// The models beyond k and distinct ℓ, in words, when any (what a
+    /// scheme or cell search cannot honour).
+    pub fn class_models(&self) -> Option<String> {
+        let mut out = Vec::new();
+        if let Some(d) = &self.diversity {
+            match d.kind {
+                DiversityKind::Distinct => {}
+                DiversityKind::Entropy => out.push(format!("entropy l-diversity on \"{}\"", d.column.name)),
+                DiversityKind::Recursive(_) => out.push(format!("recursive (c,l)-diversity on \"{}\"", d.column.name)),
+            }
+        }
+        if let Some(t) = &self.closeness {
+            out.push(format!("t-closeness on \"{}\"", t.column.name));
+        }
+        (!out.is_empty()).then(|| out.join(" and "))
+    }
 }
 
 /// A column named in the job file, with the line it is named on.
@@ -277,6 +331,24 @@ pub struct Job {
     pub engine: Engine,
     /// Cell-based generalization's m (`[search] open_clusters`).
     pub open_clusters: usize,
+    /// `[risk]`: how the re-identification risk is measured.
+    pub risk: RiskSpec,
+}
+
+/// `[risk]` (docs/risk.md).
+#[derive(Debug, Clone)]
+pub struct RiskSpec {
+    pub settings: crate::risk::RiskSettings,
+    /// Population class sizes F_j come from this table (with the source's QI columns).
+    pub population_table: Option<PopulationTable>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum PopulationTable {
+    /// A table of the source database.
+    Table(String),
+    Csv { path: PathBuf, delimiter: Option<String> },
+    Parquet(PathBuf),
 }
 
 // ---- the file as written -------------------------------------------------
@@ -293,6 +365,25 @@ struct RawJob {
     quasi_identifiers: Vec<RawQi>,
     #[serde(default)]
     engine: RawEngine,
+    #[serde(default)]
+    risk: RawRisk,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawRisk {
+    threshold: Option<f64>,
+    population: Option<i64>,
+    sampling_fraction: Option<f64>,
+    population_table: Option<RawPopulationTable>,
+}
+
+/// `population_table = "name"` (a table of the source database) or `{ csv | parquet = "file" }`.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RawPopulationTable {
+    Table(String),
+    File { csv: Option<String>, parquet: Option<String>, delimiter: Option<String> },
 }
 
 #[derive(Deserialize)]
@@ -332,6 +423,7 @@ struct RawPrivacy {
     #[serde(default)]
     max_suppression: Option<RawBudget>,
     l_diversity: Option<RawDiversity>,
+    t_closeness: Option<RawCloseness>,
 }
 
 #[derive(Deserialize)]
@@ -339,6 +431,17 @@ struct RawPrivacy {
 struct RawDiversity {
     column: Spanned<String>,
     l: i64,
+    kind: Option<String>,
+    c: Option<f64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCloseness {
+    column: Spanned<String>,
+    t: f64,
+    distance: Option<String>,
+    hierarchy: Option<Spanned<RawHierarchy>>,
 }
 
 #[derive(Deserialize)]
@@ -570,12 +673,57 @@ impl Job {
         };
         let diversity = match &p.l_diversity {
             None => None,
-            Some(d) if d.l >= 1 => Some(Diversity { column: column(&d.column), l: d.l as u64 }),
             Some(d) => {
-                return Err(bad(format!(
-                    "{file}:{}: [privacy] l_diversity l must be at least 1",
-                    line_of(text, d.column.span().start)
-                )))
+                let at = format!("{file}:{}: [privacy] l_diversity", line_of(text, d.column.span().start));
+                if d.l < 1 {
+                    return Err(bad(format!("{at} l must be at least 1")));
+                }
+                let kind = match (d.kind.as_deref().unwrap_or("distinct"), d.c) {
+                    ("distinct", None) => DiversityKind::Distinct,
+                    ("entropy", None) => DiversityKind::Entropy,
+                    ("recursive", Some(c)) => match Ratio::from_decimal(c).filter(|c| c.num > 0) {
+                        Some(c) => DiversityKind::Recursive(c),
+                        None => return Err(bad(format!("{at} c must be a positive number, got {c}"))),
+                    },
+                    ("recursive", None) => return Err(bad(format!("{at}: kind \"recursive\" needs c"))),
+                    ("distinct" | "entropy", Some(_)) => {
+                        return Err(bad(format!("{at}: c is for kind = \"recursive\" only")))
+                    }
+                    (k, _) => {
+                        return Err(bad(format!(
+                            "{at}: unknown kind \"{k}\" (expected \"distinct\", \"entropy\" or \"recursive\")"
+                        )))
+                    }
+                };
+                Some(Diversity { column: column(&d.column), l: d.l as u64, kind })
+            }
+        };
+        let closeness = match &p.t_closeness {
+            None => None,
+            Some(t) => {
+                let at = format!("{file}:{}: [privacy] t_closeness", line_of(text, t.column.span().start));
+                let Some(value) = Ratio::from_decimal(t.t).filter(|r| r.num <= r.den) else {
+                    return Err(bad(format!("{at} t must be a number in [0, 1], got {}", t.t)));
+                };
+                let distance = match (t.distance.as_deref().unwrap_or("equal"), &t.hierarchy) {
+                    ("equal", None) => DistanceSpec::Equal,
+                    ("ordered", None) => DistanceSpec::Ordered,
+                    ("hierarchical", Some(h)) => DistanceSpec::Hierarchical(
+                        hierarchy_spec(h.get_ref(), &resolve).map_err(|m| bad(format!("{at}: {m}")))?,
+                    ),
+                    ("hierarchical", None) => {
+                        return Err(bad(format!("{at}: distance \"hierarchical\" needs a hierarchy")))
+                    }
+                    ("equal" | "ordered", Some(_)) => {
+                        return Err(bad(format!("{at}: a hierarchy is for distance = \"hierarchical\" only")))
+                    }
+                    (d, _) => {
+                        return Err(bad(format!(
+                            "{at}: unknown distance \"{d}\" (expected \"equal\", \"hierarchical\" or \"ordered\")"
+                        )))
+                    }
+                };
+                Some(ClosenessSpec { column: column(&t.column), t: value, distance })
             }
         };
 
@@ -603,11 +751,12 @@ impl Job {
                 )));
             }
         }
-        if let Some(d) = &diversity {
-            if quasi_identifiers.iter().any(|q| q.column.name == d.column.name) {
+        let sensitive_columns = diversity.iter().map(|d| &d.column).chain(closeness.iter().map(|t| &t.column));
+        for c in sensitive_columns {
+            if quasi_identifiers.iter().any(|q| q.column.name == c.name) {
                 return Err(bad(format!(
                     "{file}:{}: sensitive column \"{}\" cannot also be a quasi-identifier",
-                    d.column.line, d.column.name
+                    c.line, c.name
                 )));
             }
         }
@@ -616,6 +765,44 @@ impl Job {
             None => OPEN_CLUSTERS,
             Some(m) if m >= 1 => m as usize,
             Some(m) => return Err(bad(format!("{file}: [search] open_clusters must be at least 1, got {m}"))),
+        };
+
+        let r = &raw.risk;
+        let defaults = crate::risk::RiskSettings::default();
+        let threshold = r.threshold.unwrap_or(defaults.threshold);
+        if !(threshold > 0.0 && threshold <= 1.0) {
+            return Err(bad(format!("{file}: [risk] threshold must be in (0, 1], got {threshold}")));
+        }
+        let sampling_fraction = r.sampling_fraction.unwrap_or(defaults.sampling_fraction);
+        if !(sampling_fraction > 0.0 && sampling_fraction <= 1.0) {
+            return Err(bad(format!("{file}: [risk] sampling_fraction must be in (0, 1], got {sampling_fraction}")));
+        }
+        if r.population.is_some() && r.sampling_fraction.is_some() {
+            return Err(bad(format!("{file}: [risk] takes population or sampling_fraction, not both")));
+        }
+        let population = match r.population {
+            None => None,
+            Some(p) if p >= 1 => Some(p as u64),
+            Some(p) => return Err(bad(format!("{file}: [risk] population must be at least 1, got {p}"))),
+        };
+        let population_table = match &r.population_table {
+            None => None,
+            Some(RawPopulationTable::Table(t)) => Some(PopulationTable::Table(t.clone())),
+            Some(RawPopulationTable::File { csv: Some(c), parquet: None, delimiter }) => {
+                Some(PopulationTable::Csv { path: resolve(c), delimiter: delimiter.clone() })
+            }
+            Some(RawPopulationTable::File { csv: None, parquet: Some(p), delimiter: None }) => {
+                Some(PopulationTable::Parquet(resolve(p)))
+            }
+            Some(_) => {
+                return Err(bad(format!(
+                    "{file}: [risk] population_table is a table name or {{ csv = \"file\" }} or {{ parquet = \"file\" }}"
+                )))
+            }
+        };
+        let risk = RiskSpec {
+            settings: crate::risk::RiskSettings { threshold, population, sampling_fraction },
+            population_table,
         };
 
         let engine = Engine {
@@ -631,8 +818,8 @@ impl Job {
             sha256: format!("{:x}", Sha256::digest(text.as_bytes())),
             source,
             output,
-            sensitive: diversity.as_ref().map(|d| d.column.clone()),
-            privacy: Privacy { k: p.k as u64, budget, budget_given: p.max_suppression.is_some(), diversity },
+            sensitive: diversity.as_ref().map(|d| &d.column).or(closeness.as_ref().map(|t| &t.column)).cloned(),
+            privacy: Privacy { k: p.k as u64, budget, budget_given: p.max_suppression.is_some(), diversity, closeness },
             algorithm: raw.search.algorithm,
             scheme: raw.search.scheme,
             metric: raw.search.metric,
@@ -640,7 +827,15 @@ impl Job {
             quasi_identifiers,
             engine,
             open_clusters,
+            risk,
         })
+    }
+
+    /// t-closeness's column when it is not the sensitive column (the
+    /// frequency sets then carry it as `t` beside ℓ's `s`).
+    pub fn closeness_column(&self) -> Option<&Column> {
+        let t = &self.privacy.closeness.as_ref()?.column;
+        (self.sensitive.as_ref().map(|s| &s.name) != Some(&t.name)).then_some(t)
     }
 
     /// QI column names in job order.

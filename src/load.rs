@@ -9,7 +9,9 @@ use crate::error::bad;
 use crate::evaluator::{Backend, Evaluator, MEMORY_ROWS};
 use crate::frequency::{self, Extras};
 use crate::hierarchy::{self, Hierarchy};
-use crate::job::{Column, Job};
+use crate::job::{Column, DistanceSpec, DiversityKind, Job};
+use crate::privacy::{ClassModels, Closeness, Distance};
+use std::sync::Arc;
 use crate::metrics::Dataset;
 use anyhow::Result;
 use duckdb::Connection;
@@ -20,6 +22,8 @@ pub struct Loaded {
     pub hierarchies: Vec<Hierarchy>,
     pub data: Dataset,
     pub extras: Extras,
+    /// The per-class models beyond k and distinct ℓ (entropy and recursive ℓ, t-closeness).
+    pub models: Arc<ClassModels>,
     /// `[engine]` memory_rows and threads, for the evaluators.
     pub memory_rows: u64,
     pub threads: Option<usize>,
@@ -130,12 +134,18 @@ fn load_as(job: &Job, bar: &indicatif::ProgressBar, records: bool) -> Result<Loa
     let files = hierarchy::load_files(&conn, job)?;
     trace("hierarchy files");
     let sensitive = job.sensitive.as_ref().map(|c| c.name.as_str());
+    let closeness = job.closeness_column().map(|c| c.name.as_str());
     let label = job.class_column.as_ref().map(|c| c.name.as_str());
+    // The extra columns the frequency sets carry: (alias, column).
+    let extra: Vec<(&str, &str)> = [("s", sensitive), ("t", closeness), ("y", label)]
+        .into_iter()
+        .filter_map(|(alias, c)| c.map(|c| (alias, c)))
+        .collect();
     bar.set_message("scanning the source for each column's values");
     // A copied CSV is a table already: grouping it first would not save a parse.
     let input = if database::small_file(job) && !records {
         let mut read: Vec<&str> = job.quasi_identifiers.iter().map(|q| q.column.name.as_str()).collect();
-        for c in sensitive.into_iter().chain(label) {
+        for &(_, c) in &extra {
             if !read.contains(&c) {
                 read.push(c);
             }
@@ -146,7 +156,7 @@ fn load_as(job: &Job, bar: &indicatif::ProgressBar, records: bool) -> Result<Loa
     } else {
         frequency::Input::source()
     };
-    let rows = frequency::scan_source(&conn, spark.as_ref(), &input, &job.qi_names(), sensitive, label)?;
+    let rows = frequency::scan_source(&conn, spark.as_ref(), &input, &job.qi_names(), &extra)?;
     if rows == 0 {
         return Err(bad(format!("{}: the source, {}, has no rows", job.path.display(), job.source.describe())));
     }
@@ -154,14 +164,17 @@ fn load_as(job: &Job, bar: &indicatif::ProgressBar, records: bool) -> Result<Loa
     bar.set_message("building the hierarchies");
     let hierarchies = hierarchy::finish(&conn, job, files)?;
     trace("hierarchies");
-    let extras = Extras { sensitive: sensitive.is_some(), label: label.is_some(), spread: false };
+    let extras =
+        Extras { sensitive: sensitive.is_some(), closeness: closeness.is_some(), label: label.is_some(), spread: false };
     if records {
-        frequency::code_tables(&conn, job.quasi_identifiers.len(), sensitive.is_some(), label.is_some())?;
+        let aliases: Vec<&str> = extra.iter().map(|e| e.0).collect();
+        frequency::code_tables(&conn, job.quasi_identifiers.len(), &aliases)?;
     } else {
         bar.set_message(format!("grouping the {rows} source rows by their quasi-identifiers"));
-        frequency::encode(&conn, spark.as_ref(), &input, &job.qi_names(), rows, sensitive, label)?;
+        frequency::encode(&conn, spark.as_ref(), &input, &job.qi_names(), rows, &extra)?;
         trace("base frequency set");
     }
+    let models = Arc::new(class_models(&conn, job, &columns)?);
     let data = Dataset {
         rows,
         heights: hierarchies.iter().map(|h| h.height).collect(),
@@ -174,6 +187,7 @@ fn load_as(job: &Job, bar: &indicatif::ProgressBar, records: bool) -> Result<Loa
         hierarchies,
         data,
         extras,
+        models,
         memory_rows: job.engine.memory_rows.unwrap_or(MEMORY_ROWS),
         threads: job.engine.threads.map(|t| t as usize),
         position,
@@ -189,6 +203,68 @@ impl Loaded {
 
     /// An evaluator on a chosen backend (tests compare the two).
     pub fn evaluator_on(&self, backend: Backend) -> Result<Evaluator<'_>> {
-        Evaluator::new(&self.conn, self.data.clone(), self.extras, backend, self.threads)
+        Ok(Evaluator::new(&self.conn, self.data.clone(), self.extras, backend, self.threads)?
+            .with_models(self.models.clone()))
     }
+}
+
+/// The job's per-class models, with what t-closeness needs of the source:
+/// its distribution of the column (before any suppression) and, per
+/// distance, the column's order or hierarchy.
+pub fn class_models(conn: &Connection, job: &Job, columns: &[SourceColumn]) -> Result<ClassModels> {
+    let mut models = ClassModels { separate: job.closeness_column().is_some(), ..ClassModels::default() };
+    if let Some(d) = &job.privacy.diversity {
+        match d.kind {
+            DiversityKind::Distinct => {}
+            DiversityKind::Entropy => models.entropy = Some(d.l),
+            DiversityKind::Recursive(c) => models.recursive = Some((c, d.l)),
+        }
+    }
+    let Some(spec) = &job.privacy.closeness else {
+        return Ok(models);
+    };
+    let alias = if models.separate { "t" } else { "s" };
+    let mut stmt = conn.prepare(&format!(
+        "SELECT k.code, m.cnt FROM {} k JOIN kanon_marg_{alias} m ON k.n IS NOT DISTINCT FROM m.n ORDER BY k.code",
+        frequency::extra_codes(alias)
+    ))?;
+    let mut reference = vec![0u64];
+    for row in stmt.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))? {
+        let (code, count) = row?;
+        debug_assert_eq!(code as usize, reference.len());
+        reference.push(count as u64);
+    }
+    let total = reference.iter().sum();
+    let at = || format!("{}: t_closeness column \"{}\"", job.at(&spec.column), spec.column.name);
+    let distance = match &spec.distance {
+        DistanceSpec::Equal => Distance::Equal,
+        DistanceSpec::Ordered => {
+            let column = columns.iter().find(|c| c.name == spec.column.name);
+            let type_name = column.map_or("", |c| c.type_name.as_str());
+            if !ordered_type(type_name) {
+                return Err(bad(format!(
+                    "{}: distance \"ordered\" needs a numeric or date column, and this one is {type_name}",
+                    at()
+                )));
+            }
+            Distance::ordered(&reference)
+        }
+        DistanceSpec::Hierarchical(h) => {
+            let (height, ancestors) = hierarchy::value_tree(conn, h, alias).map_err(|e| bad(format!("{}: {e:#}", at())))?;
+            Distance::hierarchical(&reference, &ancestors, height)
+        }
+    };
+    models.closeness = Some(Closeness { t: spec.t, reference, total, distance });
+    Ok(models)
+}
+
+/// Does a column of this type (DuckDB's or Spark's name) have an order the
+/// ordered distance reads: numbers, dates and times?
+fn ordered_type(type_name: &str) -> bool {
+    let t = type_name.to_ascii_lowercase();
+    const ORDERED: [&str; 16] = [
+        "tinyint", "smallint", "int", "bigint", "hugeint", "utinyint", "usmallint", "uint", "ubigint", "uhugeint",
+        "float", "double", "real", "decimal", "date", "time",
+    ];
+    ORDERED.iter().any(|p| t.starts_with(p)) || t.starts_with("long") || t.starts_with("short") || t == "byte"
 }

@@ -9,12 +9,16 @@ use duckdb::Connection;
 use serde::Serialize;
 use std::cmp::Ordering;
 
-/// Classes of one size and one count of distinct sensitive values.
+/// Classes of one size, one count of distinct sensitive values and one
+/// verdict of the per-class models.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Bucket {
     pub size: u64,
-    /// Distinct sensitive values per class (0 when ℓ-diversity is not asked).
+    /// Distinct sensitive values per class (0 when no sensitive column is read).
     pub ldiv: u64,
+    /// Do these classes meet the job's per-class models beyond k and distinct
+    /// ℓ ([`crate::privacy::ClassModels`]; true when there are none)?
+    pub admitted: bool,
     pub classes: u64,
     /// Per QI of the node: Σ over these classes of size × (leaves under the class's value − 1).
     pub leaf_sums: Vec<u64>,
@@ -25,7 +29,7 @@ pub struct Bucket {
     pub squares: u64,
 }
 
-/// A node's class-size histogram, ordered by (size, ldiv).
+/// A node's class-size histogram, ordered by (size, ldiv, admitted).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Histogram {
     pub buckets: Vec<Bucket>,
@@ -41,7 +45,7 @@ pub struct Requirement {
 
 impl Requirement {
     fn keeps(&self, b: &Bucket) -> bool {
-        b.size >= self.k && self.l.is_none_or(|l| b.ldiv >= l)
+        b.admitted && b.size >= self.k && self.l.is_none_or(|l| b.ldiv >= l)
     }
 }
 
@@ -95,17 +99,39 @@ pub struct Outcome {
 }
 
 impl Histogram {
+    /// Sum buckets of the same (size, ldiv, admitted) and order them.
+    pub fn merge_buckets(&mut self) {
+        self.buckets.sort_by_key(|b| (b.size, b.ldiv, b.admitted));
+        let mut out: Vec<Bucket> = Vec::with_capacity(self.buckets.len());
+        for b in self.buckets.drain(..) {
+            match out.last_mut() {
+                Some(last) if (last.size, last.ldiv, last.admitted) == (b.size, b.ldiv, b.admitted) => {
+                    last.classes += b.classes;
+                    for (x, y) in last.leaf_sums.iter_mut().zip(&b.leaf_sums) {
+                        *x += y;
+                    }
+                    last.minority += b.minority;
+                    last.squares += b.squares;
+                }
+                _ => out.push(b),
+            }
+        }
+        self.buckets = out;
+    }
+
     /// Number of equivalence classes.
     pub fn classes(&self) -> u64 {
         self.buckets.iter().map(|b| b.classes).sum()
     }
 
     /// The largest k whose suppression fits `budget` rows: records in classes
-    /// smaller than k are suppressed (ℓ is not considered).
+    /// smaller than k are suppressed, and those the per-class models reject
+    /// (distinct ℓ is not considered).
     pub fn achieved_k(&self, budget: u64) -> u64 {
-        let mut sizes: Vec<(u64, u64)> = self.buckets.iter().map(|b| (b.size, b.size * b.classes)).collect();
+        let admitted = self.buckets.iter().filter(|b| b.admitted);
+        let mut sizes: Vec<(u64, u64)> = admitted.map(|b| (b.size, b.size * b.classes)).collect();
         sizes.sort();
-        let mut below = 0u64;
+        let mut below: u64 = self.buckets.iter().filter(|b| !b.admitted).map(|b| b.size * b.classes).sum();
         let mut k = 0;
         for (size, records) in sizes {
             if below > budget {
@@ -194,7 +220,7 @@ mod tests {
     }
 
     fn bucket(size: u64, classes: u64, ldiv: u64, leaf_sums: Vec<u64>) -> Bucket {
-        Bucket { size, ldiv, classes, leaf_sums, minority: 0, squares: 0 }
+        Bucket { size, ldiv, admitted: true, classes, leaf_sums, minority: 0, squares: 0 }
     }
 
     #[test]
@@ -261,10 +287,29 @@ pub fn full_domain_ambiguity(
     levels: &[u8],
     req: &Requirement,
     sensitive: bool,
+    rejected: &[Box<[i64]>],
     data: &Dataset,
 ) -> Result<f64> {
     let n = levels.len();
     let div = divisors(conn, n)?;
+    // Classes the per-class models reject are suppressed too.
+    let anti = if rejected.is_empty() {
+        String::new()
+    } else {
+        conn.execute_batch(&format!(
+            "CREATE OR REPLACE TEMP TABLE kanon_rejected ({})",
+            list(0..n, ", ", |a| format!("c{a} BIGINT"))
+        ))?;
+        let mut app = conn.appender("kanon_rejected")?;
+        for class in rejected {
+            app.append_row(duckdb::appender_params_from_iter(class.iter()))?;
+        }
+        app.flush()?;
+        format!(
+            " AND NOT EXISTS (SELECT 1 FROM kanon_rejected r WHERE {})",
+            list(0..n, " AND ", |a| format!("r.c{a} = c.c{a}"))
+        )
+    };
     let q = render(
         sql::fragment(sql::RELEASE_MAP, "ambiguity"),
         &[
@@ -277,6 +322,7 @@ pub fn full_domain_ambiguity(
                 }),
             ),
             ("product", &list(0..n, " * ", |a| format!("h{a}.leaves::DOUBLE"))),
+            ("rejected", &anti),
         ],
     );
     let (kept, records): (f64, i64) =

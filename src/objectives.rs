@@ -86,7 +86,7 @@ pub struct Scored {
 pub fn score(h: &Histogram, levels: &[u8], budget: u64, data: &Dataset, objectives: &[Objective]) -> Scored {
     let k = h.achieved_k(budget);
     let o = h.outcome(levels, &Requirement { k, l: None, budget }, data);
-    let kept = || h.buckets.iter().filter(|b| b.size >= k);
+    let kept = || h.buckets.iter().filter(|b| b.admitted && b.size >= k);
     let values = objectives
         .iter()
         .map(|obj| match obj {
@@ -170,7 +170,7 @@ mod tests {
     use crate::metrics::Bucket;
 
     fn bucket(size: u64, classes: u64, ldiv: u64, squares: u64) -> Bucket {
-        Bucket { size, ldiv, classes, leaf_sums: vec![0], minority: 0, squares }
+        Bucket { size, ldiv, admitted: true, classes, leaf_sums: vec![0], minority: 0, squares }
     }
 
     #[test]

@@ -33,7 +33,7 @@ pub(super) fn prepare(plan: &Plan, node: Option<&[u8]>, source: &Loaded) -> Resu
     let rows = source.data.rows;
     let req = Requirement {
         k: job.privacy.k,
-        l: job.privacy.diversity.as_ref().map(|d| d.l),
+        l: job.privacy.distinct_l(),
         budget: job.privacy.budget.rows(rows),
     };
     let lattice = Lattice::new(source.data.heights.clone());
@@ -89,7 +89,9 @@ impl Stages for FullDomain {
         self.best = result.best.clone();
         self.result = Some(result);
         if let Some(best) = &self.best {
-            self.am = full_domain_ambiguity(&source.conn, &best.levels, req, source.extras.sensitive, &source.data)?;
+            let rejected = crate::release::rejected_classes(source, &best.levels)?;
+            let sensitive = source.extras.sensitive;
+            self.am = full_domain_ambiguity(&source.conn, &best.levels, req, sensitive, &rejected, &source.data)?;
         }
         Ok(self.best.is_some())
     }

@@ -13,6 +13,7 @@ pub use plan::{Model, Overrides, Plan};
 use crate::database;
 use crate::error::{bad, Infeasible};
 use crate::frequency;
+use crate::job::DiversityKind;
 use crate::load::{load_records, load_showing, Loaded};
 use crate::progress::{progress, spinner, Progress};
 use crate::release::{self, Recoding, Written};
@@ -138,8 +139,17 @@ pub fn run(plan: &Plan, quiet: bool) -> Result<()> {
 /// The requirement in words, for the infeasible messages.
 fn requirement(plan: &Plan) -> String {
     let job = &plan.job;
-    match &job.privacy.diversity {
-        Some(d) => format!("k = {} and l = {} on \"{}\"", job.privacy.k, d.l, d.column.name),
-        None => format!("k = {}", job.privacy.k),
+    let mut out = format!("k = {}", job.privacy.k);
+    if let Some(d) = &job.privacy.diversity {
+        let kind = match d.kind {
+            DiversityKind::Distinct => String::new(),
+            DiversityKind::Entropy => "entropy ".into(),
+            DiversityKind::Recursive(c) => format!("recursive (c = {}) ", c.value()),
+        };
+        out.push_str(&format!(" and {kind}l = {} on \"{}\"", d.l, d.column.name));
     }
+    if let Some(t) = &job.privacy.closeness {
+        out.push_str(&format!(" and t = {} on \"{}\"", t.t.value(), t.column.name));
+    }
+    out
 }

@@ -67,6 +67,12 @@ impl Plan {
             if let Some((_, what)) = other.iter().find(|(on, _)| *on) {
                 return Err(bad(format!("{what} does not combine with algorithm {}", job.algorithm.name())));
             }
+            if let Some(models) = job.privacy.class_models() {
+                return Err(bad(format!(
+                    "{file}: cell-based generalization ({}) keeps k and distinct l-diversity only, not {models}",
+                    job.algorithm.name()
+                )));
+            }
             let reconstruction = job.output.reconstruction(&job)?;
             let model = Model::Cells { reconstruction, seed: flags.seed.unwrap_or(SEED) };
             return Ok(Plan { job, model });
@@ -85,6 +91,12 @@ impl Plan {
                 return Err(bad(format!(
                     "{file}: the scheme search does not support l-diversity (l_diversity on \"{}\")",
                     d.column.name
+                )));
+            }
+            if let Some(t) = &job.privacy.closeness {
+                return Err(bad(format!(
+                    "{file}: the scheme search does not support t-closeness (t_closeness on \"{}\")",
+                    t.column.name
                 )));
             }
             if !matches!(job.metric, Metric::Dm | Metric::Hdm | Metric::Glm) {

@@ -61,7 +61,7 @@ pub fn run(args: Args) -> Result<()> {
     bar.set_message("building hierarchies");
     let start = Instant::now();
     let files = hierarchy::load_files(&conn, &job)?;
-    frequency::scan_source(&conn, None, &frequency::Input::source(), &qis, None, None)?;
+    frequency::scan_source(&conn, None, &frequency::Input::source(), &qis, &[])?;
     let hierarchies = hierarchy::finish(&conn, &job, files)?;
     for (a, (h, &l)) in hierarchies.iter().zip(&levels).enumerate() {
         if l > h.height {

@@ -16,6 +16,7 @@ use crate::frequency::Extras;
 use crate::hierarchy::{code_table, node_table};
 use crate::lattice::Node;
 use crate::metrics::{Bucket, Histogram};
+use crate::privacy::ClassModels;
 use anyhow::{bail, Context, Result};
 use duckdb::arrow::array::{Array, AsArray};
 use duckdb::arrow::datatypes::{DataType, Int16Type, Int32Type, Int64Type, Int8Type};
@@ -60,6 +61,8 @@ pub struct Set {
     size: Vec<u64>,
     /// (class, sensitive code) pairs with their counts.
     sensitive: Option<Pairs>,
+    /// (class, t-closeness code) pairs, when t-closeness reads a column of its own.
+    closeness: Option<Pairs>,
     /// (class, label code) pairs with their counts.
     labels: Option<Pairs>,
 }
@@ -95,7 +98,7 @@ impl Set {
     fn bytes(&self) -> u64 {
         let classes = self.size.len() as u64 * (4 * self.codes.len() as u64 + 8);
         let pairs = |p: &Option<Pairs>| p.as_ref().map_or(0, |p| p.class.len() as u64 * 16);
-        classes + pairs(&self.sensitive) + pairs(&self.labels)
+        classes + pairs(&self.sensitive) + pairs(&self.closeness) + pairs(&self.labels)
     }
 
     pub fn classes(&self) -> usize {
@@ -116,7 +119,32 @@ struct Scratch {
     ldiv: Vec<u64>,
     squares: Vec<u64>,
     majority: Vec<u64>,
-    buckets: FxHashMap<(u64, u64), usize>,
+    buckets: FxHashMap<(u64, u64, bool), usize>,
+    /// Per class: does it meet the per-class models; its pairs grouped (CSR).
+    admitted: Vec<bool>,
+    starts: Vec<u32>,
+    grouped: Vec<(u32, u64)>,
+    starts_t: Vec<u32>,
+    grouped_t: Vec<(u32, u64)>,
+}
+
+/// `pairs` grouped by class into `starts` (classes + 1 offsets) and `grouped`.
+fn group_pairs(p: &Pairs, classes: usize, starts: &mut Vec<u32>, grouped: &mut Vec<(u32, u64)>) {
+    starts.clear();
+    starts.resize(classes + 1, 0);
+    for &c in &p.class {
+        starts[c as usize + 1] += 1;
+    }
+    for i in 0..classes {
+        starts[i + 1] += starts[i];
+    }
+    grouped.clear();
+    grouped.resize(p.class.len(), (0, 0));
+    let mut at: Vec<u32> = starts[..classes].to_vec();
+    for ((&c, &v), &k) in p.class.iter().zip(&p.value).zip(&p.count) {
+        grouped[at[c as usize] as usize] = (v, k);
+        at[c as usize] += 1;
+    }
 }
 
 impl Scratch {
@@ -161,9 +189,11 @@ impl Scratch {
 pub struct MemorySets {
     qis: Vec<Qi>,
     extras: Extras,
-    /// Distinct sensitive and label codes (they are 1..=count).
+    /// Distinct sensitive, t-closeness and label codes (they are 1..=count).
     s_count: u64,
+    t_count: u64,
     y_count: u64,
+    pub(super) models: Arc<ClassModels>,
     base: Arc<Set>,
     /// Held sets with the time they were last used.
     held: Vec<(Arc<Set>, u64)>,
@@ -268,12 +298,7 @@ impl MemorySets {
         }
 
         let mut select: Vec<String> = (0..n).map(|a| format!("g{a}")).collect();
-        if extras.sensitive {
-            select.push("s".into());
-        }
-        if extras.label {
-            select.push("y".into());
-        }
+        select.extend(extras.names().into_iter().map(String::from));
         select.push("cnt".into());
         let mut stmt = conn.prepare(&format!("SELECT {} FROM kanon_f0", select.join(", ")))?;
         // Leaf code → leaf index: a table when the codes are small enough, else a search.
@@ -308,10 +333,11 @@ impl MemorySets {
             on.then(|| Pairs { class: all.clone(), value: extra.next().expect(what), count: size.clone() })
         };
         let sensitive = pairs(extras.sensitive, "s column");
+        let closeness = pairs(extras.closeness, "t column");
         let labels = pairs(extras.label, "y column");
         let count = |p: &Option<Pairs>| p.as_ref().map_or(0, |p| p.value.iter().copied().max().unwrap_or(0)) as u64 + 1;
-        let (s_count, y_count) = (count(&sensitive), count(&labels));
-        let base = Arc::new(Set { node: Node::full(vec![0; n]), codes, size, sensitive, labels });
+        let (s_count, t_count, y_count) = (count(&sensitive), count(&closeness), count(&labels));
+        let base = Arc::new(Set { node: Node::full(vec![0; n]), codes, size, sensitive, closeness, labels });
         let budget = (256u64 << 20).max(base.bytes());
         let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |p| p.get()));
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads.max(1)).build()?;
@@ -319,7 +345,9 @@ impl MemorySets {
             qis,
             extras,
             s_count,
+            t_count,
             y_count,
+            models: Arc::new(ClassModels::default()),
             base,
             held: Vec::new(),
             held_bytes: 0,
@@ -494,8 +522,9 @@ impl MemorySets {
             .collect();
         // ℓ and sl: (class, sensitive) counts; cm: (class, label) counts.
         let sensitive = src.sensitive.as_ref().map(|p| p.roll(&sc.class_of, self.s_count, &mut sc.pairs));
+        let closeness = src.closeness.as_ref().map(|p| p.roll(&sc.class_of, self.t_count, &mut sc.pairs));
         let labels = src.labels.as_ref().map(|p| p.roll(&sc.class_of, self.y_count, &mut sc.pairs));
-        let set = Set { node: node.clone(), codes, size: std::mem::take(&mut sc.sizes), sensitive, labels };
+        let set = Set { node: node.clone(), codes, size: std::mem::take(&mut sc.sizes), sensitive, closeness, labels };
         let h = self.histogram(sc, &set, &cols);
         sc.sizes = Vec::new();
         (h, set)
@@ -522,16 +551,40 @@ impl MemorySets {
                 *m = (*m).max(k);
             }
         }
+        sc.admitted.clear();
+        sc.admitted.resize(classes, true);
+        if !self.models.is_empty() {
+            // Each class's value counts, grouped, judged by the models.
+            let empty = Pairs { class: Vec::new(), value: Vec::new(), count: Vec::new() };
+            let s = set.sensitive.as_ref().unwrap_or(&empty);
+            group_pairs(s, classes, &mut sc.starts, &mut sc.grouped);
+            let t = set.closeness.as_ref().unwrap_or(&empty);
+            group_pairs(t, classes, &mut sc.starts_t, &mut sc.grouped_t);
+            for c in 0..classes {
+                let s = &sc.grouped[sc.starts[c] as usize..sc.starts[c + 1] as usize];
+                let t = &sc.grouped_t[sc.starts_t[c] as usize..sc.starts_t[c + 1] as usize];
+                sc.admitted[c] = self.models.admits(s, t);
+            }
+        }
         let width = cols.len();
         let mut buckets: Vec<Bucket> = Vec::new();
         sc.buckets.clear();
         for c in 0..classes {
             let size = set.size[c];
             let ldiv = sc.ldiv[c];
+            let admitted = sc.admitted[c];
             let next = buckets.len();
-            let b = *sc.buckets.entry((size, ldiv)).or_insert(next);
+            let b = *sc.buckets.entry((size, ldiv, admitted)).or_insert(next);
             if b == next {
-                buckets.push(Bucket { size, ldiv, classes: 0, leaf_sums: vec![0; width], minority: 0, squares: 0 });
+                buckets.push(Bucket {
+                    size,
+                    ldiv,
+                    admitted,
+                    classes: 0,
+                    leaf_sums: vec![0; width],
+                    minority: 0,
+                    squares: 0,
+                });
             }
             let bucket = &mut buckets[b];
             bucket.classes += 1;
@@ -547,7 +600,7 @@ impl MemorySets {
                 bucket.squares += sc.squares[c];
             }
         }
-        buckets.sort_by_key(|b| (b.size, b.ldiv));
+        buckets.sort_by_key(|b| (b.size, b.ldiv, b.admitted));
         Histogram { buckets }
     }
 }

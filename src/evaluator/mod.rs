@@ -17,11 +17,13 @@ use crate::frequency::Extras;
 use crate::hierarchy::{code_table, marginal_table, node_table};
 use crate::lattice::Node;
 use crate::metrics::{Dataset, Histogram};
+use crate::privacy::ClassModels;
 use anyhow::Result;
 use duckdb::Connection;
 use memory::MemorySets;
 use sql::SqlSets;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// The default largest base frequency set (rows) evaluated in memory. Chosen
 /// by measurement (docs/evaluator.md): the memory backend was faster at every
@@ -244,6 +246,16 @@ impl<'c> Evaluator<'c> {
     pub fn packed_keys(mut self, packed: bool) -> Self {
         if let Sets::Sql(s) = &mut self.sets {
             s.layout.packed = packed;
+        }
+        self
+    }
+
+    /// Judge classes by the job's per-class models beyond k and distinct ℓ
+    /// (entropy and recursive ℓ, t-closeness): a histogram's `admitted`.
+    pub fn with_models(mut self, models: Arc<ClassModels>) -> Self {
+        match &mut self.sets {
+            Sets::Memory(m) => m.models = models,
+            Sets::Sql(s) => s.models = models,
         }
         self
     }

@@ -10,7 +10,10 @@ use crate::lattice::Node;
 use crate::metrics::{Bucket, Histogram};
 use crate::sql::{self, list, render};
 use anyhow::Result;
+use crate::privacy::ClassModels;
+use duckdb::types::Value;
 use duckdb::Connection;
+use std::sync::Arc;
 use std::collections::{HashMap, HashSet};
 
 /// Rows one rollup query may join, roughly: batches are cut to stay under it.
@@ -40,6 +43,7 @@ pub struct SqlSets<'c> {
     pub(super) leaf_sums_from: u64,
     /// What GROUPING SETS batches need of the hierarchies, and whether they pack keys.
     pub(super) layout: RollupShape,
+    pub(super) models: Arc<ClassModels>,
 }
 
 /// Histograms computed by one call, with the nodes they belong to.
@@ -63,6 +67,7 @@ impl<'c> SqlSets<'c> {
             sets_from: BATCH_ROWS / 8,
             leaf_sums_from: 0,
             layout,
+            models: Arc::new(ClassModels::default()),
         })
     }
 
@@ -243,7 +248,24 @@ impl<'c> SqlSets<'c> {
         let minority = if self.extras.label { "sum(c.size - majority.majority)" } else { "0" };
         let (squares_cte, squares_join) = pairs(self.extras.spread, "squares", "s", "sum(n * n)");
         let squares = if self.extras.spread { "sum(squares.squares)" } else { "0" };
-        let per_class = !self.extras.sensitive && !self.extras.label;
+        // Per-class models: each class's (value, records) list of the ℓ and t columns.
+        let judged = !self.models.is_empty();
+        let list_of = "list([{{column}}::BIGINT, n::BIGINT] ORDER BY {{column}})";
+        let (mut lists_cte, mut lists_join, mut lists) = (String::new(), String::new(), String::new());
+        for (on, name, column) in [(judged, "s_list", "s"), (judged && self.models.separate, "t_list", "t")] {
+            let (cte, join) = pairs(on, name, column, &render(list_of, &[("column", column)]));
+            if on {
+                lists_cte.push_str(&cte);
+                lists_join.push_str(&format!(" {join}"));
+                lists.push_str(&format!(", {name}.{name}"));
+            }
+        }
+        let group = if judged {
+            format!("GROUP BY c.node, c.size, c.ldiv{lists}")
+        } else {
+            "GROUP BY c.node, c.size, c.ldiv\nORDER BY c.node, c.size, c.ldiv".to_string()
+        };
+        let per_class = !self.extras.any();
         let q = render(
             sql::CLASS_HISTOGRAM,
             &[
@@ -268,6 +290,10 @@ impl<'c> SqlSets<'c> {
                 ("squares_cte", &squares_cte),
                 ("squares_join", &squares_join),
                 ("squares", squares),
+                ("lists_cte", &lists_cte),
+                ("lists_join", &lists_join),
+                ("lists", &lists),
+                ("group", &group),
             ],
         );
         let mut stmt = self.conn.prepare(&q)?;
@@ -281,15 +307,46 @@ impl<'c> SqlSets<'c> {
                 .iter()
                 .map(|&a| r.get::<_, i64>(4 + a).map(|v| v as u64))
                 .collect::<duckdb::Result<Vec<_>>>()?;
+            let admitted = if judged {
+                let s = value_list(r.get(6 + n)?);
+                let t = if self.models.separate { value_list(r.get(7 + n)?) } else { Vec::new() };
+                self.models.admits(&s, &t)
+            } else {
+                true
+            };
             out.entry(id).or_default().buckets.push(Bucket {
                 size: r.get::<_, i64>(1)? as u64,
                 ldiv: r.get::<_, i64>(2)? as u64,
+                admitted,
                 classes: r.get::<_, i64>(3)? as u64,
                 leaf_sums,
                 minority: r.get::<_, i64>(4 + n)? as u64,
                 squares: r.get::<_, i64>(5 + n)? as u64,
             });
         }
+        if judged {
+            for h in out.values_mut() {
+                h.merge_buckets();
+            }
+        }
         Ok(out)
+    }
+}
+
+/// A class's `[[value, records], …]` list as (code, records) pairs.
+pub fn value_list(v: Value) -> Vec<(u32, u64)> {
+    let int = |v: &Value| match v {
+        Value::BigInt(x) => *x,
+        _ => 0,
+    };
+    match v {
+        Value::List(items) => items
+            .iter()
+            .map(|pair| match pair {
+                Value::List(xy) if xy.len() == 2 => (int(&xy[0]) as u32, int(&xy[1]) as u64),
+                _ => (0, 0),
+            })
+            .collect(),
+        _ => Vec::new(),
     }
 }

@@ -71,8 +71,45 @@ impl Recoding {
         while let Some(r) = rows.next()? {
             dropped.push((0..n).map(|a| r.get::<_, i64>(a)).collect::<duckdb::Result<Box<[i64]>>>()?);
         }
+        let known: std::collections::HashSet<Box<[i64]>> = dropped.iter().cloned().collect();
+        dropped.extend(rejected_classes(source, levels)?.into_iter().filter(|c| !known.contains(c)));
         Ok(Recoding::Levels { levels: levels.to_vec(), dropped })
     }
+}
+
+/// The classes at `levels` the per-class models reject (entropy or
+/// recursive ℓ, t-closeness), by their codes; none without such models.
+/// Read off the base frequency set.
+pub fn rejected_classes(source: &Loaded, levels: &[u8]) -> Result<Vec<Box<[i64]>>> {
+    let models = &source.models;
+    if models.is_empty() {
+        return Ok(Vec::new());
+    }
+    let n = levels.len();
+    let div = divisors(&source.conn, n)?;
+    // Per class: the (code, records) lists of s and (when separate) t.
+    let mut classes: std::collections::BTreeMap<Box<[i64]>, [Vec<(u32, u64)>; 2]> = Default::default();
+    let columns: &[&str] = if models.separate { &["s", "t"] } else { &["s"] };
+    for (j, column) in columns.iter().enumerate() {
+        let q = render(
+            sql::fragment(sql::RELEASE_MAP, "class_lists"),
+            &[
+                (
+                    "classes",
+                    &list(0..n, ", ", |a| format!("(p.g{a} // {})::BIGINT AS c{a}", div[a][levels[a] as usize])),
+                ),
+                ("class_cols", &list(0..n, ", ", |a| format!("c.c{a}"))),
+                ("column", column),
+            ],
+        );
+        let mut stmt = source.conn.prepare(&q)?;
+        let mut rows = stmt.query([])?;
+        while let Some(r) = rows.next()? {
+            let key = (0..n).map(|a| r.get::<_, i64>(a)).collect::<duckdb::Result<Box<[i64]>>>()?;
+            classes.entry(key).or_default()[j] = crate::evaluator::sql::value_list(r.get(n)?);
+        }
+    }
+    Ok(classes.into_iter().filter(|(_, [s, t])| !models.admits(s, t)).map(|(key, _)| key).collect())
 }
 
 /// A per-record recoding: each record's cluster by its source position, and
