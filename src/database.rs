@@ -3,7 +3,7 @@
 //! file) behind the temp view `kanon_source`.
 
 use crate::error::{bad, OrBadInput};
-use crate::job::{same_file, Engine, Job, OutputTable, SourceSpec};
+use crate::job::{same_file, Engine, Job, OutputTable, PopulationTable, SourceSpec};
 use crate::sql;
 use anyhow::{Context, Result};
 use duckdb::Connection;
@@ -198,4 +198,46 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     }
     tmp.persist(path).with_context(|| format!("writing {}", path.display()))?;
     Ok(())
+}
+
+/// `[risk] population_table` as a relation of `conn` (its columns named as
+/// the source's QIs): a table of the source database, or a CSV or Parquet file.
+pub fn population_relation(conn: &Connection, job: &Job) -> Result<Option<String>> {
+    let Some(p) = &job.risk.population_table else { return Ok(None) };
+    let file = job.path.display();
+    let relation = match p {
+        PopulationTable::Table(t) => {
+            let SourceSpec::Database { path, .. } = &job.source else {
+                return Err(bad(format!(
+                    "{file}: [risk] population_table names a table, which needs a database source; give {{ csv = \"…\" }} or {{ parquet = \"…\" }}"
+                )));
+            };
+            let catalog = if job.output.table.as_ref().is_some_and(|o| same_file(path, &o.database)) {
+                OUT
+            } else {
+                "kanon_src"
+            };
+            if !table_exists(conn, catalog, t)? {
+                return Err(bad(format!("{file}: [risk] population_table \"{t}\" not found in {}", path.display())));
+            }
+            format!("{}.main.{}", sql::ident(catalog), sql::ident(t))
+        }
+        PopulationTable::Csv { path, delimiter } => {
+            if !path.is_file() {
+                return Err(bad(format!("{file}: [risk] population_table {} not found", path.display())));
+            }
+            let mut args = sql::literal(&path.to_string_lossy());
+            if let Some(d) = delimiter {
+                args.push_str(&format!(", delim = {}", sql::literal(d)));
+            }
+            format!("read_csv({args}, header = true)")
+        }
+        PopulationTable::Parquet(path) => {
+            if !path.is_file() {
+                return Err(bad(format!("{file}: [risk] population_table {} not found", path.display())));
+            }
+            format!("read_parquet({})", sql::literal(&path.to_string_lossy()))
+        }
+    };
+    Ok(Some(relation))
 }

@@ -1,4 +1,5 @@
-//! Failure kinds that map to exit codes. Everything else is exit 1.
+//! Failure kinds that map to exit codes (2 bad input, 3 infeasible, 4 a
+//! failed check). Everything else is exit 1.
 //!
 //! The marker travels at the root of an `anyhow` chain, so context added on the
 //! way up (file, column, line) keeps the kind.
@@ -13,6 +14,11 @@ pub struct BadInput(pub String);
 #[derive(Debug)]
 pub struct Infeasible(pub String);
 
+/// `kanon check`: the table does not meet a model of the job: exit 4. One
+/// line per failing model, each shown as an error line of its own.
+#[derive(Debug)]
+pub struct CheckFailed(pub Vec<String>);
+
 impl fmt::Display for BadInput {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
@@ -23,8 +29,15 @@ impl fmt::Display for Infeasible {
         f.write_str(&self.0)
     }
 }
+impl fmt::Display for CheckFailed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The command line prefixes the first line with "kanon: "; the others get it here.
+        f.write_str(&self.0.join("\nkanon: "))
+    }
+}
 impl std::error::Error for BadInput {}
 impl std::error::Error for Infeasible {}
+impl std::error::Error for CheckFailed {}
 
 /// A bad-input error with this message.
 pub fn bad(msg: impl Into<String>) -> anyhow::Error {
@@ -37,6 +50,8 @@ pub fn exit_code(err: &anyhow::Error) -> i32 {
         2
     } else if err.chain().any(|e| e.downcast_ref::<Infeasible>().is_some()) {
         3
+    } else if err.chain().any(|e| e.downcast_ref::<CheckFailed>().is_some()) {
+        4
     } else {
         1
     }

@@ -260,7 +260,7 @@ pub fn class_models(conn: &Connection, job: &Job, columns: &[SourceColumn]) -> R
 
 /// Does a column of this type (DuckDB's or Spark's name) have an order the
 /// ordered distance reads: numbers, dates and times?
-fn ordered_type(type_name: &str) -> bool {
+pub(crate) fn ordered_type(type_name: &str) -> bool {
     let t = type_name.to_ascii_lowercase();
     const ORDERED: [&str; 16] = [
         "tinyint", "smallint", "int", "bigint", "hugeint", "utinyint", "usmallint", "uint", "ubigint", "uhugeint",

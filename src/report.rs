@@ -4,6 +4,7 @@
 
 use crate::job::OutputSpec;
 use crate::metrics::Metrics;
+use crate::risk::Risk;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -59,8 +60,16 @@ pub struct Report {
     pub rows_in: u64,
     #[serde(flatten)]
     pub model: ModelReport,
+    /// Re-identification risk before and after (docs/risk.md).
+    pub risk: RiskReport,
     pub output: Output,
     pub seconds: Seconds,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RiskReport {
+    pub source: Risk,
+    pub release: Risk,
 }
 
 /// What the model of generalization that ran reports.

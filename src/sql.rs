@@ -56,6 +56,7 @@ statements! {
     RELEASE_SELECT => "release_select.sql",
     RELEASE_JOINED => "release_joined.sql",
     MEASURE_CLASSES => "measure_classes.sql",
+    CHECK => "check.sql",
     HIERARCHY_LEVELS => "hierarchy_levels.sql",
     BASE_F0_NODE => "base_f0_node.sql",
     GENERATE => "generate.sql",
@@ -65,6 +66,7 @@ statements! {
     BASE_CODES => "base_codes.sql",
     CELLS => "cells.sql",
     LIMIT => "limit.sql",
+    RISK => "risk.sql",
 }
 
 /// The `-- name: NAME` section of a file that holds several fragments.

@@ -425,3 +425,77 @@ fn every_node_meets_the_models_as_the_brute_force_says_on_adult() {
         assert!(feasible > 0, "{models:?}: no node feasible at all, the case tests nothing");
     }
 }
+
+/// The run report's `risk`: the source's and the release's figures equal the
+/// ones computed here from the source rows and from the written release, and
+/// with a population table (every source row four times) the journalist and
+/// marketer figures follow F_j = 4 f_j.
+#[test]
+fn the_run_report_measures_risk_before_and_after() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    generated(d, 500, 11);
+    let source = std::fs::read_to_string(d.join("t.csv")).unwrap();
+    let mut population = source.clone();
+    for line in source.lines().skip(1) {
+        for _ in 0..3 {
+            writeln!(population, "{line}").unwrap();
+        }
+    }
+    std::fs::write(d.join("population.csv"), population).unwrap();
+    for with_population in [false, true] {
+        let mut text = String::from(
+            "[source]\ncsv = \"t.csv\"\n[output]\ncsv = \"out.csv\"\nreport = \"report.json\"\n\
+             [privacy]\nk = 3\nmax_suppression = 0.05\n",
+        );
+        for q in ["zip", "age", "sex"] {
+            write!(text, "[[quasi_identifiers]]\ncolumn = \"{q}\"\nhierarchy = {{ file = \"{q}.csv\" }}\n").unwrap();
+        }
+        text.push_str("[risk]\nthreshold = 0.25\n");
+        if with_population {
+            text.push_str("population_table = { csv = \"population.csv\" }\n");
+        }
+        std::fs::write(d.join("job.toml"), text).unwrap();
+        let out = crate::util::kanon(d, &["run", "job.toml"]);
+        assert_eq!(out.code, 0, "{}", out.show());
+        let report: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(d.join("report.json")).unwrap()).unwrap();
+        let scale = if with_population { 4.0 } else { 1.0 };
+        for (side, file) in [("source", "t.csv"), ("release", "out.csv")] {
+            // Class sizes of the file over its QI columns.
+            let text = std::fs::read_to_string(d.join(file)).unwrap();
+            let mut lines = text.lines();
+            let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+            let at: Vec<usize> = ["zip", "age", "sex"].iter().map(|q| header.iter().position(|h| h == q).unwrap()).collect();
+            let mut classes: HashMap<Vec<String>, u64> = HashMap::new();
+            for line in lines {
+                let cells: Vec<&str> = line.split(',').collect();
+                *classes.entry(at.iter().map(|&i| cells[i].to_string()).collect()).or_default() += 1;
+            }
+            let n: u64 = classes.values().sum();
+            let u = classes.len() as f64;
+            let risk = &report["risk"][side];
+            let close = |key: &str, got: &serde_json::Value, want: f64| {
+                let got = got.as_f64().unwrap();
+                assert!((got - want).abs() < 1e-12, "{side} population {with_population} {key}: {got} vs {want}");
+            };
+            assert_eq!(risk["records"].as_u64(), Some(n), "{side}");
+            assert_eq!(risk["classes"].as_u64(), Some(classes.len() as u64), "{side}");
+            let at_risk = |f: &dyn Fn(u64) -> f64| {
+                classes.values().filter(|&&x| 1.0 / f(x) > 0.25).sum::<u64>() as f64 / n as f64
+            };
+            let min = *classes.values().min().unwrap() as f64;
+            close("prosecutor records at risk", &risk["prosecutor"]["records_at_risk"], at_risk(&|f| f as f64));
+            close("prosecutor highest risk", &risk["prosecutor"]["highest_risk"], 1.0 / min);
+            close("prosecutor success rate", &risk["prosecutor"]["success_rate"], u / n as f64);
+            close("journalist records at risk", &risk["journalist"]["records_at_risk"], at_risk(&|f| scale * f as f64));
+            close("journalist highest risk", &risk["journalist"]["highest_risk"], 1.0 / (scale * min));
+            // max(u / Σ F, (1/n) Σ_j f_j / F_j) = u / (4n) with F_j = 4 f_j; without a
+            // population table F_j = f_j and journalist equals prosecutor (as in ARX).
+            close("journalist success rate", &risk["journalist"]["success_rate"], u / (scale * n as f64));
+            close("marketer", &risk["marketer"]["success_rate"], u / (scale * n as f64));
+            let uniques = classes.values().filter(|&&x| x == 1).count() as f64;
+            close("sample uniqueness", &risk["sample_uniqueness"], uniques / n as f64);
+        }
+    }
+}

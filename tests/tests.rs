@@ -5,6 +5,7 @@ mod util;
 
 mod adult;
 mod cells;
+mod check;
 mod cli;
 mod models;
 mod pbg;

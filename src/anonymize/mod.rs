@@ -6,6 +6,7 @@
 pub mod cells;
 pub mod full_domain;
 pub mod plan;
+mod risk;
 pub mod schemes;
 
 pub use plan::{Model, Overrides, Plan};
@@ -90,6 +91,7 @@ pub fn run(plan: &Plan, quiet: bool) -> Result<()> {
     let phase = spinner(quiet);
     phase.set_message(format!("writing the release to {}", job.output.first_path().display()));
     let recoding = stages.recoding(plan, &source)?;
+    let risk = risk::measure(&source, job, &recoding)?;
     frequency::drop_base(&source.conn)?;
     crate::trace(|| format!("run recoding: {:.3}s", clock.start.elapsed().as_secs_f64() - t_load - t_search));
 
@@ -119,6 +121,7 @@ pub fn run(plan: &Plan, quiet: bool) -> Result<()> {
         job_sha256: job.sha256.clone(),
         rows_in: rows,
         model: stages.report(plan, rows, &written),
+        risk,
         output,
         seconds: Seconds {
             load: t_load,

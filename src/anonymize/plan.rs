@@ -53,6 +53,11 @@ impl Plan {
         let job = with_overrides(Job::load(path)?, flags)?;
         let file = job.path.display().to_string();
         let scheme = flags.scheme.or(job.scheme);
+        if job.risk.population_table.is_some() && (job.algorithm.cell_based() || scheme.is_some()) {
+            return Err(bad(format!(
+                "{file}: [risk] population_table is read by full-domain runs and kanon check; schemes and cell-based runs measure risk against the sample only"
+            )));
+        }
         if job.engine.spark.is_some() && (job.algorithm.cell_based() || scheme.is_some() || job.metric == Metric::Hdm) {
             return Err(bad(format!(
                 "{file}: on the Spark engine kanon runs full-domain searches; schemes and cell-based generalization run on DuckDB"

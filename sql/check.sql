@@ -1,0 +1,25 @@
+-- name: columns
+-- The columns of a relation (a table or a file read), in order, with their types.
+SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM {{relation}})
+-- name: population
+-- The population table as it is, grouped by the job's QI columns (q0, q1, …):
+-- each population class with its records F.
+SELECT {{columns}}, count(*)::BIGINT AS cnt
+FROM {{relation}}
+GROUP BY ALL
+-- name: classes
+-- The audited table in one pass: per class (its QI values q0, q1, …) and per
+-- code of the sensitive column (s) and of t-closeness's column (t) in the
+-- source's code tables, the records. A value the source does not have gets no
+-- code; its text comes back (s_missing, t_missing) to name it. Each class's
+-- QI values come back as text (to tell classes apart and name them), with its
+-- population size when a population table is joined; rows arrive ordered by
+-- class, so each class's rows arrive together.
+WITH g AS (
+    SELECT {{qis}}{{codes}}, count(*)::BIGINT AS cnt
+    FROM {{table}} src{{joins}}
+    GROUP BY ALL
+)
+SELECT {{names}}{{extras}}, g.cnt{{population}}
+FROM g{{population_join}}
+ORDER BY {{order}}

@@ -1,0 +1,195 @@
+//! The re-identification risk of a run, before and after (`risk` in the
+//! report): the class sizes f_j of the source and of the release, and with
+//! `[risk] population_table` the population's F_j (the table generalized at
+//! the released node), handed to [`crate::risk::analyse`].
+
+use crate::database;
+use crate::error::bad;
+use crate::hierarchy::{dim_table, divisors};
+use crate::job::Job;
+use crate::load::Loaded;
+use crate::release::Recoding;
+use crate::report::RiskReport;
+use crate::risk::{analyse, ClassSizes};
+use crate::sql::{self, ident, list, render};
+use anyhow::Result;
+use rustc_hash::FxHashMap;
+
+/// Measure the source and the release of `recoding` (read while the base
+/// frequency set exists).
+pub(super) fn measure(source: &Loaded, job: &Job, recoding: &Recoding) -> Result<RiskReport> {
+    let settings = &job.risk.settings;
+    let population = database::population_relation(&source.conn, job)?;
+    let n = source.data.heights.len();
+    let before = match (recoding, &population) {
+        (Recoding::Cells(_), _) => source_classes(source, job)?,
+        _ => node_classes(source, job, &vec![0; n], &[], population.as_deref())?,
+    };
+    let after = match recoding {
+        Recoding::Levels { levels, dropped } => node_classes(source, job, levels, dropped, population.as_deref())?,
+        Recoding::Partitions { leaf_codes, blocks, dropped, .. } => {
+            partition_classes(source, leaf_codes, blocks, dropped)?
+        }
+        Recoding::Cells(rec) => {
+            let c = &rec.clusters;
+            let mut sizes: FxHashMap<&[u32], u64> = FxHashMap::default();
+            for (i, &size) in c.sizes.iter().enumerate() {
+                *sizes.entry(&c.cells[i * n..(i + 1) * n]).or_default() += size;
+            }
+            histogram(sizes.into_values())
+        }
+    };
+    Ok(RiskReport { source: analyse(&before, settings), release: analyse(&after, settings) })
+}
+
+/// (f, F = f, classes) from class sizes.
+fn histogram(sizes: impl Iterator<Item = u64>) -> Vec<ClassSizes> {
+    let mut by_size: std::collections::BTreeMap<u64, u64> = Default::default();
+    for s in sizes {
+        *by_size.entry(s).or_default() += 1;
+    }
+    by_size.into_iter().map(|(s, classes)| ClassSizes { sample: s, population: s, classes }).collect()
+}
+
+/// Classes at `levels` from the base frequency set, without `dropped`; F from the population table.
+fn node_classes(
+    source: &Loaded,
+    job: &Job,
+    levels: &[u8],
+    dropped: &[Box<[i64]>],
+    population: Option<&str>,
+) -> Result<Vec<ClassSizes>> {
+    let conn = &source.conn;
+    let n = levels.len();
+    let div = divisors(conn, n)?;
+    let kept = if dropped.is_empty() {
+        "TRUE".to_string()
+    } else {
+        conn.execute_batch(&format!(
+            "CREATE OR REPLACE TEMP TABLE kanon_dropped ({})",
+            list(0..n, ", ", |a| format!("c{a} BIGINT"))
+        ))?;
+        let mut app = conn.appender("kanon_dropped")?;
+        for class in dropped {
+            app.append_row(duckdb::appender_params_from_iter(class.iter()))?;
+        }
+        app.flush()?;
+        format!("NOT EXISTS (SELECT 1 FROM kanon_dropped d WHERE {})", list(0..n, " AND ", |a| format!("d.c{a} = c.c{a}")))
+    };
+    let (cte, big_f, join) = match population {
+        None => (String::new(), "c.f".to_string(), String::new()),
+        Some(relation) => {
+            let at = |a: usize| {
+                let qi = &job.quasi_identifiers[a];
+                format!("{}: [risk] population_table, quasi-identifier \"{}\"", job.at(&qi.column), qi.column.name)
+            };
+            for (a, qi) in job.quasi_identifiers.iter().enumerate() {
+                let q = render(
+                    sql::fragment(sql::RISK, "uncovered"),
+                    &[("relation", relation), ("col", &ident(&qi.column.name)), ("dim", &dim_table(a))],
+                );
+                let (missing, sample): (i64, Option<String>) = conn
+                    .query_row(&q, [], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .map_err(|e| bad(format!("{}: {e}", at(a))))?;
+                if missing > 0 {
+                    return Err(bad(format!(
+                        "{}: {missing} rows have values the hierarchy does not list, e.g. {} (give a hierarchy file that covers the population)",
+                        at(a),
+                        sample.unwrap_or_else(|| "NULL".into())
+                    )));
+                }
+            }
+            let cte = render(
+                sql::fragment(sql::RISK, "population_classes"),
+                &[
+                    ("codes", &list(0..n, ", ", |a| format!("d{a}.c{} AS c{a}", levels[a]))),
+                    ("relation", relation),
+                    (
+                        "joins",
+                        &list(job.quasi_identifiers.iter().enumerate(), " ", |(a, qi)| {
+                            format!(
+                                "JOIN {} d{a} ON CAST(q.{} AS VARCHAR) IS NOT DISTINCT FROM d{a}.leaf",
+                                dim_table(a),
+                                ident(&qi.column.name)
+                            )
+                        }),
+                    ),
+                ],
+            );
+            let join =
+                format!("LEFT JOIN pc ON {}", list(0..n, " AND ", |a| format!("pc.c{a} IS NOT DISTINCT FROM c.c{a}")));
+            (cte, "pc.big_f".to_string(), join)
+        }
+    };
+    let q = render(
+        sql::fragment(sql::RISK, "node_classes"),
+        &[
+            ("classes", &list(0..n, ", ", |a| format!("(p.g{a} // {})::BIGINT AS c{a}", div[a][levels[a] as usize]))),
+            ("population", &cte),
+            ("big_f", &big_f),
+            ("population_join", &join),
+            ("kept", &kept),
+        ],
+    );
+    let mut stmt = conn.prepare(&q)?;
+    let mut rows = stmt.query([])?;
+    let mut out = Vec::new();
+    while let Some(r) = rows.next()? {
+        let (f, big_f, classes): (i64, Option<i64>, i64) = (r.get(0)?, r.get(1)?, r.get(2)?);
+        match big_f {
+            Some(big_f) if big_f >= f => {
+                out.push(ClassSizes { sample: f as u64, population: big_f as u64, classes: classes as u64 })
+            }
+            _ => {
+                return Err(bad(format!(
+                    "{}: [risk] population_table has fewer records than the source in {classes} classes of size {f}; it must hold the population the source was drawn from",
+                    job.path.display()
+                )))
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The release classes of a scheme's partitions: each base row's block per QI.
+fn partition_classes(
+    source: &Loaded,
+    leaf_codes: &[Vec<i64>],
+    blocks: &[Vec<u32>],
+    dropped: &[Vec<u32>],
+) -> Result<Vec<ClassSizes>> {
+    let n = leaf_codes.len();
+    let q = format!("SELECT {}, cnt::BIGINT FROM kanon_f0", list(0..n, ", ", |a| format!("g{a}::BIGINT")));
+    let mut stmt = source.conn.prepare(&q)?;
+    let mut rows = stmt.query([])?;
+    let mut sizes: FxHashMap<Vec<u32>, u64> = FxHashMap::default();
+    while let Some(r) = rows.next()? {
+        let mut key = Vec::with_capacity(n);
+        for a in 0..n {
+            let code: i64 = r.get(a)?;
+            let i = leaf_codes[a].binary_search(&code).map_err(|_| anyhow::anyhow!("leaf code {code} of QI {a}"))?;
+            key.push(blocks[a][i]);
+        }
+        *sizes.entry(key).or_default() += r.get::<_, i64>(n)? as u64;
+    }
+    for d in dropped {
+        sizes.remove(d);
+    }
+    Ok(histogram(sizes.into_values()))
+}
+
+/// The source's classes, grouped from the source itself.
+fn source_classes(source: &Loaded, job: &Job) -> Result<Vec<ClassSizes>> {
+    let q = render(
+        sql::fragment(sql::RISK, "source_classes"),
+        &[("columns", &list(job.qi_names(), ", ", |c| ident(&c)))],
+    );
+    let mut stmt = source.conn.prepare(&q)?;
+    let rows = stmt.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(2)?)))?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (f, classes) = row?;
+        out.push(ClassSizes { sample: f as u64, population: f as u64, classes: classes as u64 });
+    }
+    Ok(out)
+}
