@@ -30,6 +30,9 @@ pub fn small_file(job: &Job) -> bool {
     }
 }
 
+/// CSV sources up to this size are copied into a temp table once, in file order.
+const TINY_CSV_BYTES: u64 = 32 << 20;
+
 /// The catalog name the output database is attached under.
 pub const OUT: &str = "kanon_out";
 
@@ -85,7 +88,10 @@ pub fn open_with(job: &Job, positions: bool) -> Result<(Connection, Vec<SourceCo
                 args.push_str(&format!(", delim = {}", sql::literal(d)));
             }
             let csv = format!("read_csv({args}, header = true)");
-            if positions {
+            // A small CSV is parsed once into a temp table: the passes after it
+            // (columns, the grouping, the release) then read no text.
+            let tiny = std::fs::metadata(path).is_ok_and(|m| m.len() <= TINY_CSV_BYTES);
+            if positions || tiny {
                 conn.execute_batch(&format!("CREATE TEMP TABLE kanon_source_copy AS SELECT * FROM {csv}"))
                     .or_bad_input(|| format!("reading source {}", src_path.display()))?;
                 "kanon_source_copy".into()

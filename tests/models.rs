@@ -499,3 +499,87 @@ fn the_run_report_measures_risk_before_and_after() {
         }
     }
 }
+
+/// Through `kanon run`: a class whose entropy is exactly ln 2 (counts 3 and 3)
+/// is kept at ℓ = 2; `--node` at a node failing a model exits 3; the runs
+/// that cannot honour a model, and a text column for the ordered distance,
+/// exit 2 naming it.
+#[test]
+fn runs_honour_or_refuse_the_models() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Two classes at the leaves: zip 1 (3 flu, 3 cold) and zip 2 (4 flu, 2 cold).
+    let mut csv = String::from("zip,diagnosis,cost\n");
+    for (zip, flu, cold) in [(1, 3, 3), (2, 4, 2)] {
+        for i in 0..flu + cold {
+            writeln!(csv, "{zip},{},{}", if i < flu { "flu" } else { "cold" }, 10 * i).unwrap();
+        }
+    }
+    std::fs::write(d.join("t.csv"), csv).unwrap();
+    let job_with = |name: &str, budget: u64, privacy: &str, search: &str| {
+        std::fs::write(
+            d.join(format!("{name}.toml")),
+            format!(
+                "[source]\ncsv = \"t.csv\"\n[output]\ncsv = \"{name}.csv\"\nreport = \"{name}.json\"\n\
+                 [privacy]\nk = 2\nmax_suppression = {budget}\n{privacy}\n[search]\n{search}\n\
+                 [[quasi_identifiers]]\ncolumn = \"zip\"\nhierarchy = \"suppress\"\n"
+            ),
+        )
+        .unwrap();
+    };
+    let job = |name: &str, privacy: &str, search: &str| job_with(name, 6, privacy, search);
+    let run = |args: &[&str]| crate::util::kanon(d, args);
+    let suppressed = |name: &str| -> u64 {
+        let r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(d.join(format!("{name}.json"))).unwrap()).unwrap();
+        r["suppressed"].as_u64().unwrap()
+    };
+    // Entropy ℓ = 2 at the leaves: zip 1 is exactly ln 2 (kept); zip 2 is below (suppressed, 6 rows).
+    job("entropy", "l_diversity = { column = \"diagnosis\", l = 2, kind = \"entropy\" }", "");
+    let out = run(&["run", "entropy.toml", "--node", "zip=0"]);
+    assert_eq!(out.code, 0, "{}", out.show());
+    assert_eq!(suppressed("entropy"), 6);
+    let released = std::fs::read_to_string(d.join("entropy.csv")).unwrap();
+    assert_eq!(released.lines().filter(|l| l.starts_with("1,")).count(), 6, "{released}");
+    // With a budget of 5 the leaves are infeasible: --node exits 3.
+    job_with("tight", 5, "l_diversity = { column = \"diagnosis\", l = 2, kind = \"entropy\" }", "");
+    let out = run(&["run", "tight.toml", "--node", "zip=0"]);
+    assert_eq!(out.code, 3, "{}", out.show());
+    assert!(out.stderr.contains("entropy l = 2 on \"diagnosis\""), "{}", out.show());
+    // At the top the one class (7 flu, 5 cold) has entropy 0.679 < ln 2: no node is feasible.
+    let out = run(&["run", "tight.toml"]);
+    assert_eq!(out.code, 3, "{}", out.show());
+    // Recursive (c, ℓ) = (2, 2): 3 < 2·3 and 4 < 2·2 fails; t-closeness equal: zip 1 is at
+    // ½(|3/6 − 7/12| + |3/6 − 5/12|) = 1/12 from the whole, zip 2 at 1/12 too.
+    job("recursive", "l_diversity = { column = \"diagnosis\", l = 2, kind = \"recursive\", c = 2 }", "");
+    assert_eq!(run(&["run", "recursive.toml", "--node", "zip=0"]).code, 0);
+    assert_eq!(suppressed("recursive"), 6);
+    for (t, expected) in [("0.08", 12), ("0.0834", 0)] {
+        job_with("close", 12, &format!("t_closeness = {{ column = \"diagnosis\", t = {t} }}"), "");
+        let out = run(&["run", "close.toml", "--node", "zip=0"]);
+        assert_eq!(out.code, 0, "{}", out.show());
+        assert_eq!(suppressed("close"), expected, "t = {t}");
+    }
+    // Refusals, exit 2, naming the model.
+    job("scheme", "t_closeness = { column = \"diagnosis\", t = 0.2 }", "scheme = \"bhs\"");
+    let out = run(&["run", "scheme.toml"]);
+    assert_eq!(out.code, 2, "{}", out.show());
+    assert!(out.stderr.contains("t-closeness"), "{}", out.show());
+    job("cells", "l_diversity = { column = \"diagnosis\", l = 2, kind = \"entropy\" }", "algorithm = \"cdgh\"");
+    let out = run(&["run", "cells.toml"]);
+    assert_eq!(out.code, 2, "{}", out.show());
+    assert!(out.stderr.contains("entropy l-diversity on \"diagnosis\""), "{}", out.show());
+    job("ordered", "t_closeness = { column = \"diagnosis\", t = 0.2, distance = \"ordered\" }", "");
+    let out = run(&["run", "ordered.toml"]);
+    assert_eq!(out.code, 2, "{}", out.show());
+    assert!(out.stderr.contains("\"diagnosis\"") && out.stderr.contains("numeric or date"), "{}", out.show());
+    job("kind", "l_diversity = { column = \"diagnosis\", l = 2, kind = \"shannon\" }", "");
+    assert_eq!(run(&["run", "kind.toml"]).code, 2);
+    job("noc", "l_diversity = { column = \"diagnosis\", l = 2, kind = \"recursive\" }", "");
+    assert_eq!(run(&["run", "noc.toml"]).code, 2);
+    job("hier", "t_closeness = { column = \"diagnosis\", t = 0.2, distance = \"hierarchical\" }", "");
+    assert_eq!(run(&["run", "hier.toml"]).code, 2);
+    // The ordered distance on a number is accepted.
+    job("cost", "t_closeness = { column = \"cost\", t = 1.0, distance = \"ordered\" }", "");
+    assert_eq!(run(&["run", "cost.toml"]).code, 0);
+}

@@ -239,6 +239,22 @@ fn the_demo_and_adult_are_the_same_on_spark() {
 }
 
 #[test]
+fn the_demo_with_entropy_l_and_t_closeness_is_the_same_on_spark() {
+    let Some(url) = spark_url() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let spark = session(dir.path(), &url);
+    let mut case = demo(dir.path());
+    case.body = case.body.replace(
+        "l_diversity = { column = \"diagnosis\", l = 2 }",
+        "l_diversity = { column = \"diagnosis\", l = 2, kind = \"entropy\" }\n\
+         t_closeness = { column = \"diagnosis\", t = 0.4 }",
+    );
+    assert!(case.body.contains("t_closeness"));
+    case.name = "demo_models";
+    same_on_both(dir.path(), &url, &spark, &case, false);
+}
+
+#[test]
 fn a_generated_extract_with_l_diversity_and_a_class_column_is_the_same_on_spark() {
     let Some(url) = spark_url() else { return };
     let dir = tempfile::tempdir().unwrap();

@@ -19,6 +19,9 @@ use crate::privacy::{entropy, entropy_at_least, recursive, ClassModels, Closenes
 use crate::risk::{self, ClassSizes, Risk};
 use crate::sql::{self, fragment, ident, list, render};
 use anyhow::{Context, Result};
+use duckdb::arrow::array::{Array, ArrayRef, AsArray, StringArray};
+use duckdb::arrow::compute::cast;
+use duckdb::arrow::datatypes::{DataType, Int32Type, Int64Type};
 use duckdb::Connection;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -272,57 +275,64 @@ fn classes(
         ],
     );
     let mut stmt = conn.prepare(&q).or_bad_input(|| format!("measuring {target}"))?;
-    let mut rows = stmt.query([]).or_bad_input(|| format!("measuring {target}"))?;
-    let name = |values: &[Option<String>]| {
-        list(job.quasi_identifiers.iter().zip(values), ", ", |(q, v)| {
-            format!("{}={}", q.column.name, v.as_deref().map_or("NULL".to_string(), |v| format!("\"{v}\"")))
-        })
+    let name = |values: &[Option<&str>]| {
+        list(job.quasi_identifiers.iter().zip(values), ", ", |(q, v)| format!("{}={}", q.column.name, quoted(*v)))
     };
+    // Columns: the QIs' text, (code, missing text) per extra, records, population records.
+    let records_at = n + 2 * extra.len();
     let mut class = Class::default();
     let mut current: Option<Vec<Option<String>>> = None;
-    let mut values: Vec<Option<String>> = vec![None; n];
-    while let Some(row) = rows.next()? {
-        for (a, v) in values.iter_mut().enumerate() {
-            *v = row.get(a)?;
-        }
-        if current.as_deref() != Some(&values[..]) {
-            if current.is_some() {
-                audit.class(&mut class);
+    for batch in stmt.stream_arrow([]).or_bad_input(|| format!("measuring {target}"))? {
+        let batch = batch.or_bad_input(|| format!("measuring {target}"))?;
+        let text = |i: usize| -> Result<ArrayRef> { Ok(cast(batch.column(i), &DataType::Utf8)?) };
+        let names: Vec<ArrayRef> = (0..n).map(text).collect::<Result<_>>()?;
+        let names: Vec<&StringArray> = names.iter().map(|a| a.as_string::<i32>()).collect();
+        let records = batch.column(records_at).as_primitive::<Int64Type>();
+        let big_f = population.map(|_| batch.column(records_at + 1).as_primitive::<Int64Type>());
+        for i in 0..batch.num_rows() {
+            let values: Vec<Option<&str>> = names.iter().map(|a| a.is_valid(i).then(|| a.value(i))).collect();
+            let same = current.as_ref().is_some_and(|c| c.iter().map(|v| v.as_deref()).eq(values.iter().copied()));
+            if !same {
+                if current.is_some() {
+                    audit.class(&mut class);
+                }
+                current = Some(values.iter().map(|v| v.map(String::from)).collect());
             }
-            current = Some(values.clone());
-        }
-        let mut at = n;
-        for (alias, column) in extra {
-            let code: Option<i32> = row.get(at)?;
-            let Some(code) = code else {
-                let value: Option<String> = row.get(at + 1)?;
-                return Err(bad(format!(
-                    "{target}: the class {} has the value {} of \"{}\", which the source does not have",
-                    name(&values),
-                    value.map_or("NULL".to_string(), |v| format!("\"{v}\"")),
-                    column.name
-                )));
-            };
-            let records: i64 = row.get(n + 2 * extra.len())?;
-            let pairs = if *alias == S { &mut class.s } else { &mut class.t };
-            pairs.push((code as u32, records as u64));
-            at += 2;
-        }
-        let records: i64 = row.get(at)?;
-        class.records += records as u64;
-        if population.is_some() {
-            let big_f: Option<i64> = row.get(at + 1)?;
-            let Some(big_f) = big_f else {
-                let what = job.risk.population_table.as_ref().map(population_name).unwrap_or_default();
-                return Err(bad(format!("{target}: the class {} is not in the {what}", name(&values))));
-            };
-            class.population = big_f as u64;
+            let f = records.value(i) as u64;
+            for (j, (alias, column)) in extra.iter().enumerate() {
+                let codes = batch.column(n + 2 * j).as_primitive::<Int32Type>();
+                if codes.is_null(i) {
+                    let missing = text(n + 2 * j + 1)?;
+                    let missing = missing.as_string::<i32>();
+                    return Err(bad(format!(
+                        "{target}: the class {} has the value {} of \"{}\", which the source does not have",
+                        name(&values),
+                        quoted(missing.is_valid(i).then(|| missing.value(i))),
+                        column.name
+                    )));
+                }
+                let pairs = if *alias == S { &mut class.s } else { &mut class.t };
+                pairs.push((codes.value(i) as u32, f));
+            }
+            class.records += f;
+            if let Some(big_f) = big_f {
+                if big_f.is_null(i) {
+                    let what = job.risk.population_table.as_ref().map(population_name).unwrap_or_default();
+                    return Err(bad(format!("{target}: the class {} is not in the {what}", name(&values))));
+                }
+                class.population = big_f.value(i) as u64;
+            }
         }
     }
     if current.is_some() {
         audit.class(&mut class);
     }
     Ok(())
+}
+
+/// A value for a message: "text" in quotes, or NULL.
+fn quoted(v: Option<&str>) -> String {
+    v.map_or("NULL".to_string(), |v| format!("\"{v}\""))
 }
 
 /// The source's risk (its class sizes over the QIs), for the chart; F = f
