@@ -45,7 +45,10 @@ Exit codes: 0 the table meets every model of the job (k, l of its kind,
 t-closeness); 4 it does not, with a line on stderr per failing model, e.g.
   kanon: release_k5: fails k = 10 in 37 classes (1,204 records)
 2 bad input (a missing column, a value or class the source or the population
-table does not have).")]
+table does not have).
+
+Example: kanon check job.toml --table patients_k5 --json --svg risk.svg
+More: docs/risk.md.")]
 pub struct Args {
     /// The job file (TOML).
     pub job: PathBuf,
@@ -182,8 +185,15 @@ fn source_models(
             ("sets", &list(extra, ", ", |(a, _)| format!("({a})"))),
         ],
     );
-    frequency::materialize(conn, None, "kanon_marginals", &scan)
-        .or_bad_input(|| format!("reading the source, {}", job.source.describe()))?;
+    frequency::materialize(conn, None, "kanon_marginals", &scan).map_err(|e| {
+        // A row that does not parse is bad input; running out of memory or disk is not.
+        let e = e.context(format!("reading the source, {}", job.source.describe()));
+        if crate::error::resource_hint(&e).is_some() {
+            e
+        } else {
+            bad(format!("{e:#}"))
+        }
+    })?;
     for (j, (alias, _)) in extra.iter().enumerate() {
         // GROUPING(): a bit per column not grouped, the first column the highest bit.
         let gid: u64 = ((1u64 << m) - 1) & !(1u64 << (m - 1 - j));
@@ -707,7 +717,7 @@ fn thousands(x: u64) -> String {
     let digits = x.to_string();
     let mut out = String::new();
     for (i, ch) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(ch);
