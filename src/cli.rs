@@ -20,7 +20,7 @@ pub struct Cli {
 pub enum Command {
     /// Find the optimal feasible generalization and write the release.
     Run(cmd::run::Args),
-    /// Measure k, ℓ and the class-size histogram of the source or a release.
+    /// Audit the source or a release against the job: k, ℓ, t-closeness and risk; exit 4 when a model fails.
     Check(cmd::check::Args),
     /// Print the materialized hierarchies for review.
     Hierarchy(cmd::hierarchy::Args),

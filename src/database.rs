@@ -218,11 +218,8 @@ pub fn population_relation(conn: &Connection, job: &Job) -> Result<Option<String
                     "{file}: [risk] population_table names a table, which needs a database source; give {{ csv = \"…\" }} or {{ parquet = \"…\" }}"
                 )));
             };
-            let catalog = if job.output.table.as_ref().is_some_and(|o| same_file(path, &o.database)) {
-                OUT
-            } else {
-                "kanon_src"
-            };
+            let catalog =
+                if job.output.table.as_ref().is_some_and(|o| same_file(path, &o.database)) { OUT } else { "kanon_src" };
             if !table_exists(conn, catalog, t)? {
                 return Err(bad(format!("{file}: [risk] population_table \"{t}\" not found in {}", path.display())));
             }

@@ -450,10 +450,10 @@ impl HierarchyRows {
 const SENSITIVE_TREE: usize = 9999;
 
 /// A non-QI column's hierarchy (t-closeness's hierarchical distance), as a
-/// tree over the codes of `kanon_codes_{alias}`: its height and, per code
+/// tree over the codes of its value → code table `codes`: its height and, per code
 /// 1..=m (index 0 unused), the index of the code's value at each level
 /// 1..=height. Any hierarchy form a QI takes.
-pub fn value_tree(conn: &Connection, spec: &HierarchySpec, alias: &str) -> Result<(u32, Vec<Vec<u32>>)> {
+pub fn value_tree(conn: &Connection, spec: &HierarchySpec, alias: &str, codes: &str) -> Result<(u32, Vec<Vec<u32>>)> {
     let a = SENSITIVE_TREE;
     conn.execute_batch(&format!(
         "CREATE OR REPLACE TEMP VIEW {} AS SELECT n, {alias} AS v{a}, cnt FROM kanon_marg_{alias}",
@@ -491,8 +491,7 @@ pub fn value_tree(conn: &Connection, spec: &HierarchySpec, alias: &str) -> Resul
     }
     let leaf: HashMap<&Option<String>, &Vec<Option<String>>> = rows.iter().map(|r| (&r[0], r)).collect();
     let mut stmt = conn.prepare(&format!(
-        "SELECT k.code, m.{alias} FROM {} k JOIN kanon_marg_{alias} m ON k.n IS NOT DISTINCT FROM m.n ORDER BY k.code",
-        crate::frequency::extra_codes(alias)
+        "SELECT k.code, m.{alias} FROM {codes} k JOIN kanon_marg_{alias} m ON k.n IS NOT DISTINCT FROM m.n ORDER BY k.code"
     ))?;
     let mut ancestors = vec![Vec::new()];
     for r in stmt.query_map([], |r| r.get::<_, Option<String>>(1))? {

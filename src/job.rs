@@ -347,7 +347,10 @@ pub struct RiskSpec {
 pub enum PopulationTable {
     /// A table of the source database.
     Table(String),
-    Csv { path: PathBuf, delimiter: Option<String> },
+    Csv {
+        path: PathBuf,
+        delimiter: Option<String>,
+    },
     Parquet(PathBuf),
 }
 
@@ -794,11 +797,9 @@ impl Job {
             Some(RawPopulationTable::File { csv: None, parquet: Some(p), delimiter: None }) => {
                 Some(PopulationTable::Parquet(resolve(p)))
             }
-            Some(_) => {
-                return Err(bad(format!(
-                    "{file}: [risk] population_table is a table name or {{ csv = \"file\" }} or {{ parquet = \"file\" }}"
-                )))
-            }
+            Some(_) => return Err(bad(format!(
+                "{file}: [risk] population_table is a table name or {{ csv = \"file\" }} or {{ parquet = \"file\" }}"
+            ))),
         };
         let risk = RiskSpec {
             settings: crate::risk::RiskSettings { threshold, population, sampling_fraction },

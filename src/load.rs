@@ -10,11 +10,11 @@ use crate::evaluator::{Backend, Evaluator, MEMORY_ROWS};
 use crate::frequency::{self, Extras};
 use crate::hierarchy::{self, Hierarchy};
 use crate::job::{Column, DistanceSpec, DiversityKind, Job};
-use crate::privacy::{ClassModels, Closeness, Distance};
-use std::sync::Arc;
 use crate::metrics::Dataset;
+use crate::privacy::{ClassModels, Closeness, Distance};
 use anyhow::Result;
 use duckdb::Connection;
+use std::sync::Arc;
 
 pub struct Loaded {
     pub conn: Connection,
@@ -164,8 +164,12 @@ fn load_as(job: &Job, bar: &indicatif::ProgressBar, records: bool) -> Result<Loa
     bar.set_message("building the hierarchies");
     let hierarchies = hierarchy::finish(&conn, job, files)?;
     trace("hierarchies");
-    let extras =
-        Extras { sensitive: sensitive.is_some(), closeness: closeness.is_some(), label: label.is_some(), spread: false };
+    let extras = Extras {
+        sensitive: sensitive.is_some(),
+        closeness: closeness.is_some(),
+        label: label.is_some(),
+        spread: false,
+    };
     if records {
         let aliases: Vec<&str> = extra.iter().map(|e| e.0).collect();
         frequency::code_tables(&conn, job.quasi_identifiers.len(), &aliases)?;
@@ -250,7 +254,8 @@ pub fn class_models(conn: &Connection, job: &Job, columns: &[SourceColumn]) -> R
             Distance::ordered(&reference)
         }
         DistanceSpec::Hierarchical(h) => {
-            let (height, ancestors) = hierarchy::value_tree(conn, h, alias).map_err(|e| bad(format!("{}: {e:#}", at())))?;
+            let (height, ancestors) = hierarchy::value_tree(conn, h, alias, &frequency::extra_codes(alias))
+                .map_err(|e| bad(format!("{}: {e:#}", at())))?;
             Distance::hierarchical(&reference, &ancestors, height)
         }
     };
@@ -263,8 +268,22 @@ pub fn class_models(conn: &Connection, job: &Job, columns: &[SourceColumn]) -> R
 pub(crate) fn ordered_type(type_name: &str) -> bool {
     let t = type_name.to_ascii_lowercase();
     const ORDERED: [&str; 16] = [
-        "tinyint", "smallint", "int", "bigint", "hugeint", "utinyint", "usmallint", "uint", "ubigint", "uhugeint",
-        "float", "double", "real", "decimal", "date", "time",
+        "tinyint",
+        "smallint",
+        "int",
+        "bigint",
+        "hugeint",
+        "utinyint",
+        "usmallint",
+        "uint",
+        "ubigint",
+        "uhugeint",
+        "float",
+        "double",
+        "real",
+        "decimal",
+        "date",
+        "time",
     ];
     ORDERED.iter().any(|p| t.starts_with(p)) || t.starts_with("long") || t.starts_with("short") || t == "byte"
 }

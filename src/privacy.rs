@@ -282,8 +282,12 @@ impl Closeness {
             }
             Distance::Hierarchical { height, parent, mass } => {
                 // Extras of the touched nodes, level by level: (node, extra, mass).
-                let mut level: Vec<(u32, i128, u64)> =
-                    class.iter().map(|&(v, c)| (v, c as i128 * big_n - self.reference[v as usize] as i128 * n, self.reference[v as usize])).collect();
+                let mut level: Vec<(u32, i128, u64)> = class
+                    .iter()
+                    .map(|&(v, c)| {
+                        (v, c as i128 * big_n - self.reference[v as usize] as i128 * n, self.reference[v as usize])
+                    })
+                    .collect();
                 let mut sum: u128 = 0;
                 for h in 1..=*height as usize {
                     // Parent → (pos, neg, touched mass).

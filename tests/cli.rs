@@ -459,13 +459,15 @@ fn exhaustive_search_agrees_with_incognito() {
     }
 }
 
-/// `check` measures the raw source and a release, agreeing with SQL, and changes nothing.
+/// `check` measures the raw source and a release, agreeing with SQL, and changes
+/// nothing; the raw source fails the job (exit 4), its release meets it.
 #[test]
 fn check_measures_source_and_release() {
     let d = Demo::new();
 
     let out = d.run(&["check", "job.toml", "--json"]);
-    assert_ok(&out);
+    assert_eq!(out.code, 4, "{}", out.show());
+    assert!(out.stderr.contains("source: fails k = 3 in 74 classes (74 records)"), "{}", out.show());
     let c: Json = serde_json::from_str(out.stdout.trim()).unwrap_or_else(|e| panic!("{e}:\n{}", out.show()));
     let conn = Connection::open_in_memory().unwrap();
     let src = format!("read_csv({})", lit(d.path("patients.csv").to_str().unwrap()));

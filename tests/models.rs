@@ -170,7 +170,8 @@ fn meets(model: &Model, class: &[String], all: &BTreeMap<String, u64>, tree: &[V
             (r[0] as u128 * *den as u128) < *num as u128 * tail as u128
         }
         Model::Equal { t, .. } => {
-            let sum: i128 = all.iter().map(|(v, &q)| (*c.get(v).unwrap_or(&0) as i128 * big_n - q as i128 * n).abs()).sum();
+            let sum: i128 =
+                all.iter().map(|(v, &q)| (*c.get(v).unwrap_or(&0) as i128 * big_n - q as i128 * n).abs()).sum();
             within(sum, *t, 2 * n * big_n)
         }
         Model::Ordered { t, .. } => {
@@ -296,7 +297,11 @@ fn compare(loaded: &Loaded, source: &Source, k: u64, models: &[Model], fractions
                         let t = truth.iter().find(|t| t.0 == f.levels).unwrap();
                         assert!(t.1 <= req.budget, "{case}: {name}'s node {:?} is not feasible", f.levels);
                         let got = f.outcome.metrics.get(metric);
-                        assert!((got - best).abs() <= 1e-9 * best.max(1.0), "{case} {}: {name} {got} vs {best}", metric.name());
+                        assert!(
+                            (got - best).abs() <= 1e-9 * best.max(1.0),
+                            "{case} {}: {name} {got} vs {best}",
+                            metric.name()
+                        );
                         assert!((value(t) - best).abs() <= 1e-9 * best.max(1.0), "{case}: {name}'s node");
                     }
                 }
@@ -342,9 +347,8 @@ fn generated(dir: &Path, rows: usize, seed: u64) {
 }
 
 fn generated_job(dir: &Path, k: u64, models: &[Model]) -> Job {
-    let mut text = format!(
-        "[source]\ncsv = \"t.csv\"\n[output]\ndatabase = \"out.duckdb\"\ntable = \"r\"\n[privacy]\nk = {k}\n"
-    );
+    let mut text =
+        format!("[source]\ncsv = \"t.csv\"\n[output]\ndatabase = \"out.duckdb\"\ntable = \"r\"\n[privacy]\nk = {k}\n");
     for m in models {
         writeln!(text, "{}", m.toml()).unwrap();
     }
@@ -376,7 +380,10 @@ fn every_node_meets_the_models_as_the_brute_force_says_on_a_generated_table() {
         vec![Model::Ordered { column: "cost", t: (1, 10) }],
         // Both models, on two columns (the frequency sets carry s and t).
         vec![Model::Entropy { column: "diagnosis", l: 3 }, Model::Ordered { column: "cost", t: (15, 100) }],
-        vec![Model::Recursive { column: "diagnosis", c: (2, 1), l: 2 }, Model::Equal { column: "diagnosis", t: (3, 10) }],
+        vec![
+            Model::Recursive { column: "diagnosis", c: (2, 1), l: 2 },
+            Model::Equal { column: "diagnosis", t: (3, 10) },
+        ],
     ];
     let mut feasible = 0;
     for models in &cases {
@@ -418,7 +425,8 @@ fn every_node_meets_the_models_as_the_brute_force_says_on_adult() {
             writeln!(text, "{}", m.toml()).unwrap();
         }
         for (q, f) in &files {
-            write!(text, "[[quasi_identifiers]]\ncolumn = \"{q}\"\nhierarchy = {{ file = \"{}\" }}\n", f.display()).unwrap();
+            write!(text, "[[quasi_identifiers]]\ncolumn = \"{q}\"\nhierarchy = {{ file = \"{}\" }}\n", f.display())
+                .unwrap();
         }
         let loaded = load(&Job::parse(&out.path().join("job.toml"), &text).unwrap()).unwrap();
         let feasible = compare(&loaded, &source, 5, models, &[0.01, 0.05], false);
@@ -466,7 +474,8 @@ fn the_run_report_measures_risk_before_and_after() {
             let text = std::fs::read_to_string(d.join(file)).unwrap();
             let mut lines = text.lines();
             let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-            let at: Vec<usize> = ["zip", "age", "sex"].iter().map(|q| header.iter().position(|h| h == q).unwrap()).collect();
+            let at: Vec<usize> =
+                ["zip", "age", "sex"].iter().map(|q| header.iter().position(|h| h == q).unwrap()).collect();
             let mut classes: HashMap<Vec<String>, u64> = HashMap::new();
             for line in lines {
                 let cells: Vec<&str> = line.split(',').collect();

@@ -364,10 +364,23 @@ fn memory_and_sql_backends_agree_on_every_node() {
 fn exact_front_equals_exhaustive_front() {
     use kanon::search::exact_front::exact_front;
     use kanon::search::front;
-    for (seed, label) in [(3, false), (7, true)] {
+    // The last case with per-class models: the fronts then suppress the classes they reject.
+    let models = "t_closeness = { column = \"diagnosis\", t = 0.25 }\n\
+                  l_diversity = { column = \"diagnosis\", l = 2, kind = \"entropy\" }\n";
+    for (seed, label, extra) in [(3, false, ""), (7, true, ""), (5, false, models)] {
         let dir = tempfile::tempdir().unwrap();
         write_table(dir.path(), 400, seed);
-        let loaded = load(&job_with(dir.path(), false, label)).unwrap();
+        let mut job = job_with(dir.path(), false, label);
+        if !extra.is_empty() {
+            let text = format!(
+                "[source]\ncsv = \"t.csv\"\n[output]\ndatabase = \"out.duckdb\"\ntable = \"r\"\n[privacy]\nk = 2\n{extra}\
+                 [[quasi_identifiers]]\ncolumn = \"zip\"\nhierarchy = {{ mask = 3 }}\n\
+                 [[quasi_identifiers]]\ncolumn = \"age\"\nhierarchy = {{ intervals = [5, 10, 20] }}\n\
+                 [[quasi_identifiers]]\ncolumn = \"sex\"\nhierarchy = \"suppress\"\n"
+            );
+            job = Job::parse(&dir.path().join("job.toml"), &text).unwrap();
+        }
+        let loaded = load(&job).unwrap();
         let lattice = Lattice::new(loaded.data.heights.clone());
         let metrics: &[Metric] = if label { &[Metric::Cm] } else { &[Metric::Glm, Metric::Dm, Metric::Height] };
         for &metric in metrics {
@@ -376,7 +389,7 @@ fn exact_front_equals_exhaustive_front() {
                 let truth = front::front(&front::points(&mut all_ev, &lattice.nodes(), budget, metric).unwrap());
                 let mut ev = loaded.evaluator().unwrap();
                 let found = exact_front(&mut ev, &lattice, budget, metric).unwrap();
-                let case = format!("seed {seed} {} budget {budget}", metric.name());
+                let case = format!("seed {seed} {} budget {budget} {extra}", metric.name());
                 let key = |p: &front::Point| (p.levels.clone(), p.k, p.loss);
                 assert_eq!(
                     found.front.iter().map(key).collect::<Vec<_>>(),

@@ -31,11 +31,7 @@ pub(super) struct FullDomain {
 pub(super) fn prepare(plan: &Plan, node: Option<&[u8]>, source: &Loaded) -> Result<FullDomain> {
     let job = &plan.job;
     let rows = source.data.rows;
-    let req = Requirement {
-        k: job.privacy.k,
-        l: job.privacy.distinct_l(),
-        budget: job.privacy.budget.rows(rows),
-    };
+    let req = Requirement { k: job.privacy.k, l: job.privacy.distinct_l(), budget: job.privacy.budget.rows(rows) };
     let lattice = Lattice::new(source.data.heights.clone());
     if let Some(levels) = node {
         if let Some((h, l)) = lattice.heights.iter().zip(levels).find(|(h, l)| l > h) {

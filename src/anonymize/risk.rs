@@ -74,7 +74,10 @@ fn node_classes(
             app.append_row(duckdb::appender_params_from_iter(class.iter()))?;
         }
         app.flush()?;
-        format!("NOT EXISTS (SELECT 1 FROM kanon_dropped d WHERE {})", list(0..n, " AND ", |a| format!("d.c{a} = c.c{a}")))
+        format!(
+            "NOT EXISTS (SELECT 1 FROM kanon_dropped d WHERE {})",
+            list(0..n, " AND ", |a| format!("d.c{a} = c.c{a}"))
+        )
     };
     let (cte, big_f, join) = match population {
         None => (String::new(), "c.f".to_string(), String::new()),
@@ -180,10 +183,8 @@ fn partition_classes(
 
 /// The source's classes, grouped from the source itself.
 fn source_classes(source: &Loaded, job: &Job) -> Result<Vec<ClassSizes>> {
-    let q = render(
-        sql::fragment(sql::RISK, "source_classes"),
-        &[("columns", &list(job.qi_names(), ", ", |c| ident(&c)))],
-    );
+    let q =
+        render(sql::fragment(sql::RISK, "source_classes"), &[("columns", &list(job.qi_names(), ", ", |c| ident(&c)))]);
     let mut stmt = source.conn.prepare(&q)?;
     let rows = stmt.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(2)?)))?;
     let mut out = Vec::new();

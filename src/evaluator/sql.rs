@@ -8,13 +8,13 @@ use crate::frequency::{rollup, rollup_sets, Extras, Kid, RollupShape};
 use crate::hierarchy::node_table;
 use crate::lattice::Node;
 use crate::metrics::{Bucket, Histogram};
+use crate::privacy::ClassModels;
 use crate::sql::{self, list, render};
 use anyhow::Result;
-use crate::privacy::ClassModels;
 use duckdb::types::Value;
 use duckdb::Connection;
-use std::sync::Arc;
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 /// Rows one rollup query may join, roughly: batches are cut to stay under it.
 const BATCH_ROWS: u64 = 4_000_000;

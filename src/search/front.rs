@@ -38,7 +38,10 @@ pub fn points(ev: &mut Evaluator, nodes: &[Vec<u8>], budget: u64, metric: Metric
         .map(|(levels, h)| {
             let k = h.achieved_k(budget);
             let o = h.outcome(levels, &Requirement { k, l: None, budget }, &ev.data);
-            let floor = h.outcome(levels, &Requirement { k: 1, l: None, budget }, &ev.data).metrics.get(metric);
+            // Nothing suppressed: every class kept, those the per-class models reject too.
+            let mut all = h.clone();
+            all.buckets.iter_mut().for_each(|b| b.admitted = true);
+            let floor = all.outcome(levels, &Requirement { k: 1, l: None, budget }, &ev.data).metrics.get(metric);
             let per_qi = match metric {
                 // As in Histogram::outcome with every bucket kept, one QI at a time.
                 Metric::Glm => (ev.data.leaves.iter().enumerate())
@@ -93,7 +96,8 @@ pub(crate) fn pick(best: Option<Point>, q: Option<Point>) -> Option<Point> {
 /// The true front of a set of points: the non-dominated ones, one per (k, loss)
 /// (the preferred node), by k descending.
 pub fn front(all: &[Point]) -> Vec<Point> {
-    let mut sorted: Vec<&Point> = all.iter().collect();
+    // k = 0: the per-class models reject more than the budget at every k; no release.
+    let mut sorted: Vec<&Point> = all.iter().filter(|p| p.k > 0).collect();
     sorted.sort_by(|a, b| preferred(a, b));
     let mut out: Vec<Point> = Vec::new();
     for p in sorted {
