@@ -10,9 +10,8 @@
 -- A frequency set without sensitive or label codes has one row per class
 -- already ({{size}} = p.cnt, no {{group_by}}); otherwise its rows are summed
 -- per class. With per-class models (entropy or recursive l, t-closeness),
--- {{lists}} adds each class's (value, records) list of the model's column, and
--- {{group}} groups by it too: kanon judges each list, then sums the rows into
--- buckets.
+-- each class's (value, records) list of the model's column is selected and
+-- grouped by too: kanon judges each list, then sums the rows into buckets.
 WITH sized AS (
     SELECT p.node, {{groups}}, {{size}}::BIGINT AS size, {{ldiv}}::BIGINT AS ldiv
     FROM {{source}} p

@@ -86,14 +86,7 @@ pub fn finish(conn: &Connection, job: &Job, files: Files) -> Result<Vec<Hierarch
     for ((a, qi), file) in job.quasi_identifiers.iter().enumerate().zip(files.0) {
         let at = || format!("{}: quasi-identifier \"{}\"", job.at(&qi.column), qi.column.name);
         if !matches!(qi.hierarchy, HierarchySpec::File(_)) {
-            let nulls: i64 = conn.query_row(
-                &render(
-                    sql::fragment(sql::HIERARCHY_LEVELS, "nulls"),
-                    &[("col", &format!("v{a}")), ("base", &marginal_table(a))],
-                ),
-                [],
-                |r| r.get(0),
-            )?;
+            let nulls = nulls(conn, a)?;
             if nulls > 0 {
                 return Err(bad(format!(
                     "{}: {nulls} rows have NULL, which a built-in hierarchy does not list (use a file hierarchy with a NULL leaf)",
@@ -121,6 +114,15 @@ pub fn finish(conn: &Connection, job: &Job, files: Files) -> Result<Vec<Hierarch
         return Err(bad(format!("{}: quasi-identifier \"{}\": {}", job.at(&qi.column), qi.column.name, a.1)));
     }
     Ok(out)
+}
+
+/// Rows whose value of column `a` is NULL (its marginal's count).
+fn nulls(conn: &Connection, a: usize) -> Result<i64> {
+    let q = render(
+        sql::fragment(sql::HIERARCHY_LEVELS, "nulls"),
+        &[("col", &format!("v{a}")), ("base", &marginal_table(a))],
+    );
+    Ok(conn.query_row(&q, [], |r| r.get(0))?)
 }
 
 /// Rows of an ARX hierarchy file: `leaf;level1;…;top`, no header. A leaf
@@ -462,14 +464,7 @@ pub fn value_tree(conn: &Connection, spec: &HierarchySpec, alias: &str, codes: &
     let mut rows = match spec {
         HierarchySpec::File(path) => read_arx(path)?,
         _ => {
-            let nulls: i64 = conn.query_row(
-                &render(
-                    sql::fragment(sql::HIERARCHY_LEVELS, "nulls"),
-                    &[("col", &format!("v{a}")), ("base", &marginal_table(a))],
-                ),
-                [],
-                |r| r.get(0),
-            )?;
+            let nulls = nulls(conn, a)?;
             if nulls > 0 {
                 return Err(bad(format!("{nulls} rows have NULL, which a built-in hierarchy does not list")));
             }

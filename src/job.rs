@@ -797,9 +797,11 @@ impl Job {
             Some(RawPopulationTable::File { csv: None, parquet: Some(p), delimiter: None }) => {
                 Some(PopulationTable::Parquet(resolve(p)))
             }
-            Some(_) => return Err(bad(format!(
+            Some(_) => {
+                return Err(bad(format!(
                 "{file}: [risk] population_table is a table name or {{ csv = \"file\" }} or {{ parquet = \"file\" }}"
-            ))),
+            )))
+            }
         };
         let risk = RiskSpec {
             settings: crate::risk::RiskSettings { threshold, population, sampling_fraction },

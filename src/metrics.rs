@@ -279,6 +279,27 @@ mod tests {
     }
 }
 
+/// Hold `classes` (codes c0..c{n-1}) in temp table `table`: the condition
+/// that a class `c` is not one of them, or None when there are none.
+pub(crate) fn left_out(conn: &Connection, table: &str, classes: &[Box<[i64]>], n: usize) -> Result<Option<String>> {
+    if classes.is_empty() {
+        return Ok(None);
+    }
+    conn.execute_batch(&format!(
+        "CREATE OR REPLACE TEMP TABLE {table} ({})",
+        list(0..n, ", ", |a| format!("c{a} BIGINT"))
+    ))?;
+    let mut app = conn.appender(table)?;
+    for class in classes {
+        app.append_row(duckdb::appender_params_from_iter(class.iter()))?;
+    }
+    app.flush()?;
+    Ok(Some(format!(
+        "NOT EXISTS (SELECT 1 FROM {table} x WHERE {})",
+        list(0..n, " AND ", |a| format!("x.c{a} = c.c{a}"))
+    )))
+}
+
 /// Ambiguity (am) of a full-domain release: the mean over records of the
 /// product over QIs of the leaves under the record's released value, a
 /// suppressed record counting every leaf. Read off `kanon_f0` at the node.
@@ -293,23 +314,7 @@ pub fn full_domain_ambiguity(
     let n = levels.len();
     let div = divisors(conn, n)?;
     // Classes the per-class models reject are suppressed too.
-    let anti = if rejected.is_empty() {
-        String::new()
-    } else {
-        conn.execute_batch(&format!(
-            "CREATE OR REPLACE TEMP TABLE kanon_rejected ({})",
-            list(0..n, ", ", |a| format!("c{a} BIGINT"))
-        ))?;
-        let mut app = conn.appender("kanon_rejected")?;
-        for class in rejected {
-            app.append_row(duckdb::appender_params_from_iter(class.iter()))?;
-        }
-        app.flush()?;
-        format!(
-            " AND NOT EXISTS (SELECT 1 FROM kanon_rejected r WHERE {})",
-            list(0..n, " AND ", |a| format!("r.c{a} = c.c{a}"))
-        )
-    };
+    let anti = left_out(conn, "kanon_rejected", rejected, n)?.map_or(String::new(), |c| format!(" AND {c}"));
     let q = render(
         sql::fragment(sql::RELEASE_MAP, "ambiguity"),
         &[

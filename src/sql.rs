@@ -18,8 +18,10 @@ pub fn literal(value: &str) -> String {
 }
 
 /// Fill `{{name}}` slots. Panics on a slot left unfilled: that is a bug, not input.
+/// The template's comment lines are left out first: a slot named in a comment
+/// must not be filled there (a value of several lines would leave the comment).
 pub fn render(template: &str, slots: &[(&str, &str)]) -> String {
-    let mut out = template.to_string();
+    let mut out: String = template.lines().filter(|l| !l.trim_start().starts_with("--")).collect::<Vec<_>>().join("\n");
     for (name, value) in slots {
         out = out.replace(&format!("{{{{{name}}}}}"), value);
     }

@@ -141,8 +141,8 @@ fn counts<'a>(values: impl Iterator<Item = &'a String>) -> BTreeMap<String, u64>
 /// Does one class meet one model? `class`: the class's values of the model's
 /// column; `all`: the column over every source row.
 /// `tree`: the hierarchy's rows, for the hierarchical distance.
-fn meets(model: &Model, class: &[String], all: &BTreeMap<String, u64>, tree: &[Vec<String>]) -> bool {
-    let c = counts(class.iter());
+fn meets(model: &Model, class: &[&String], all: &BTreeMap<String, u64>, tree: &[Vec<String>]) -> bool {
+    let c = counts(class.iter().copied());
     let n = class.len() as i128;
     let big_n: i128 = all.values().sum::<u64>() as i128;
     // Σ ≤ (num/den) · scale, in integers.
@@ -230,6 +230,9 @@ fn brute(source: &Source, lattice: &Lattice, k: u64, models: &[Model]) -> Vec<(V
             _ => Vec::new(),
         })
         .collect();
+    // Each model's column, row by row.
+    let columns: Vec<Vec<&String>> =
+        models.iter().map(|m| source.rows.iter().map(|r| &r[m.column()]).collect()).collect();
     let total = source.rows.len() as u64;
     let nqi = source.ids.len() as f64;
     let mut out = Vec::new();
@@ -238,8 +241,8 @@ fn brute(source: &Source, lattice: &Lattice, k: u64, models: &[Model]) -> Vec<(V
         for rows in source.classes(&levels) {
             let size = rows.len() as u64;
             let kept = size >= k
-                && models.iter().zip(&all).zip(&trees).all(|((m, all), tree)| {
-                    let values: Vec<String> = rows.iter().map(|&r| source.rows[r][m.column()].clone()).collect();
+                && (models.iter().zip(&all).zip(&trees).zip(&columns)).all(|(((m, all), tree), column)| {
+                    let values: Vec<&String> = rows.iter().map(|&r| column[r]).collect();
                     meets(m, &values, all, tree)
                 });
             if kept {

@@ -8,6 +8,7 @@ use crate::error::bad;
 use crate::hierarchy::{dim_table, divisors};
 use crate::job::Job;
 use crate::load::Loaded;
+use crate::metrics::left_out;
 use crate::release::Recoding;
 use crate::report::RiskReport;
 use crate::risk::{analyse, ClassSizes};
@@ -62,23 +63,7 @@ fn node_classes(
     let conn = &source.conn;
     let n = levels.len();
     let div = divisors(conn, n)?;
-    let kept = if dropped.is_empty() {
-        "TRUE".to_string()
-    } else {
-        conn.execute_batch(&format!(
-            "CREATE OR REPLACE TEMP TABLE kanon_dropped ({})",
-            list(0..n, ", ", |a| format!("c{a} BIGINT"))
-        ))?;
-        let mut app = conn.appender("kanon_dropped")?;
-        for class in dropped {
-            app.append_row(duckdb::appender_params_from_iter(class.iter()))?;
-        }
-        app.flush()?;
-        format!(
-            "NOT EXISTS (SELECT 1 FROM kanon_dropped d WHERE {})",
-            list(0..n, " AND ", |a| format!("d.c{a} = c.c{a}"))
-        )
-    };
+    let kept = left_out(conn, "kanon_dropped", dropped, n)?.unwrap_or_else(|| "TRUE".into());
     let (cte, big_f, join) = match population {
         None => (String::new(), "c.f".to_string(), String::new()),
         Some(relation) => {
