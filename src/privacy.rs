@@ -10,6 +10,7 @@
 //! otherwise), so a class whose entropy is exactly ln ℓ passes.
 
 use num_bigint::BigUint;
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// A non-negative rational number, as a job writes it: `0.2` is 2/10 exactly,
@@ -114,6 +115,43 @@ impl ClassModels {
             Some(cl) => cl.admits(if self.separate { t } else { s }),
             None => true,
         }
+    }
+}
+
+/// What the kept classes of a release reach under the job's per-class
+/// models (each null when the job does not ask for that model).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ClassFigures {
+    /// The least exp(entropy) over the classes: the entropy ℓ they all meet.
+    pub entropy_l: Option<f64>,
+    /// The largest r₁ / (r_ℓ + … + r_m): recursive (c, ℓ) holds for every c above it.
+    pub recursive_c: Option<f64>,
+    /// The largest t-closeness distance.
+    pub t: Option<f64>,
+}
+
+impl ClassModels {
+    /// The figures over `classes`, each (s pairs, t pairs) as [`ClassModels::admits`] takes them.
+    pub fn figures<'a>(&self, classes: impl Iterator<Item = (&'a [(u32, u64)], &'a [(u32, u64)])>) -> ClassFigures {
+        let mut out = ClassFigures::default();
+        for (s, t) in classes {
+            if self.entropy.is_some() {
+                let e = entropy(s.iter().map(|p| p.1)).exp();
+                out.entropy_l = Some(out.entropy_l.map_or(e, |x: f64| x.min(e)));
+            }
+            if let Some((_, l)) = self.recursive {
+                let mut r: Vec<u64> = s.iter().map(|p| p.1).collect();
+                r.sort_unstable_by(|a, b| b.cmp(a));
+                let tail: u64 = r.iter().skip(l as usize - 1).sum();
+                let c = if tail == 0 { f64::INFINITY } else { r[0] as f64 / tail as f64 };
+                out.recursive_c = Some(out.recursive_c.map_or(c, |x: f64| x.max(c)));
+            }
+            if let Some(cl) = &self.closeness {
+                let d = cl.distance(if self.separate { t } else { s });
+                out.t = Some(out.t.map_or(d, |x: f64| x.max(d)));
+            }
+        }
+        out
     }
 }
 

@@ -4,6 +4,7 @@
 
 use crate::job::OutputSpec;
 use crate::metrics::Metrics;
+use crate::privacy::ClassFigures;
 use crate::risk::Risk;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -98,6 +99,10 @@ pub struct FullDomainReport {
     /// Fewest distinct sensitive values in a released class (null when not asked).
     pub l: Option<u64>,
     pub l_requested: Option<u64>,
+    /// What the released classes reach under entropy ℓ, recursive ℓ and
+    /// t-closeness (only when the job asks for one of them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub models: Option<ClassFigures>,
     pub classes: u64,
     pub algorithm: &'static str,
     /// Why that search (the one asked for, or kanon's pick).

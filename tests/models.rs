@@ -566,11 +566,22 @@ fn runs_honour_or_refuse_the_models() {
     job("recursive", "l_diversity = { column = \"diagnosis\", l = 2, kind = \"recursive\", c = 2 }", "");
     assert_eq!(run(&["run", "recursive.toml", "--node", "zip=0"]).code, 0);
     assert_eq!(suppressed("recursive"), 6);
+    // The report's figures over the kept class (3 flu, 3 cold).
+    let figures = |name: &str| -> serde_json::Value {
+        let r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(d.join(format!("{name}.json"))).unwrap()).unwrap();
+        r["models"].clone()
+    };
+    assert_eq!(figures("recursive")["recursive_c"].as_f64(), Some(1.0));
+    assert!(figures("recursive")["t"].is_null());
+    assert!((figures("entropy")["entropy_l"].as_f64().unwrap() - 2.0).abs() < 1e-12);
     for (t, expected) in [("0.08", 12), ("0.0834", 0)] {
         job_with("close", 12, &format!("t_closeness = {{ column = \"diagnosis\", t = {t} }}"), "");
         let out = run(&["run", "close.toml", "--node", "zip=0"]);
         assert_eq!(out.code, 0, "{}", out.show());
         assert_eq!(suppressed("close"), expected, "t = {t}");
+        let t = figures("close")["t"].as_f64();
+        assert!(expected > 0 || (t.unwrap() - 1.0 / 12.0).abs() < 1e-12, "{t:?}");
     }
     // Refusals, exit 2, naming the model.
     job("scheme", "t_closeness = { column = \"diagnosis\", t = 0.2 }", "scheme = \"bhs\"");

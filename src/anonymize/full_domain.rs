@@ -8,6 +8,7 @@ use crate::lattice::{Lattice, Node};
 use crate::load::Loaded;
 use crate::metrics::{full_domain_ambiguity, Requirement};
 use crate::options::Algorithm;
+use crate::privacy::ClassFigures;
 use crate::progress::Progress;
 use crate::release::{Recoding, Written};
 use crate::report::{by_qi, FullDomainReport, ModelReport, ReleaseMetrics};
@@ -26,6 +27,7 @@ pub(super) struct FullDomain {
     evaluator: &'static str,
     evaluated: u64,
     am: f64,
+    figures: Option<ClassFigures>,
 }
 
 pub(super) fn prepare(plan: &Plan, node: Option<&[u8]>, source: &Loaded) -> Result<FullDomain> {
@@ -52,6 +54,7 @@ pub(super) fn prepare(plan: &Plan, node: Option<&[u8]>, source: &Loaded) -> Resu
         evaluator: "",
         evaluated: 0,
         am: 0.0,
+        figures: None,
     })
 }
 
@@ -103,7 +106,11 @@ impl Stages for FullDomain {
 
     fn recoding(&mut self, _plan: &Plan, source: &Loaded) -> Result<Recoding> {
         let best = self.best.as_ref().expect("recoding follows a feasible search");
-        Recoding::levels(source, &best.levels, &self.req)
+        let recoding = Recoding::levels(source, &best.levels, &self.req)?;
+        if let Recoding::Levels { levels, dropped } = &recoding {
+            self.figures = crate::release::kept_figures(source, levels, dropped)?;
+        }
+        Ok(recoding)
     }
 
     fn report(&self, plan: &Plan, rows: u64, written: &Written) -> ModelReport {
@@ -123,6 +130,7 @@ impl Stages for FullDomain {
             k_requested: req.k,
             l: best.outcome.l,
             l_requested: req.l,
+            models: self.figures.clone(),
             classes: best.outcome.classes,
             algorithm: if forced { "node" } else { self.algorithm.name() },
             algorithm_reason: if forced { "--node given: no search" } else { self.why },

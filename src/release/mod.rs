@@ -23,6 +23,7 @@ use crate::hierarchy::divisors;
 use crate::job::{Job, OutputSpec};
 use crate::load::Loaded;
 use crate::metrics::Requirement;
+use crate::privacy::ClassFigures;
 use crate::search::cbg::Clusters;
 use crate::sql::{self, list, render};
 use anyhow::{bail, Result};
@@ -77,18 +78,19 @@ impl Recoding {
     }
 }
 
-/// The classes at `levels` the per-class models reject (entropy or
-/// recursive ℓ, t-closeness), by their codes; none without such models.
-/// Read off the base frequency set.
-pub fn rejected_classes(source: &Loaded, levels: &[u8]) -> Result<Vec<Box<[i64]>>> {
+/// Per class at `levels`: its (code, records) lists of the s and (when
+/// t-closeness reads its own column) t columns, read off the base frequency
+/// set; empty without per-class models.
+type ClassLists = std::collections::BTreeMap<Box<[i64]>, [Vec<(u32, u64)>; 2]>;
+
+fn class_lists(source: &Loaded, levels: &[u8]) -> Result<ClassLists> {
     let models = &source.models;
+    let mut classes = ClassLists::new();
     if models.is_empty() {
-        return Ok(Vec::new());
+        return Ok(classes);
     }
     let n = levels.len();
     let div = divisors(&source.conn, n)?;
-    // Per class: the (code, records) lists of s and (when separate) t.
-    let mut classes: std::collections::BTreeMap<Box<[i64]>, [Vec<(u32, u64)>; 2]> = Default::default();
     let columns: &[&str] = if models.separate { &["s", "t"] } else { &["s"] };
     for (j, column) in columns.iter().enumerate() {
         let q = render(
@@ -109,7 +111,26 @@ pub fn rejected_classes(source: &Loaded, levels: &[u8]) -> Result<Vec<Box<[i64]>
             classes.entry(key).or_default()[j] = crate::evaluator::sql::value_list(r.get(n)?);
         }
     }
-    Ok(classes.into_iter().filter(|(_, [s, t])| !models.admits(s, t)).map(|(key, _)| key).collect())
+    Ok(classes)
+}
+
+/// The classes at `levels` the per-class models reject (entropy or
+/// recursive ℓ, t-closeness), by their codes; none without such models.
+pub fn rejected_classes(source: &Loaded, levels: &[u8]) -> Result<Vec<Box<[i64]>>> {
+    let classes = class_lists(source, levels)?;
+    Ok(classes.into_iter().filter(|(_, [s, t])| !source.models.admits(s, t)).map(|(key, _)| key).collect())
+}
+
+/// What the classes at `levels` that are not `dropped` reach under the
+/// per-class models (None without such models).
+pub fn kept_figures(source: &Loaded, levels: &[u8], dropped: &[Box<[i64]>]) -> Result<Option<ClassFigures>> {
+    if source.models.is_empty() {
+        return Ok(None);
+    }
+    let dropped: std::collections::HashSet<&[i64]> = dropped.iter().map(|d| &d[..]).collect();
+    let classes = class_lists(source, levels)?;
+    let kept = classes.iter().filter(|(key, _)| !dropped.contains(&key[..]));
+    Ok(Some(source.models.figures(kept.map(|(_, [s, t])| (s.as_slice(), t.as_slice())))))
 }
 
 /// A per-record recoding: each record's cluster by its source position, and
