@@ -12,9 +12,28 @@ CREATE OR REPLACE TEMP TABLE {{map}} AS
 SELECT m.n, h.{{label}} AS label
 FROM {{marginal}} m JOIN {{h}} h ON m.{{col}} IS NOT DISTINCT FROM h.v0
 -- name: write
--- The physical limit, second half: every source row with each QI replaced by
--- its label (one join per QI), dropped columns left out. No ORDER BY, no
--- suppression.
+-- The physical limit, second half: every source row with each QI recoded,
+-- dropped columns left out. No ORDER BY, no suppression. The plain-SQL limit
+-- recodes each QI by the cheapest expression its hierarchy allows at the node
+-- (below; a join only for a file hierarchy); the maps' figure joins every QI
+-- to its value → label map (what kanon limit measured before issue 28).
 CREATE TABLE {{target}} AS
 SELECT {{columns}}
 FROM kanon_source s {{joins}}
+-- name: copy
+-- The same write, as a file (the job's output is a CSV or Parquet file).
+COPY (SELECT {{columns}} FROM kanon_source s {{joins}}) TO {{path}} ({{format}})
+-- name: mask
+left(CAST(s.{{col}} AS VARCHAR), length(CAST(s.{{col}} AS VARCHAR)) - {{i}}) || '{{stars}}'
+-- name: interval
+floor({{x}} / {{width}}) * {{width}}
+-- name: month
+date_trunc('month', {{d}})
+-- name: quarter
+date_trunc('quarter', {{d}})
+-- name: year
+year({{d}})
+-- name: decade
+year({{d}}) // 10 * 10
+-- name: century
+year({{d}}) // 100 * 100

@@ -1045,11 +1045,15 @@ fn limit_times_group_by_and_write() {
     let r: Json = serde_json::from_str(out.stdout.trim()).unwrap_or_else(|e| panic!("not JSON: {e}\n{}", out.show()));
     assert_eq!(int(&r, "rows"), 3000);
     assert_eq!(int(&r, "combinations"), generated_combinations(&tmp.path().join("p.duckdb")));
-    for key in ["group_by_seconds", "write_seconds", "total_seconds"] {
+    for key in ["group_by_seconds", "write_seconds", "total_seconds", "maps_write_seconds", "maps_total_seconds"] {
         assert!(r[key].as_f64().is_some_and(|s| s >= 0.0), "`{key}` should be a time in {r}");
     }
-    let total = r["group_by_seconds"].as_f64().unwrap() + r["write_seconds"].as_f64().unwrap();
-    assert!((r["total_seconds"].as_f64().unwrap() - total).abs() < 1e-9);
+    // Both totals: the GROUP BY plus a write (plain SQL expressions; value → label maps).
+    for (write, total) in [("write_seconds", "total_seconds"), ("maps_write_seconds", "maps_total_seconds")] {
+        let sum = r["group_by_seconds"].as_f64().unwrap() + r[write].as_f64().unwrap();
+        assert!((r[total].as_f64().unwrap() - sum).abs() < 1e-9);
+    }
+    assert_eq!(r["written_as"].as_str(), Some("table"));
     let names: Vec<String> =
         fs::read_dir(tmp.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
     assert!(

@@ -2,18 +2,22 @@
 //!
 //! Times the physical limit of a run on the job's source, with no search: one
 //! plain `GROUP BY` of the QI columns (materialized), then one recode-and-write
-//! of every source row at the node (a join per QI, on the values as the
-//! source has them, to its value → label map,
-//! dropped columns left out, no ORDER BY, no suppression) into a scratch DuckDB
-//! file beside the output database, deleted afterwards. Prints one JSON object:
-//! both times, their total, the distinct QI combinations and the rows. Building
-//! the hierarchies is timed apart (`hierarchy_seconds`), not in the total.
+//! of every source row at the node (dropped columns left out, no ORDER BY, no
+//! suppression) into scratch files beside the output, of the job's output
+//! kind (a DuckDB table, Parquet or CSV), deleted afterwards. The plain-SQL
+//! limit (`write_seconds`, `total_seconds`) recodes each QI by the cheapest
+//! SQL expression its hierarchy allows (`substr`-like masks, `floor(x / w) *
+//! w`, `year(d) // 10 * 10`, a constant at the top) and joins only file
+//! hierarchies' maps; `maps_write_seconds` / `maps_total_seconds` join every
+//! QI to its value → label map (the figure `kanon limit` gave before). Prints
+//! one JSON object with the times, the distinct QI combinations and the rows.
+//! Building the hierarchies is timed apart (`hierarchy_seconds`).
 
 use crate::database;
 use crate::error::bad;
 use crate::frequency;
 use crate::hierarchy::{self, h_table};
-use crate::job::{parse_levels, Job};
+use crate::job::{parse_levels, DateUnit, HierarchySpec, Job};
 use crate::load::check_columns;
 use crate::progress::spinner;
 use crate::sql::{self, fragment, ident, list, literal, render};
@@ -92,19 +96,30 @@ pub fn run(args: Args) -> Result<()> {
         .prefix(".kanon-limit-")
         .tempdir_in(out_dir)
         .with_context(|| format!("creating a scratch folder in {}", out_dir.display()))?;
+    let kind = Written::of(&job);
+    // The plain-SQL limit: each QI by the cheapest expression of its hierarchy.
+    let plain: Vec<Recode> =
+        (0..qis.len()).map(|a| plain_recode(&job, &columns, a, levels[a], hierarchies[a].height)).collect();
     let start = Instant::now();
-    let written = write(&conn, &job, &columns, &qis, &scratch.path().join("limit.duckdb"))?;
-    let write_seconds = start.elapsed().as_secs_f64();
+    let written = write(&conn, &job, &columns, &qis, &plain, &scratch.path().join("plain"), kind)?;
+    let plain_seconds = start.elapsed().as_secs_f64();
+    check_rows(written, rows)?;
+    // Today's figure: every QI joined to its value → label map.
+    let joined: Vec<Recode> = (0..qis.len()).map(|_| Recode::Map).collect();
+    let start = Instant::now();
+    let written = write(&conn, &job, &columns, &qis, &joined, &scratch.path().join("maps"), kind)?;
+    let maps_seconds = start.elapsed().as_secs_f64();
+    check_rows(written, rows)?;
     bar.finish_and_clear();
-    if written != rows {
-        anyhow::bail!("the recode-and-write wrote {written} rows, the source has {rows}");
-    }
     let node: serde_json::Map<String, serde_json::Value> =
         qis.iter().zip(&levels).map(|(q, &l)| (q.clone(), l.into())).collect();
     let out = json!({
         "group_by_seconds": group_by,
-        "write_seconds": write_seconds,
-        "total_seconds": group_by + write_seconds,
+        "write_seconds": plain_seconds,
+        "total_seconds": group_by + plain_seconds,
+        "maps_write_seconds": maps_seconds,
+        "maps_total_seconds": group_by + maps_seconds,
+        "written_as": kind.name(),
         "combinations": combinations,
         "rows": rows,
         "hierarchy_seconds": hierarchy_seconds,
@@ -114,38 +129,162 @@ pub fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
+fn check_rows(written: i64, rows: i64) -> Result<()> {
+    if written != rows {
+        anyhow::bail!("the recode-and-write wrote {written} rows, the source has {rows}");
+    }
+    Ok(())
+}
+
+/// How the write recodes one QI.
+enum Recode {
+    /// An SQL expression over the source row `s`.
+    Expression(String),
+    /// A join to the QI's value → label map.
+    Map,
+}
+
+/// The cheapest SQL a QI's hierarchy allows at `level`: the value itself at
+/// the leaves, a constant at the top, an expression for a built-in hierarchy,
+/// the map for a file.
+fn plain_recode(job: &Job, columns: &[database::SourceColumn], a: usize, level: u8, height: u8) -> Recode {
+    let qi = &job.quasi_identifiers[a];
+    let col = ident(&qi.column.name);
+    let type_name = columns.iter().find(|c| c.name == qi.column.name).map_or("", |c| c.type_name.as_str());
+    let typed = |kind: &str, cast: &str| {
+        if type_name.to_ascii_uppercase().starts_with(kind) {
+            format!("s.{col}")
+        } else {
+            format!("TRY_CAST(s.{col} AS {cast})")
+        }
+    };
+    let l = level as usize;
+    if l == 0 {
+        return Recode::Expression(format!("s.{col}"));
+    }
+    if l == height as usize && !matches!(qi.hierarchy, HierarchySpec::File(_) | HierarchySpec::Mask(_)) {
+        return Recode::Expression("'*'".into());
+    }
+    let frag = |name: &str, slots: &[(&str, &str)]| Recode::Expression(render(fragment(sql::LIMIT, name), slots));
+    match &qi.hierarchy {
+        // A mask's extra top level (values of several lengths) is one '*'.
+        HierarchySpec::Mask(n) if l > *n => Recode::Expression("'*'".into()),
+        HierarchySpec::Mask(_) => frag("mask", &[("col", &col), ("i", &l.to_string()), ("stars", &"*".repeat(l))]),
+        HierarchySpec::Intervals(widths) => {
+            let x = if is_numeric(type_name) { format!("s.{col}") } else { format!("TRY_CAST(s.{col} AS DOUBLE)") };
+            frag("interval", &[("x", &x), ("width", &format!("{:?}", widths[l - 1]))])
+        }
+        HierarchySpec::Date(units) => {
+            let d = typed("DATE", "DATE");
+            let d = if d.starts_with("TRY_CAST") { typed("TIMESTAMP", "DATE") } else { d };
+            let unit = match units[l - 1] {
+                DateUnit::Month => "month",
+                DateUnit::Quarter => "quarter",
+                DateUnit::Year => "year",
+                DateUnit::Decade => "decade",
+                DateUnit::Century => "century",
+            };
+            frag(unit, &[("d", &d)])
+        }
+        HierarchySpec::Suppress => Recode::Expression("'*'".into()),
+        HierarchySpec::File(_) => Recode::Map,
+    }
+}
+
+fn is_numeric(type_name: &str) -> bool {
+    let t = type_name.to_ascii_uppercase();
+    ["TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "FLOAT", "DOUBLE", "DECIMAL", "U"]
+        .iter()
+        .any(|p| t.starts_with(p))
+}
+
+/// What the writes produce: the job's release kind.
+#[derive(Clone, Copy)]
+enum Written {
+    Table,
+    Parquet,
+    Csv,
+}
+
+impl Written {
+    fn of(job: &Job) -> Written {
+        if job.output.table.is_some() || job.output.spark_table.is_some() {
+            Written::Table
+        } else if job.output.parquet.is_some() {
+            Written::Parquet
+        } else {
+            Written::Csv
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Written::Table => "table",
+            Written::Parquet => "parquet",
+            Written::Csv => "csv",
+        }
+    }
+}
+
 fn map_table(a: usize) -> String {
     format!("kanon_limit_map{a}")
 }
 
-/// Recode every source row into a table of a fresh database at `path`; the
-/// detach is timed too, as it writes the table out. Returns the rows written.
+/// Recode every source row (`recode` per QI) into a table of a fresh database
+/// at `path` (the detach is timed too, as it writes the table out), or a
+/// file there. Returns the rows written.
 fn write(
     conn: &duckdb::Connection,
     job: &Job,
     columns: &[database::SourceColumn],
     qis: &[String],
+    recode: &[Recode],
     path: &Path,
+    kind: Written,
 ) -> Result<i64> {
     let select =
         list(columns.iter().filter(|c| !job.output.drop.iter().any(|d| d.name == c.name)), ", ", |c| {
             match qis.iter().position(|q| *q == c.name) {
-                Some(a) => format!("m{a}.label AS {}", ident(&c.name)),
+                Some(a) => match &recode[a] {
+                    Recode::Expression(e) => format!("{e} AS {}", ident(&c.name)),
+                    Recode::Map => format!("m{a}.label AS {}", ident(&c.name)),
+                },
                 None => format!("s.{}", ident(&c.name)),
             }
         });
-    let joins = list(qis.iter().enumerate(), " ", |(a, q)| {
+    let joins = list(qis.iter().enumerate().filter(|(a, _)| matches!(recode[*a], Recode::Map)), " ", |(a, q)| {
         format!("JOIN {} m{a} ON s.{} IS NOT DISTINCT FROM m{a}.n", map_table(a), ident(q))
     });
-    let target = format!("{}.main.release", ident(SCRATCH));
-    conn.execute_batch(&format!("ATTACH {} AS {}", literal(&path.to_string_lossy()), ident(SCRATCH)))
-        .with_context(|| format!("opening scratch database {}", path.display()))?;
-    conn.execute_batch(&render(
-        fragment(sql::LIMIT, "write"),
-        &[("target", &target), ("columns", &select), ("joins", &joins)],
-    ))
-    .context("recoding and writing the source")?;
-    let rows: i64 = conn.query_row(&format!("SELECT count(*) FROM {target}"), [], |r| r.get(0))?;
-    conn.execute_batch(&format!("DETACH {}", ident(SCRATCH))).context("writing the scratch database")?;
-    Ok(rows)
+    let file = |ext: &str, format: &str| -> Result<i64> {
+        let file = path.with_extension(ext);
+        conn.execute_batch(&render(
+            fragment(sql::LIMIT, "copy"),
+            &[("columns", &select), ("joins", &joins), ("path", &literal(&file.to_string_lossy())), ("format", format)],
+        ))
+        .context("recoding and writing the source")?;
+        let q = if ext == "parquet" {
+            format!("SELECT count(*) FROM read_parquet({})", literal(&file.to_string_lossy()))
+        } else {
+            format!("SELECT count(*) FROM read_csv({}, header = true)", literal(&file.to_string_lossy()))
+        };
+        Ok(conn.query_row(&q, [], |r| r.get(0))?)
+    };
+    match kind {
+        Written::Parquet => file("parquet", "FORMAT PARQUET"),
+        Written::Csv => file("csv", "FORMAT CSV, HEADER"),
+        Written::Table => {
+            let db = path.with_extension("duckdb");
+            let target = format!("{}.main.release", ident(SCRATCH));
+            conn.execute_batch(&format!("ATTACH {} AS {}", literal(&db.to_string_lossy()), ident(SCRATCH)))
+                .with_context(|| format!("opening scratch database {}", db.display()))?;
+            conn.execute_batch(&render(
+                fragment(sql::LIMIT, "write"),
+                &[("target", &target), ("columns", &select), ("joins", &joins)],
+            ))
+            .context("recoding and writing the source")?;
+            let rows: i64 = conn.query_row(&format!("SELECT count(*) FROM {target}"), [], |r| r.get(0))?;
+            conn.execute_batch(&format!("DETACH {}", ident(SCRATCH))).context("writing the scratch database")?;
+            Ok(rows)
+        }
+    }
 }
