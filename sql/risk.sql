@@ -33,3 +33,8 @@ WHERE NOT EXISTS (SELECT 1 FROM {{dim}} d WHERE CAST(q.{{col}} AS VARCHAR) IS NO
 SELECT f, f AS big_f, count(*)::BIGINT AS classes
 FROM (SELECT count(*)::BIGINT AS f FROM kanon_source GROUP BY {{columns}})
 GROUP BY ALL
+-- name: base_sizes
+-- The source's class sizes from a base frequency set with one row per class.
+SELECT cnt::BIGINT AS f, count(*)::BIGINT AS classes
+FROM kanon_f0
+GROUP BY ALL

@@ -143,6 +143,11 @@ impl Histogram {
         k
     }
 
+    /// (size, classes) of the classes `req` keeps.
+    pub fn kept_sizes(&self, req: &Requirement) -> Vec<(u64, u64)> {
+        self.buckets.iter().filter(|b| req.keeps(b)).map(|b| (b.size, b.classes)).collect()
+    }
+
     /// Records in classes the requirement suppresses.
     pub fn suppressed(&self, req: &Requirement) -> u64 {
         self.buckets.iter().filter(|b| !req.keeps(b)).map(|b| b.size * b.classes).sum()

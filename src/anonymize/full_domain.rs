@@ -28,6 +28,8 @@ pub(super) struct FullDomain {
     evaluated: u64,
     am: f64,
     figures: Option<ClassFigures>,
+    /// The released classes' (size, count), from the node's histogram.
+    release_sizes: Vec<(u64, u64)>,
 }
 
 pub(super) fn prepare(plan: &Plan, node: Option<&[u8]>, source: &Loaded) -> Result<FullDomain> {
@@ -55,6 +57,7 @@ pub(super) fn prepare(plan: &Plan, node: Option<&[u8]>, source: &Loaded) -> Resu
         evaluated: 0,
         am: 0.0,
         figures: None,
+        release_sizes: Vec::new(),
     })
 }
 
@@ -82,6 +85,9 @@ impl Stages for FullDomain {
                 _ => topdown::search(&mut ev, &problem, progress)?,
             },
         };
+        if let Some(best) = &result.best {
+            self.release_sizes = ev.histogram(&Node::full(best.levels.clone()))?.kept_sizes(req);
+        }
         self.evaluator = ev.backend();
         self.evaluated = ev.evaluations();
         drop(ev);
@@ -102,6 +108,10 @@ impl Stages for FullDomain {
 
     fn suppressed(&self) -> u64 {
         self.best.as_ref().map_or(0, |b| b.outcome.suppressed)
+    }
+
+    fn release_sizes(&self) -> Option<Vec<(u64, u64)>> {
+        Some(self.release_sizes.clone())
     }
 
     fn recoding(&mut self, _plan: &Plan, source: &Loaded) -> Result<Recoding> {

@@ -18,20 +18,35 @@ use rustc_hash::FxHashMap;
 
 /// Measure the source and the release of `recoding` (read while the base
 /// frequency set exists).
-pub(super) fn measure(source: &Loaded, job: &Job, recoding: &Recoding) -> Result<RiskReport> {
+/// `release_sizes`: the released classes' (size, count) when the search
+/// knows them (read then only without a population table).
+pub(super) fn measure(
+    source: &Loaded,
+    job: &Job,
+    recoding: &Recoding,
+    release_sizes: Option<Vec<(u64, u64)>>,
+) -> Result<RiskReport> {
     let settings = &job.risk.settings;
     let population = database::population_relation(&source.conn, job)?;
     let n = source.data.heights.len();
     let before = match (recoding, &population) {
         (Recoding::Cells(_), _) => source_classes(source, job)?,
+        // A base frequency set without extra columns has a row per class.
+        (_, None) if !source.extras.any() => base_sizes(source)?,
         _ => node_classes(source, job, &vec![0; n], &[], population.as_deref())?,
     };
-    let after = match recoding {
-        Recoding::Levels { levels, dropped } => node_classes(source, job, levels, dropped, population.as_deref())?,
-        Recoding::Partitions { leaf_codes, blocks, dropped, .. } => {
+    let after = match (recoding, release_sizes) {
+        (Recoding::Levels { .. }, Some(sizes)) if population.is_none() => sizes
+            .into_iter()
+            .map(|(size, classes)| ClassSizes { sample: size, population: size, classes })
+            .collect(),
+        (Recoding::Levels { levels, dropped }, _) => {
+            node_classes(source, job, levels, dropped, population.as_deref())?
+        }
+        (Recoding::Partitions { leaf_codes, blocks, dropped, .. }, _) => {
             partition_classes(source, leaf_codes, blocks, dropped)?
         }
-        Recoding::Cells(rec) => {
+        (Recoding::Cells(rec), _) => {
             let c = &rec.clusters;
             let mut sizes: FxHashMap<&[u32], u64> = FxHashMap::default();
             for (i, &size) in c.sizes.iter().enumerate() {
@@ -164,6 +179,18 @@ fn partition_classes(
         sizes.remove(d);
     }
     Ok(histogram(sizes.into_values()))
+}
+
+/// The source's classes when the base frequency set has one row per class.
+fn base_sizes(source: &Loaded) -> Result<Vec<ClassSizes>> {
+    let mut stmt = source.conn.prepare(sql::fragment(sql::RISK, "base_sizes"))?;
+    let rows = stmt.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (f, classes) = row?;
+        out.push(ClassSizes { sample: f as u64, population: f as u64, classes: classes as u64 });
+    }
+    Ok(out)
 }
 
 /// The source's classes, grouped from the source itself.
