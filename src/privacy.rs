@@ -136,7 +136,9 @@ impl ClassModels {
         let mut out = ClassFigures::default();
         for (s, t) in classes {
             if self.entropy.is_some() {
-                let e = entropy(s.iter().map(|p| p.1)).exp();
+                // Equal counts over m values: exp(entropy) is m exactly.
+                let uniform = s.windows(2).all(|w| w[0].1 == w[1].1);
+                let e = if uniform { s.len() as f64 } else { entropy(s.iter().map(|p| p.1)).exp() };
                 out.entropy_l = Some(out.entropy_l.map_or(e, |x: f64| x.min(e)));
             }
             if let Some((_, l)) = self.recursive {

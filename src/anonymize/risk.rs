@@ -36,13 +36,10 @@ pub(super) fn measure(
         _ => node_classes(source, job, &vec![0; n], &[], population.as_deref())?,
     };
     let after = match (recoding, release_sizes) {
-        (Recoding::Levels { .. }, Some(sizes)) if population.is_none() => sizes
-            .into_iter()
-            .map(|(size, classes)| ClassSizes { sample: size, population: size, classes })
-            .collect(),
-        (Recoding::Levels { levels, dropped }, _) => {
-            node_classes(source, job, levels, dropped, population.as_deref())?
+        (Recoding::Levels { .. }, Some(sizes)) if population.is_none() => {
+            sizes.into_iter().map(|(size, classes)| ClassSizes { sample: size, population: size, classes }).collect()
         }
+        (Recoding::Levels { levels, dropped }, _) => node_classes(source, job, levels, dropped, population.as_deref())?,
         (Recoding::Partitions { leaf_codes, blocks, dropped, .. }, _) => {
             partition_classes(source, leaf_codes, blocks, dropped)?
         }
