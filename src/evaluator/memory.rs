@@ -303,9 +303,12 @@ impl MemorySets {
         let mut stmt = conn.prepare(&format!("SELECT {} FROM kanon_f0", select.join(", ")))?;
         // Leaf code → leaf index: a table when the codes are small enough, else a search.
         let lookups: Vec<Lookup> = leaf_codes.iter().map(|codes| Lookup::new(codes)).collect();
-        let mut codes: Vec<Vec<u32>> = vec![Vec::new(); n];
-        let mut extra: Vec<Vec<u32>> = vec![Vec::new(); select.len() - n - 1];
-        let mut size: Vec<u64> = Vec::new();
+        // Sized once: growing 10M-row columns by doubling copies each and touches fresh pages.
+        let base_rows: i64 = conn.query_row("SELECT count(*) FROM kanon_f0", [], |r| r.get(0))?;
+        let capacity = base_rows as usize;
+        let mut codes: Vec<Vec<u32>> = (0..n).map(|_| Vec::with_capacity(capacity)).collect();
+        let mut extra: Vec<Vec<u32>> = (0..select.len() - n - 1).map(|_| Vec::with_capacity(capacity)).collect();
+        let mut size: Vec<u64> = Vec::with_capacity(capacity);
         let mut buf: Vec<i64> = Vec::new();
         for batch in stmt.query_arrow([])? {
             for (a, col) in codes.iter_mut().enumerate() {
