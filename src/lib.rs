@@ -27,6 +27,7 @@ pub mod spark;
 
 // Inside kanon only.
 mod anonymize;
+mod audit;
 mod cells;
 mod cmd;
 mod database;
