@@ -10,7 +10,7 @@ use crate::metrics::{full_domain_ambiguity, Requirement};
 use crate::options::Algorithm;
 use crate::privacy::ClassFigures;
 use crate::progress::Progress;
-use crate::release::{Recoding, Written};
+use crate::release::{Judged, Recoding, Written};
 use crate::report::{by_qi, FullDomainReport, ModelReport, ReleaseMetrics};
 use crate::search::{self, exhaustive, incognito, topdown, Found, Problem, SearchResult};
 use anyhow::Result;
@@ -28,6 +28,8 @@ pub(super) struct FullDomain {
     evaluated: u64,
     am: f64,
     figures: Option<ClassFigures>,
+    /// The optimum's classes judged by the per-class models.
+    judged: Judged,
     /// The released classes' (size, count), from the node's histogram.
     release_sizes: Vec<(u64, u64)>,
 }
@@ -57,6 +59,7 @@ pub(super) fn prepare(plan: &Plan, node: Option<&[u8]>, source: &Loaded) -> Resu
         evaluated: 0,
         am: 0.0,
         figures: None,
+        judged: Judged::default(),
         release_sizes: Vec::new(),
     })
 }
@@ -94,9 +97,11 @@ impl Stages for FullDomain {
         self.best = result.best.clone();
         self.result = Some(result);
         if let Some(best) = &self.best {
-            let rejected = crate::release::rejected_classes(source, &best.levels)?;
+            let judged = Judged::read(source, &best.levels)?;
             let sensitive = source.extras.sensitive;
-            self.am = full_domain_ambiguity(&source.conn, &best.levels, req, sensitive, &rejected, &source.data)?;
+            self.am =
+                full_domain_ambiguity(&source.conn, &best.levels, req, sensitive, &judged.rejected, &source.data)?;
+            self.judged = judged;
         }
         Ok(self.best.is_some())
     }
@@ -116,9 +121,9 @@ impl Stages for FullDomain {
 
     fn recoding(&mut self, _plan: &Plan, source: &Loaded) -> Result<Recoding> {
         let best = self.best.as_ref().expect("recoding follows a feasible search");
-        let recoding = Recoding::levels(source, &best.levels, &self.req)?;
-        if let Recoding::Levels { levels, dropped } = &recoding {
-            self.figures = crate::release::kept_figures(source, levels, dropped)?;
+        let recoding = Recoding::levels_judged(source, &best.levels, &self.req, &self.judged)?;
+        if let Recoding::Levels { dropped, .. } = &recoding {
+            self.figures = self.judged.kept_figures(source, dropped);
         }
         Ok(recoding)
     }

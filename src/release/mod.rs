@@ -53,6 +53,12 @@ impl Recoding {
     /// The recoding of a full-domain node: the classes `req` suppresses at
     /// `levels`, read off the base frequency set (which may be dropped after).
     pub fn levels(source: &Loaded, levels: &[u8], req: &Requirement) -> Result<Recoding> {
+        Recoding::levels_judged(source, levels, req, &Judged::read(source, levels)?)
+    }
+
+    /// [`Recoding::levels`] with the node's classes already judged by the
+    /// per-class models.
+    pub fn levels_judged(source: &Loaded, levels: &[u8], req: &Requirement, judged: &Judged) -> Result<Recoding> {
         let n = levels.len();
         let div = divisors(&source.conn, n)?;
         let q = render(
@@ -73,64 +79,66 @@ impl Recoding {
             dropped.push((0..n).map(|a| r.get::<_, i64>(a)).collect::<duckdb::Result<Box<[i64]>>>()?);
         }
         let known: std::collections::HashSet<Box<[i64]>> = dropped.iter().cloned().collect();
-        dropped.extend(rejected_classes(source, levels)?.into_iter().filter(|c| !known.contains(c)));
+        dropped.extend(judged.rejected.iter().filter(|c| !known.contains(*c)).cloned());
         Ok(Recoding::Levels { levels: levels.to_vec(), dropped })
     }
 }
 
-/// Per class at `levels`: its (code, records) lists of the s and (when
-/// t-closeness reads its own column) t columns, read off the base frequency
-/// set; empty without per-class models.
-type ClassLists = std::collections::BTreeMap<Box<[i64]>, [Vec<(u32, u64)>; 2]>;
+/// A full-domain node's classes judged by the per-class models (entropy or
+/// recursive ℓ, t-closeness): read once off the base frequency set, for the
+/// release, am and the report's figures. Empty without such models.
+#[derive(Default)]
+pub struct Judged {
+    /// Per class (codes at the node's levels): its (code, records) lists of
+    /// the s and (when t-closeness reads its own column) t columns.
+    lists: std::collections::BTreeMap<Box<[i64]>, [Vec<(u32, u64)>; 2]>,
+    /// The classes the models reject.
+    pub rejected: Vec<Box<[i64]>>,
+}
 
-fn class_lists(source: &Loaded, levels: &[u8]) -> Result<ClassLists> {
-    let models = &source.models;
-    let mut classes = ClassLists::new();
-    if models.is_empty() {
-        return Ok(classes);
-    }
-    let n = levels.len();
-    let div = divisors(&source.conn, n)?;
-    let columns: &[&str] = if models.separate { &["s", "t"] } else { &["s"] };
-    for (j, column) in columns.iter().enumerate() {
-        let q = render(
-            sql::fragment(sql::RELEASE_MAP, "class_lists"),
-            &[
-                (
-                    "classes",
-                    &list(0..n, ", ", |a| format!("(p.g{a} // {})::BIGINT AS c{a}", div[a][levels[a] as usize])),
-                ),
-                ("class_cols", &list(0..n, ", ", |a| format!("c.c{a}"))),
-                ("column", column),
-            ],
-        );
-        let mut stmt = source.conn.prepare(&q)?;
-        let mut rows = stmt.query([])?;
-        while let Some(r) = rows.next()? {
-            let key = (0..n).map(|a| r.get::<_, i64>(a)).collect::<duckdb::Result<Box<[i64]>>>()?;
-            classes.entry(key).or_default()[j] = crate::evaluator::sql::value_list(r.get(n)?);
+impl Judged {
+    pub fn read(source: &Loaded, levels: &[u8]) -> Result<Judged> {
+        let models = &source.models;
+        let mut judged = Judged::default();
+        if models.is_empty() {
+            return Ok(judged);
         }
+        let n = levels.len();
+        let div = divisors(&source.conn, n)?;
+        let columns: &[&str] = if models.separate { &["s", "t"] } else { &["s"] };
+        for (j, column) in columns.iter().enumerate() {
+            let q = render(
+                sql::fragment(sql::RELEASE_MAP, "class_lists"),
+                &[
+                    (
+                        "classes",
+                        &list(0..n, ", ", |a| format!("(p.g{a} // {})::BIGINT AS c{a}", div[a][levels[a] as usize])),
+                    ),
+                    ("class_cols", &list(0..n, ", ", |a| format!("c.c{a}"))),
+                    ("column", column),
+                ],
+            );
+            let mut stmt = source.conn.prepare(&q)?;
+            let mut rows = stmt.query([])?;
+            while let Some(r) = rows.next()? {
+                let key = (0..n).map(|a| r.get::<_, i64>(a)).collect::<duckdb::Result<Box<[i64]>>>()?;
+                judged.lists.entry(key).or_default()[j] = crate::evaluator::sql::value_list(r.get(n)?);
+            }
+        }
+        judged.rejected =
+            judged.lists.iter().filter(|(_, [s, t])| !models.admits(s, t)).map(|(key, _)| key.clone()).collect();
+        Ok(judged)
     }
-    Ok(classes)
-}
 
-/// The classes at `levels` the per-class models reject (entropy or
-/// recursive ℓ, t-closeness), by their codes; none without such models.
-pub fn rejected_classes(source: &Loaded, levels: &[u8]) -> Result<Vec<Box<[i64]>>> {
-    let classes = class_lists(source, levels)?;
-    Ok(classes.into_iter().filter(|(_, [s, t])| !source.models.admits(s, t)).map(|(key, _)| key).collect())
-}
-
-/// What the classes at `levels` that are not `dropped` reach under the
-/// per-class models (None without such models).
-pub fn kept_figures(source: &Loaded, levels: &[u8], dropped: &[Box<[i64]>]) -> Result<Option<ClassFigures>> {
-    if source.models.is_empty() {
-        return Ok(None);
+    /// What the classes not `dropped` reach under the per-class models (None without such models).
+    pub fn kept_figures(&self, source: &Loaded, dropped: &[Box<[i64]>]) -> Option<ClassFigures> {
+        if source.models.is_empty() {
+            return None;
+        }
+        let dropped: std::collections::HashSet<&[i64]> = dropped.iter().map(|d| &d[..]).collect();
+        let kept = self.lists.iter().filter(|(key, _)| !dropped.contains(&key[..]));
+        Some(source.models.figures(kept.map(|(_, [s, t])| (s.as_slice(), t.as_slice()))))
     }
-    let dropped: std::collections::HashSet<&[i64]> = dropped.iter().map(|d| &d[..]).collect();
-    let classes = class_lists(source, levels)?;
-    let kept = classes.iter().filter(|(key, _)| !dropped.contains(&key[..]));
-    Ok(Some(source.models.figures(kept.map(|(_, [s, t])| (s.as_slice(), t.as_slice())))))
 }
 
 /// A per-record recoding: each record's cluster by its source position, and
