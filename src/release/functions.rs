@@ -5,7 +5,7 @@
 //! under it (`kanon_leaf_*`). Registered on the connection for one statement,
 //! under names no other release on it uses; [`Calls`] are the SQL pieces.
 
-use super::maps::{key_expr, qi_types, GroupMaps, Groups};
+use super::maps::{key_expr, qi_types, DroppedClasses, GroupMaps, Groups, INLINE_BYTES};
 use super::CellRecoding;
 use crate::cells::cell_random;
 use crate::database::SourceColumn;
@@ -39,21 +39,37 @@ impl VScalar for GroupFn {
         let values = input.flat_vector(0);
         let mut out = output.flat_vector();
         let missing = |v: String| format!("QI {a}: value {v} has no group in the recoding");
-        let is_int = values.logical_type().id() == LogicalTypeId::Bigint;
+        let valid = validity(input, 0, len);
+        let is_valid = |i: usize| valid.is_none_or(|m| m[i / 64] >> (i % 64) & 1 == 1);
         // SAFETY: the vector holds `len` values of its logical type (BIGINT: i64;
         // VARCHAR: duckdb_string_t); the output UINTEGER vector `len` u32s.
         let groups = unsafe { out.as_mut_slice_with_len::<u32>(len) };
-        let ints = unsafe { values.as_slice_with_len::<i64>(if is_int { len } else { 0 }) };
-        let texts = unsafe { values.as_slice_with_len::<duckdb_string_t>(if is_int { 0 } else { len }) };
+        if values.logical_type().id() == LogicalTypeId::Bigint {
+            let ints = unsafe { values.as_slice_with_len::<i64>(len) };
+            for (i, group) in groups.iter_mut().enumerate() {
+                *group = match is_valid(i) {
+                    true => *g.by_int.get(&ints[i]).ok_or_else(|| missing(ints[i].to_string()))?,
+                    false => g.null.ok_or_else(|| missing("NULL".into()))?,
+                };
+            }
+            return Ok(());
+        }
+        let texts = unsafe { values.as_slice_with_len::<duckdb_string_t>(len) };
         for (i, group) in groups.iter_mut().enumerate() {
-            *group = if values.row_is_null(i as u64) {
-                g.null.ok_or_else(|| missing("NULL".into()))?
-            } else if is_int {
-                *g.by_int.get(&ints[i]).ok_or_else(|| missing(ints[i].to_string()))?
-            } else {
-                let bytes = text_bytes(&texts[i]);
-                g.text(bytes).ok_or_else(|| missing(format!("{:?}", String::from_utf8_lossy(bytes))))?
+            if !is_valid(i) {
+                *group = g.null.ok_or_else(|| missing("NULL".into()))?;
+                continue;
+            }
+            // SAFETY: a duckdb_string_t is 16 bytes: the length (u32), then up
+            // to 12 bytes inline, or a prefix and a pointer.
+            let raw = u128::from_le_bytes(unsafe { std::mem::transmute::<duckdb_string_t, [u8; 16]>(texts[i]) });
+            let bytes = raw as u32 as usize;
+            let found = match bytes <= INLINE_BYTES {
+                // The length and its bytes only, whatever the padding holds.
+                true => g.inline(raw & (u128::MAX >> (8 * (INLINE_BYTES - bytes)))),
+                false => g.text(text_bytes(&texts[i])),
             };
+            *group = found.ok_or_else(|| missing(format!("{:?}", String::from_utf8_lossy(text_bytes(&texts[i])))))?;
         }
         Ok(())
     }
@@ -67,6 +83,18 @@ impl VScalar for GroupFn {
 
     fn volatile() -> bool {
         true
+    }
+}
+
+/// Column `idx`'s validity bits (bit `i % 64` of word `i / 64` set when row
+/// `i` is not NULL), read once per chunk; None when no row is NULL.
+fn validity(input: &DataChunkHandle, idx: usize, len: usize) -> Option<&[u64]> {
+    // SAFETY: the chunk holds column `idx`; DuckDB's validity mask, when there
+    // is one, has a bit for each of the chunk's `len` rows and lives as long as the chunk.
+    unsafe {
+        let vector = duckdb::ffi::duckdb_data_chunk_get_vector(input.get_ptr(), idx as u64);
+        let mask = duckdb::ffi::duckdb_vector_get_validity(vector);
+        (!mask.is_null()).then(|| std::slice::from_raw_parts(mask.cast_const(), len.div_ceil(64)))
     }
 }
 
@@ -116,30 +144,29 @@ impl VScalar for LabelFn {
     }
 }
 
+thread_local! {
+    /// Each DuckDB worker's packed class keys, kept from chunk to chunk.
+    static KEYS: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// `kanon_kept_*(group UINTEGER, …) -> BOOLEAN`, one group per QI: is the row's class kept?
 struct KeptFn;
 
 impl VScalar for KeptFn {
-    type State = Arc<GroupMaps>;
+    type State = Arc<DroppedClasses>;
 
     fn invoke(
-        rec: &Self::State,
+        dropped: &Self::State,
         input: &mut DataChunkHandle,
         output: &mut dyn WritableVector,
     ) -> Result<(), Box<dyn std::error::Error>> {
         let len = input.len();
         // SAFETY: each input is a UINTEGER vector of len() u32s; the output BOOLEAN one byte per row.
-        let vectors: Vec<_> = (0..rec.groups.len()).map(|a| input.flat_vector(a)).collect();
+        let vectors: Vec<_> = (0..input.num_columns()).map(|a| input.flat_vector(a)).collect();
         let columns: Vec<&[u32]> = vectors.iter().map(|v| unsafe { v.as_slice_with_len::<u32>(len) }).collect();
         let mut out = output.flat_vector();
         let kept = unsafe { out.as_mut_slice_with_len::<bool>(len) };
-        let mut class = vec![0u32; columns.len()];
-        for (i, k) in kept.iter_mut().enumerate() {
-            for (c, col) in class.iter_mut().zip(&columns) {
-                *c = col[i];
-            }
-            *k = !rec.dropped.contains(&class[..]);
-        }
+        KEYS.with(|keys| dropped.kept(&columns, kept, &mut keys.borrow_mut()));
         Ok(())
     }
 
@@ -341,7 +368,9 @@ pub(super) fn register(conn: &Connection, rec: GroupMaps, job: &Job, columns: &[
         conn.register_scalar_function_with_state::<GroupFn>(&group, &(rec.clone(), a))?;
         calls.groups.push(format!("{group}({}) AS {}", key_expr(types[a], &format!("s.{}", ident(q))), group_col(a)));
         let labels = &rec.groups[a].labels;
-        if labels.len() <= LITERAL_LABELS {
+        if rec.groups[a].identity {
+            calls.labels.push(format!("s.{}", ident(q)));
+        } else if labels.len() <= LITERAL_LABELS {
             // A constant list indexed per row: DuckDB reads each label in place, no copy.
             calls.labels.push(format!(
                 "([{}]::VARCHAR[])[s.{} + 1]",
@@ -356,7 +385,7 @@ pub(super) fn register(conn: &Connection, rec: GroupMaps, job: &Job, columns: &[
     }
     if any_dropped {
         let kept = format!("kanon_kept_{serial}");
-        conn.register_scalar_function_with_state::<KeptFn>(&kept, &rec)?;
+        conn.register_scalar_function_with_state::<KeptFn>(&kept, &Arc::new(DroppedClasses::new(&rec)))?;
         calls.kept = format!("{kept}({})", list(0..qis.len(), ", ", |a| format!("s.{}", group_col(a))));
     }
     Ok(calls)

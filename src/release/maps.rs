@@ -18,39 +18,53 @@ use rustc_hash::{FxHashMap, FxHashSet};
 #[derive(Debug, Default, Clone)]
 pub(super) struct Groups {
     pub(super) by_int: FxHashMap<i64, u32>,
-    /// Text of up to 15 bytes, packed into the key itself ([`short_key`]): a
-    /// lookup then reads no key from the heap.
-    by_short: FxHashMap<u128, u32>,
+    /// Text of up to 12 bytes, keyed as DuckDB holds it inline ([`inline_key`]):
+    /// a lookup then copies no bytes and reads no key from the heap.
+    by_inline: FxHashMap<u128, u32>,
     by_text: FxHashMap<Box<[u8]>, u32>,
     pub(super) null: Option<u32>,
     /// None for a NULL leaf's own group at level 0.
     pub(super) labels: Vec<Option<String>>,
+    /// Every text value's label is the value itself (a text QI at its
+    /// leaves): the release writes the column as it is.
+    pub(super) identity: bool,
 }
 
+// The inline keys read DuckDB's string values as little-endian integers.
+const _: () = assert!(cfg!(target_endian = "little"));
+
+/// Strings up to this many bytes are stored inside DuckDB's 16-byte string value.
+pub(super) const INLINE_BYTES: usize = 12;
+
 impl Groups {
+    /// The group of text of at most [`INLINE_BYTES`], given as [`inline_key`] makes it.
+    pub(super) fn inline(&self, key: u128) -> Option<u32> {
+        self.by_inline.get(&key).copied()
+    }
+
+    /// The group of longer text.
     pub(super) fn text(&self, bytes: &[u8]) -> Option<u32> {
-        match short_key(bytes) {
-            Some(k) => self.by_short.get(&k).copied(),
-            None => self.by_text.get(bytes).copied(),
+        match bytes.len() <= INLINE_BYTES {
+            true => self.inline(inline_key(bytes)),
+            false => self.by_text.get(bytes).copied(),
         }
     }
 
     fn insert_text(&mut self, bytes: &[u8], group: u32) {
-        match short_key(bytes) {
-            Some(k) => self.by_short.insert(k, group),
-            None => self.by_text.insert(bytes.into(), group),
+        match bytes.len() <= INLINE_BYTES {
+            true => self.by_inline.insert(inline_key(bytes), group),
+            false => self.by_text.insert(bytes.into(), group),
         };
     }
 }
 
-/// Text of at most 15 bytes as one integer: the bytes, then the length in the top byte.
-fn short_key(bytes: &[u8]) -> Option<u128> {
-    (bytes.len() < 16).then(|| {
-        let mut k = [0u8; 16];
-        k[..bytes.len()].copy_from_slice(bytes);
-        k[15] = bytes.len() as u8;
-        u128::from_le_bytes(k)
-    })
+/// Text of at most [`INLINE_BYTES`] as one integer, laid out as DuckDB's inlined
+/// `duckdb_string_t`: the length (u32, little-endian), then the bytes, zero-padded.
+pub(super) fn inline_key(bytes: &[u8]) -> u128 {
+    let mut k = [0u8; 16];
+    k[..4].copy_from_slice(&(bytes.len() as u32).to_le_bytes());
+    k[4..4 + bytes.len()].copy_from_slice(bytes);
+    u128::from_le_bytes(k)
 }
 
 /// How the release hands a QI's values of DuckDB type `type_name` to kanon: as
@@ -75,6 +89,63 @@ pub(super) fn key_expr(type_name: &str, x: &str) -> String {
 pub(super) struct GroupMaps {
     pub(super) groups: Vec<Groups>,
     pub(super) dropped: FxHashSet<Box<[u32]>>,
+}
+
+/// The dropped classes as the per-row test reads them: each class packed into
+/// one integer (mixed radix over the QIs' groups) when the class space fits
+/// in 64 bits, as it nearly always does; else as tuples.
+pub(super) struct DroppedClasses {
+    strides: Option<Vec<u64>>,
+    packed: FxHashSet<u64>,
+    tuples: FxHashSet<Box<[u32]>>,
+}
+
+impl DroppedClasses {
+    pub(super) fn new(rec: &GroupMaps) -> DroppedClasses {
+        let mut strides = Some(Vec::with_capacity(rec.groups.len()));
+        let mut space: u64 = 1;
+        for g in &rec.groups {
+            strides = strides.and_then(|mut s: Vec<u64>| {
+                s.push(space);
+                space = space.checked_mul(g.labels.len().max(1) as u64)?;
+                Some(s)
+            });
+        }
+        let pack = |s: &[u64], class: &[u32]| class.iter().zip(s).map(|(&g, &s)| g as u64 * s).sum();
+        match strides {
+            Some(s) => DroppedClasses {
+                packed: rec.dropped.iter().map(|c| pack(&s, c)).collect(),
+                strides: Some(s),
+                tuples: FxHashSet::default(),
+            },
+            None => DroppedClasses { strides: None, packed: FxHashSet::default(), tuples: rec.dropped.clone() },
+        }
+    }
+
+    /// Per row `i < kept.len()`, whether its class (group `columns[a][i]` on
+    /// QI `a`) is kept; `keys` a buffer.
+    pub(super) fn kept(&self, columns: &[&[u32]], kept: &mut [bool], keys: &mut Vec<u64>) {
+        let Some(strides) = &self.strides else {
+            let mut class = vec![0u32; columns.len()];
+            for (i, k) in kept.iter_mut().enumerate() {
+                for (c, col) in class.iter_mut().zip(columns) {
+                    *c = col[i];
+                }
+                *k = !self.tuples.contains(&class[..]);
+            }
+            return;
+        };
+        keys.clear();
+        keys.resize(kept.len(), 0);
+        for (col, &stride) in columns.iter().zip(strides) {
+            for (key, &g) in keys.iter_mut().zip(*col) {
+                *key += g as u64 * stride;
+            }
+        }
+        for (k, key) in kept.iter_mut().zip(keys.iter()) {
+            *k = !self.packed.contains(key);
+        }
+    }
 }
 
 /// The maps of a full-domain node: per QI, value → group and label at the
@@ -103,7 +174,7 @@ pub(super) fn levels(
                 ("level", &l.to_string()),
             ],
         );
-        let mut g = Groups::default();
+        let mut g = Groups { identity: types[a] == "VARCHAR", ..Groups::default() };
         let mut stmt = conn.prepare(&q)?;
         let mut rows = stmt.query([])?;
         while let Some(r) = rows.next()? {
@@ -113,7 +184,13 @@ pub(super) fn levels(
                 g.labels.push(None);
                 next
             });
-            g.labels[group as usize] = r.get(2)?;
+            let label: Option<String> = r.get(2)?;
+            g.identity &= match r.get_ref(0)? {
+                ValueRef::Text(v) => label.as_deref().map(str::as_bytes) == Some(v),
+                ValueRef::Null => label.is_none(),
+                _ => false,
+            };
+            g.labels[group as usize] = label;
             match r.get_ref(0)? {
                 ValueRef::Null => g.null = Some(group),
                 ValueRef::BigInt(v) => _ = g.by_int.insert(v, group),
