@@ -1,6 +1,7 @@
 //! What a node's class-size histogram says: suppression, feasibility, achieved
 //! k and ℓ, and the information-loss metrics. Pure arithmetic, no SQL.
 
+use crate::evaluator::NodeClasses;
 use crate::hierarchy::{divisors, node_table};
 use crate::options::Metric;
 use crate::sql::{self, list, render};
@@ -308,6 +309,21 @@ pub(crate) fn left_out(conn: &Connection, table: &str, classes: &[Box<[i64]>], n
 /// Ambiguity (am) of a full-domain release: the mean over records of the
 /// product over QIs of the leaves under the record's released value, a
 /// suppressed record counting every leaf. Read off `kanon_f0` at the node.
+/// [`full_domain_ambiguity`] from a node's classes held in memory; `kept`
+/// says which classes the release keeps.
+pub fn classes_ambiguity(classes: &NodeClasses, kept: impl Fn(usize) -> bool, data: &Dataset) -> f64 {
+    let (mut sum, mut records) = (0.0, 0u64);
+    for (c, (&size, &leaves)) in classes.size.iter().zip(&classes.leaves).enumerate() {
+        if kept(c) {
+            sum += size as f64 * leaves;
+            records += size;
+        }
+    }
+    let suppressed = data.rows as f64 - records as f64;
+    let all: f64 = data.leaves.iter().map(|&l| l as f64).product();
+    (sum + suppressed * all) / data.rows as f64
+}
+
 pub fn full_domain_ambiguity(
     conn: &Connection,
     levels: &[u8],

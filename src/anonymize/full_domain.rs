@@ -6,7 +6,7 @@ use crate::error::bad;
 use crate::frequency;
 use crate::lattice::{Lattice, Node};
 use crate::load::Loaded;
-use crate::metrics::{full_domain_ambiguity, Requirement};
+use crate::metrics::{classes_ambiguity, full_domain_ambiguity, Requirement};
 use crate::options::Algorithm;
 use crate::privacy::ClassFigures;
 use crate::progress::Progress;
@@ -14,6 +14,7 @@ use crate::release::{Judged, Recoding, Written};
 use crate::report::{by_qi, FullDomainReport, ModelReport, ReleaseMetrics};
 use crate::search::{self, exhaustive, incognito, topdown, Found, Problem, SearchResult};
 use anyhow::Result;
+use std::collections::HashSet;
 
 pub(super) struct FullDomain {
     node: Option<Vec<u8>>,
@@ -32,6 +33,8 @@ pub(super) struct FullDomain {
     judged: Judged,
     /// The released classes' (size, count), from the node's histogram.
     release_sizes: Vec<(u64, u64)>,
+    /// The optimum's suppressed classes, when the evaluator held them in memory.
+    dropped: Option<Vec<Box<[i64]>>>,
 }
 
 pub(super) fn prepare(plan: &Plan, node: Option<&[u8]>, source: &Loaded) -> Result<FullDomain> {
@@ -61,6 +64,7 @@ pub(super) fn prepare(plan: &Plan, node: Option<&[u8]>, source: &Loaded) -> Resu
         figures: None,
         judged: Judged::default(),
         release_sizes: Vec::new(),
+        dropped: None,
     })
 }
 
@@ -88,21 +92,39 @@ impl Stages for FullDomain {
                 _ => topdown::search(&mut ev, &problem, progress)?,
             },
         };
+        crate::trace(|| "run search done".into());
         if let Some(best) = &result.best {
-            self.release_sizes = ev.histogram(&Node::full(best.levels.clone()))?.kept_sizes(req);
+            let node = Node::full(best.levels.clone());
+            let classes = ev.classes(&node);
+            self.release_sizes = ev.histogram(&node)?.kept_sizes(req);
+            let judged = Judged::read(source, &best.levels)?;
+            self.am = match classes {
+                Some(classes) => {
+                    // The classes in memory: the suppressed ones and am without another scan.
+                    let rejected: HashSet<&[i64]> = judged.rejected.iter().map(|c| &c[..]).collect();
+                    let l = req.l.unwrap_or(0);
+                    let kept = |c: usize| {
+                        classes.size[c] >= req.k
+                            && classes.ldiv.get(c).map_or(0, |&d| d) >= l
+                            && !rejected.contains(&classes.codes[c][..])
+                    };
+                    let am = classes_ambiguity(&classes, kept, &source.data);
+                    self.dropped =
+                        Some((0..classes.size.len()).filter(|&c| !kept(c)).map(|c| classes.codes[c].clone()).collect());
+                    am
+                }
+                None => {
+                    let sensitive = source.extras.sensitive;
+                    full_domain_ambiguity(&source.conn, &best.levels, req, sensitive, &judged.rejected, &source.data)?
+                }
+            };
+            self.judged = judged;
         }
         self.evaluator = ev.backend();
         self.evaluated = ev.evaluations();
         drop(ev);
         self.best = result.best.clone();
         self.result = Some(result);
-        if let Some(best) = &self.best {
-            let judged = Judged::read(source, &best.levels)?;
-            let sensitive = source.extras.sensitive;
-            self.am =
-                full_domain_ambiguity(&source.conn, &best.levels, req, sensitive, &judged.rejected, &source.data)?;
-            self.judged = judged;
-        }
         Ok(self.best.is_some())
     }
 
@@ -121,7 +143,10 @@ impl Stages for FullDomain {
 
     fn recoding(&mut self, _plan: &Plan, source: &Loaded) -> Result<Recoding> {
         let best = self.best.as_ref().expect("recoding follows a feasible search");
-        let recoding = Recoding::levels_judged(source, &best.levels, &self.req, &self.judged)?;
+        let recoding = match self.dropped.take() {
+            Some(dropped) => Recoding::Levels { levels: best.levels.clone(), dropped },
+            None => Recoding::levels_judged(source, &best.levels, &self.req, &self.judged)?,
+        };
         if let Recoding::Levels { dropped, .. } = &recoding {
             self.figures = self.judged.kept_figures(source, dropped);
         }

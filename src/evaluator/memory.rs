@@ -30,6 +30,11 @@ use std::sync::Arc;
 const DENSE_SLOTS: u64 = 1 << 22;
 const MAX_SLOTS: u64 = 1 << 25;
 
+/// Rows whose class keys are built together, column by column (fits in L1).
+const KEY_BLOCK: usize = 2048;
+/// Rows per parallel task of the key building.
+const KEY_CHUNK: usize = 64 * KEY_BLOCK;
+
 thread_local! {
     /// Each worker's buffers, kept from node to node and batch to batch.
     static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
@@ -43,6 +48,8 @@ struct Qi {
     lift: Vec<Vec<Vec<u32>>>,
     /// Per level and index: hierarchy leaves under the value, minus one (glm).
     leaves_m1: Vec<Vec<u64>>,
+    /// Per level and index: the value's code in the hierarchy tables.
+    code: Vec<Vec<i64>>,
 }
 
 impl Qi {
@@ -104,6 +111,17 @@ impl Set {
     pub fn classes(&self) -> usize {
         self.size.len()
     }
+}
+
+/// A full node's classes, as the release and the report's am read them.
+pub struct NodeClasses {
+    /// Per class: its value's code at the node's level on each QI (the hierarchy tables' codes).
+    pub codes: Vec<Box<[i64]>>,
+    pub size: Vec<u64>,
+    /// Per class: its distinct sensitive values; empty without a sensitive column.
+    pub ldiv: Vec<u64>,
+    /// Per class: Π over QIs of the hierarchy leaves under its value.
+    pub leaves: Vec<f64>,
 }
 
 /// Buffers one worker reuses from node to node.
@@ -264,21 +282,23 @@ impl MemorySets {
             // Codes are mixed-radix, so sorted leaf codes give sorted codes at every level.
             let mut index: Vec<Vec<u32>> = Vec::with_capacity(h as usize + 1);
             let mut leaves_m1 = Vec::with_capacity(h as usize + 1);
+            let mut code_at = Vec::with_capacity(h as usize + 1);
             for l in 0..=h as usize {
                 let d = divisors[a][l];
                 let mut idx = Vec::with_capacity(codes.len());
                 let mut lm1 = Vec::new();
-                let mut last = None;
+                let mut at = Vec::new();
                 for &c in &codes {
                     let code = c / d;
-                    if last != Some(code) {
-                        last = Some(code);
+                    if at.last() != Some(&code) {
+                        at.push(code);
                         lm1.push(leaves.get(&(l as u8, code)).copied().unwrap_or(1).saturating_sub(1));
                     }
                     idx.push(lm1.len() as u32 - 1);
                 }
                 index.push(idx);
                 leaves_m1.push(lm1);
+                code_at.push(at);
             }
             let distinct: Vec<u32> = leaves_m1.iter().map(|v| v.len() as u32).collect();
             let mut lift = Vec::with_capacity(h as usize + 1);
@@ -293,10 +313,11 @@ impl MemorySets {
                 }
                 lift.push(per_to);
             }
-            qis.push(Qi { distinct, lift, leaves_m1 });
+            qis.push(Qi { distinct, lift, leaves_m1, code: code_at });
             leaf_codes.push(codes);
         }
 
+        crate::trace(|| "evaluator: hierarchies read".into());
         let mut select: Vec<String> = (0..n).map(|a| format!("g{a}")).collect();
         select.extend(extras.names().into_iter().map(String::from));
         select.push("cnt".into());
@@ -329,6 +350,7 @@ impl MemorySets {
             ints(batch.column(select.len() - 1).as_ref(), &mut buf)?;
             size.extend(buf.iter().map(|&v| v as u64));
         }
+        crate::trace(|| "evaluator: base set fetched".into());
         let rows = size.len();
         let all: Vec<u32> = (0..rows as u32).collect();
         let mut extra = extra.into_iter();
@@ -477,6 +499,28 @@ impl MemorySets {
         self.held_bytes = self.held.iter().map(|(s, _)| s.bytes()).sum();
     }
 
+    /// A full node's classes, rolled up from the smallest held set, and its histogram.
+    pub fn classes(&mut self, node: &Node) -> (NodeClasses, Histogram) {
+        let src = self.source(node, None);
+        let (histogram, set) = SCRATCH.with(|sc| self.rollup(&mut sc.borrow_mut(), &src, node));
+        let count = set.size.len();
+        let mut ldiv = vec![0u64; if set.sensitive.is_some() { count } else { 0 }];
+        for &c in set.sensitive.as_ref().map_or(&[][..], |p| &p.class[..]) {
+            ldiv[c as usize] += 1;
+        }
+        let qis: Vec<(&Qi, usize)> =
+            node.attrs.iter().zip(&node.levels).map(|(&a, &l)| (&self.qis[a], l as usize)).collect();
+        let codes = (0..count)
+            .map(|c| qis.iter().zip(&set.codes).map(|(&(q, l), col)| q.code[l][col[c] as usize]).collect())
+            .collect();
+        let leaves = (0..count)
+            .map(|c| {
+                qis.iter().zip(&set.codes).map(|(&(q, l), col)| (q.leaves_m1[l][col[c] as usize] + 1) as f64).product()
+            })
+            .collect();
+        (NodeClasses { codes, size: set.size, ldiv, leaves }, histogram)
+    }
+
     /// `node`'s frequency set rolled up from `src`, and its histogram.
     fn rollup(&self, sc: &mut Scratch, src: &Set, node: &Node) -> (Histogram, Set) {
         let m = src.size.len();
@@ -491,26 +535,51 @@ impl MemorySets {
                 (src.codes[p].as_slice(), q.lift(src.node.levels[p], l), q, l)
             })
             .collect();
-        sc.keys.clear();
-        sc.keys.resize(m, 0);
+        // The QIs that split classes, with their radices.
+        let split: Vec<(&[u32], &[u32], u64)> = cols
+            .iter()
+            .map(|&(col, lift, q, l)| (col, lift, q.distinct[l as usize] as u64))
+            .filter(|&(_, _, radix)| radix > 1)
+            .collect();
         let mut space: u64 = 1;
-        for &(col, lift, q, l) in &cols {
-            let radix = q.distinct[l as usize] as u64;
-            if radix <= 1 {
-                continue;
-            }
-            if space.checked_mul(radix).is_none() {
-                // Renumber the keys so far densely (at most m of them), then go on.
-                sc.group(u64::MAX);
-                space = sc.first.len() as u64;
-                for (k, &c) in sc.keys.iter_mut().zip(&sc.class_of) {
-                    *k = c as u64;
+        if split.iter().try_fold(1u64, |s, &(_, _, r)| s.checked_mul(r)).is_some() {
+            // Every key is written below, so the buffer is not cleared first.
+            sc.keys.resize(m, 0);
+            sc.keys.truncate(m);
+            // One block of keys at a time through every column, so the keys
+            // stay in cache instead of streaming through memory once per QI;
+            // large sets in parallel chunks.
+            let keys_of = |start: usize, block: &mut [u64]| {
+                block.fill(0);
+                for &(col, lift, radix) in &split {
+                    for (k, &c) in block.iter_mut().zip(&col[start..]) {
+                        *k = *k * radix + lift[c as usize] as u64;
+                    }
                 }
+            };
+            sc.keys.par_chunks_mut(KEY_CHUNK).enumerate().for_each(|(i, chunk)| {
+                for (j, block) in chunk.chunks_mut(KEY_BLOCK).enumerate() {
+                    keys_of(i * KEY_CHUNK + j * KEY_BLOCK, block);
+                }
+            });
+            space = split.iter().map(|&(_, _, r)| r).product();
+        } else {
+            sc.keys.clear();
+            sc.keys.resize(m, 0);
+            for &(col, lift, radix) in &split {
+                if space.checked_mul(radix).is_none() {
+                    // Renumber the keys so far densely (at most m of them), then go on.
+                    sc.group(u64::MAX);
+                    space = sc.first.len() as u64;
+                    for (k, &c) in sc.keys.iter_mut().zip(&sc.class_of) {
+                        *k = c as u64;
+                    }
+                }
+                for (k, &c) in sc.keys.iter_mut().zip(col) {
+                    *k = *k * radix + lift[c as usize] as u64;
+                }
+                space *= radix;
             }
-            for (k, &c) in sc.keys.iter_mut().zip(col) {
-                *k = *k * radix + lift[c as usize] as u64;
-            }
-            space *= radix;
         }
         sc.group(space);
         let classes = sc.first.len();

@@ -21,6 +21,7 @@ use crate::privacy::ClassModels;
 use anyhow::Result;
 use duckdb::Connection;
 use memory::MemorySets;
+pub use memory::NodeClasses;
 use sql::SqlSets;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -270,6 +271,15 @@ impl<'c> Evaluator<'c> {
     }
 
     /// Drop every kept frequency set.
+    /// A full node's classes, when the sets are in memory (None on the SQL
+    /// backend, whose callers read them off the base frequency set).
+    pub fn classes(&mut self, node: &Node) -> Option<NodeClasses> {
+        let Sets::Memory(m) = &mut self.sets else { return None };
+        let (classes, histogram) = m.classes(node);
+        self.remember(vec![(node.clone(), histogram)]);
+        Some(classes)
+    }
+
     pub fn forget_all(&mut self) -> Result<()> {
         self.retain(|_| false)
     }
