@@ -13,3 +13,87 @@ extract() {
     echo "$n" > "$db.rows"
   fi
 }
+
+# `patients N`: makes sure $data/patients_N.duckdb holds N rows shaped like a
+# hospital extract (id, a skewed 5-digit zip, birth date, sex, race, marital
+# status, diagnosis), written by DuckDB 2.0.0 (kanon's own version) from
+# Python, with its job beside it: 5 QIs (zip masked, birth date by month /
+# year / decade, sex, race and marital status from small hierarchy files),
+# k = 5, at most 1% suppressed, the job's defaults. Near-unique: every value
+# is a hash of the row number, so the same N gives the same table.
+patients() {
+  local n="$1" db="$data/patients_$1.duckdb"
+  if [ "$(cat "$db.rows" 2>/dev/null)" != "$n" ] || [ ! -f "$db" ]; then
+    rm -f "$db" "$db.rows"
+    if [ ! -x "$data/venv/bin/python" ] || ! "$data/venv/bin/python" -c 'import duckdb' 2>/dev/null; then
+      python3 -m venv "$data/venv"
+      "$data/venv/bin/pip" install --quiet duckdb==2.0.0
+    fi
+    echo "generating $n patients into $db" >&2
+    "$data/venv/bin/python" - "$db" "$n" <<'PY'
+import sys, duckdb
+db, n = sys.argv[1], int(sys.argv[2])
+con = duckdb.connect(db)
+# u(salt): a uniform draw in [0, 1) from the row number.
+u = lambda salt: f"((hash(i, {salt}) % 1000000007) / 1000000007.0)"
+con.execute(f"""
+CREATE OR REPLACE TABLE patients AS
+SELECT i AS id,
+       lpad(CAST(CAST(floor(1000 * pow({u(1)}, 2)) AS INTEGER) * 100 + CAST(floor(100 * {u(2)}) AS INTEGER) AS VARCHAR), 5, '0') AS zip,
+       DATE '1930-01-01' + CAST(floor(32000 * {u(3)}) AS INTEGER) AS birth_date,
+       CASE WHEN {u(4)} < 0.51 THEN 'F' ELSE 'M' END AS sex,
+       (['White', 'White', 'White', 'Black', 'Black', 'Asian', 'Amer-Indian', 'Other'])[1 + CAST(floor(8 * {u(5)}) AS INTEGER)] AS race,
+       (['Married', 'Married', 'Never-married', 'Never-married', 'Divorced', 'Widowed', 'Separated'])[1 + CAST(floor(7 * {u(6)}) AS INTEGER)] AS marital_status,
+       'D' || lpad(CAST(CAST(floor(30 * pow({u(7)}, 1.5)) AS INTEGER) AS VARCHAR), 2, '0') AS diagnosis
+FROM range({n}) t(i)
+ORDER BY i
+""")
+con.close()
+PY
+    mkdir -p "$data/patients-hierarchies"
+    printf 'F;*\nM;*\n' > "$data/patients-hierarchies/sex.csv"
+    printf 'White;*\nBlack;*\nAsian;*\nAmer-Indian;*\nOther;*\n' > "$data/patients-hierarchies/race.csv"
+    printf 'Married;Partnered;*\nNever-married;Single;*\nDivorced;Formerly-married;*\nWidowed;Formerly-married;*\nSeparated;Formerly-married;*\n' \
+      > "$data/patients-hierarchies/marital_status.csv"
+    cat > "$data/patients_$n.job.toml" <<TOML
+# A hospital-shaped extract (bench/extract.sh patients), the job's defaults.
+[source]
+database = "patients_$n.duckdb"
+table = "patients"
+
+[output]
+database = "patients_$n-release.duckdb"
+table = "patients_k5"
+report = "patients_$n-report.json"
+drop = ["id"]
+
+[privacy]
+k = 5
+max_suppression = 0.01
+
+[search]
+metric = "glm"
+
+[[quasi_identifiers]]
+column = "zip"
+hierarchy = { mask = 5 }
+
+[[quasi_identifiers]]
+column = "birth_date"
+hierarchy = { date = ["month", "year", "decade"] }
+
+[[quasi_identifiers]]
+column = "sex"
+hierarchy = { file = "patients-hierarchies/sex.csv" }
+
+[[quasi_identifiers]]
+column = "race"
+hierarchy = { file = "patients-hierarchies/race.csv" }
+
+[[quasi_identifiers]]
+column = "marital_status"
+hierarchy = { file = "patients-hierarchies/marital_status.csv" }
+TOML
+    echo "$n" > "$db.rows"
+  fi
+}

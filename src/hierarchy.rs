@@ -18,6 +18,7 @@ use duckdb::Connection;
 use rustc_hash::FxHashMap;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
+use std::sync::Arc;
 
 /// A materialized hierarchy.
 #[derive(Debug, Clone)]
@@ -94,6 +95,7 @@ pub fn finish(conn: &Connection, job: &Job, files: Files) -> Result<Vec<Hierarch
                 )));
             }
             generate(conn, a, &qi.hierarchy).with_context(at)?;
+            crate::trace(|| format!("hierarchy {a} generated"));
         }
         // File hierarchies were checked by load_files, before the scan.
         let rows = match file {
@@ -106,7 +108,9 @@ pub fn finish(conn: &Connection, job: &Job, files: Files) -> Result<Vec<Hierarch
             }
         };
         let height = u8::try_from(rows[0].len() - 1).map_err(|_| bad(format!("{}: too many levels", at())))?;
+        crate::trace(|| format!("hierarchy {a} read"));
         build_codes(conn, a, &rows).with_context(at)?;
+        crate::trace(|| format!("hierarchy {a} coded"));
         out.push(Hierarchy { column: qi.column.name.clone(), height, leaves: rows.len() as u64 });
     }
     if let Some(a) = check_coverage(conn, job.quasi_identifiers.len())? {
@@ -181,16 +185,23 @@ fn load_rows(conn: &Connection, a: usize, rows: &Rows) -> Result<()> {
     Ok(())
 }
 
-/// The rows of `kanon_h{a}`, sorted.
+/// The rows of `kanon_h{a}`, sorted (read through Arrow: one leaf per row).
 fn read_rows(conn: &Connection, a: usize) -> Result<Rows> {
-    let mut stmt = conn.prepare(&format!("SELECT * FROM {}", h_table(a)))?;
-    let mut rows: Rows = stmt
-        .query_map([], |r| (0..r.as_ref().column_count()).map(|i| r.get::<_, Option<String>>(i)).collect())?
-        .collect::<duckdb::Result<_>>()?;
+    use duckdb::arrow::array::{Array, AsArray};
+    // Sorted by DuckDB too (NULL first, text bytewise, as Rust orders them), so
+    // the sort below finds one run instead of chasing 100k strings.
+    let mut stmt = conn.prepare(&format!("SELECT * FROM {} ORDER BY ALL NULLS FIRST", h_table(a)))?;
+    let mut rows: Rows = Vec::new();
+    for batch in stmt.query_arrow([])? {
+        let columns: Vec<_> = batch.columns().iter().map(|c| c.as_string::<i32>()).collect();
+        for i in 0..batch.num_rows() {
+            rows.push(columns.iter().map(|c| c.is_valid(i).then(|| c.value(i).to_string())).collect());
+        }
+    }
     if rows.is_empty() {
         return Err(bad(format!("hierarchy {a} has no leaves")));
     }
-    rows.sort();
+    rows.sort_unstable();
     Ok(rows)
 }
 
@@ -323,22 +334,23 @@ fn generate(conn: &Connection, a: usize, spec: &HierarchySpec) -> Result<()> {
 /// `kanon_hnode_{a}` (level, code, label, leaves under it) and the divisors in
 /// `kanon_hlevels`.
 fn build_codes(conn: &Connection, a: usize, rows: &Rows) -> Result<()> {
+    use duckdb::arrow::array::{ArrayRef, Int32Array, Int64Array, StringArray};
     let height = rows[0].len() - 1;
     // Per level below the top: value → its number among its siblings; and the radix.
     let mut divisors: Vec<i64> = vec![1];
-    let mut ranks: Vec<HashMap<&Option<String>, i64>> = Vec::with_capacity(height);
+    let mut ranks: Vec<FxHashMap<&Option<String>, i64>> = Vec::with_capacity(height);
     for j in 0..height {
-        let mut siblings: BTreeMap<&Option<String>, BTreeSet<&Option<String>>> = BTreeMap::new();
-        for row in rows {
-            siblings.entry(&row[j + 1]).or_default().insert(&row[j]);
-        }
-        let mut rank = HashMap::new();
-        let mut radix = 1i64;
-        for values in siblings.values() {
-            for (i, v) in values.iter().enumerate() {
-                rank.insert(*v, i as i64);
-            }
-            radix = radix.max(values.len() as i64);
+        // (parent, value) pairs, sorted and deduplicated: siblings are consecutive, in text order.
+        let mut pairs: Vec<(&Option<String>, &Option<String>)> = rows.iter().map(|r| (&r[j + 1], &r[j])).collect();
+        pairs.sort_unstable();
+        pairs.dedup();
+        let mut rank = FxHashMap::default();
+        let (mut radix, mut i, mut parent) = (1i64, 0i64, None);
+        for (p, v) in pairs {
+            i = if parent == Some(p) { i + 1 } else { 0 };
+            parent = Some(p);
+            rank.insert(v, i);
+            radix = radix.max(i + 1);
         }
         let next = divisors[j]
             .checked_mul(radix)
@@ -355,29 +367,50 @@ fn build_codes(conn: &Connection, a: usize, rows: &Rows) -> Result<()> {
         list(0..=height, ", ", |l| format!("c{l} BIGINT")),
         node_table(a),
     ))?;
-    let mut nodes: BTreeMap<(i32, i64), (&Option<String>, i64)> = BTreeMap::new();
-    let mut app = conn.appender_to_catalog_and_db(&dim_table(a), "temp", "main")?;
-    for row in rows {
-        let c0 = leaf_code(row);
-        let mut values: Vec<duckdb::types::Value> = vec![row[0].clone().into()];
-        for (l, d) in divisors.iter().enumerate() {
-            values.push((c0 / d).into());
-            nodes.entry((l as i32, c0 / d)).or_insert((&row[l], 0)).1 += 1;
+    let leaf_codes: Vec<i64> = rows.iter().map(leaf_code).collect();
+    let mut dim: Vec<ArrayRef> = vec![Arc::new(rows.iter().map(|r| r[0].as_deref()).collect::<StringArray>())];
+    for d in &divisors {
+        dim.push(Arc::new(leaf_codes.iter().map(|c| c / d).collect::<Int64Array>()));
+    }
+    append_batch(conn, &dim_table(a), dim)?;
+    // Per level, each code with its label and the leaves under it, by code.
+    let (mut level, mut code, mut label, mut leaves) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for (l, d) in divisors.iter().enumerate() {
+        let mut nodes: Vec<(i64, &Option<String>)> = leaf_codes.iter().zip(rows).map(|(c, r)| (c / d, &r[l])).collect();
+        nodes.sort_unstable_by_key(|&(c, _)| c);
+        for group in nodes.chunk_by(|x, y| x.0 == y.0) {
+            level.push(l as i32);
+            code.push(group[0].0);
+            label.push(group[0].1.as_deref());
+            leaves.push(group.len() as i64);
         }
-        app.append_row(duckdb::appender_params_from_iter(values))?;
     }
-    app.flush()?;
-    drop(app);
-    let mut app = conn.appender_to_catalog_and_db(&node_table(a), "temp", "main")?;
-    for ((level, code), (label, leaves)) in &nodes {
-        app.append_row(duckdb::params![level, code, label, leaves])?;
-    }
-    app.flush()?;
-    drop(app);
+    let node: Vec<ArrayRef> = vec![
+        Arc::new(Int32Array::from(level)),
+        Arc::new(Int64Array::from(code)),
+        Arc::new(StringArray::from(label)),
+        Arc::new(Int64Array::from(leaves)),
+    ];
+    append_batch(conn, &node_table(a), node)?;
     let mut app = conn.appender_to_catalog_and_db("kanon_hlevels", "temp", "main")?;
     for (l, d) in divisors.iter().enumerate() {
         app.append_row(duckdb::params![a as i32, l as i32, d])?;
     }
+    app.flush()?;
+    Ok(())
+}
+
+/// Append `columns` (in the table's column order) to temporary table `table` as one Arrow batch.
+fn append_batch(conn: &Connection, table: &str, columns: Vec<duckdb::arrow::array::ArrayRef>) -> Result<()> {
+    let fields: Vec<duckdb::arrow::datatypes::Field> = columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| duckdb::arrow::datatypes::Field::new(format!("c{i}"), c.data_type().clone(), true))
+        .collect();
+    let schema = Arc::new(duckdb::arrow::datatypes::Schema::new(fields));
+    let batch = duckdb::arrow::record_batch::RecordBatch::try_new(schema, columns)?;
+    let mut app = conn.appender_to_catalog_and_db(table, "temp", "main")?;
+    app.append_record_batch(batch)?;
     app.flush()?;
     Ok(())
 }

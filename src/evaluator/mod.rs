@@ -270,7 +270,6 @@ impl<'c> Evaluator<'c> {
         Ok(())
     }
 
-    /// Drop every kept frequency set.
     /// A full node's classes, when the sets are in memory (None on the SQL
     /// backend, whose callers read them off the base frequency set).
     pub fn classes(&mut self, node: &Node) -> Option<NodeClasses> {
@@ -280,6 +279,7 @@ impl<'c> Evaluator<'c> {
         Some(classes)
     }
 
+    /// Drop every kept frequency set.
     pub fn forget_all(&mut self) -> Result<()> {
         self.retain(|_| false)
     }

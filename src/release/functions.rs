@@ -48,7 +48,7 @@ impl VScalar for GroupFn {
             let ints = unsafe { values.as_slice_with_len::<i64>(len) };
             for (i, group) in groups.iter_mut().enumerate() {
                 *group = match is_valid(i) {
-                    true => *g.by_int.get(&ints[i]).ok_or_else(|| missing(ints[i].to_string()))?,
+                    true => g.int(ints[i]).ok_or_else(|| missing(ints[i].to_string()))?,
                     false => g.null.ok_or_else(|| missing("NULL".into()))?,
                 };
             }

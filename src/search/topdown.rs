@@ -133,9 +133,14 @@ pub fn search(ev: &mut Evaluator, p: &Problem, progress: &dyn Progress) -> Resul
             Found::keep_better(&mut best, metric, &levels, outcome);
             feasible.push(levels);
         }
+        // Keep the hubs, and the best node's set for the release to read its classes from.
+        let mut keep: HashSet<Node> = hubs.iter().cloned().collect();
+        keep.extend(best.as_ref().map(|b| Node::full(b.levels.clone())));
+        ev.retain(|n| keep.contains(n))?;
         progress.position(checked);
     }
-    ev.forget_all()?;
+    let best_node = best.as_ref().map(|b| Node::full(b.levels.clone()));
+    ev.retain(|n| Some(n) == best_node.as_ref())?;
     Ok(SearchResult::new(lattice, feasible, best, checked))
 }
 
@@ -204,10 +209,6 @@ fn evaluate(ev: &mut Evaluator, bound: &Bound, hubs: &mut Vec<Node>, batch: &[Ve
         ev.retain(|n| *n != old)?;
     }
     let nodes: Vec<Node> = batch.iter().map(|l| Node::full(l.clone())).collect();
-    // All cached now; in batch order.
-    let hists = ev.histograms(&nodes)?;
-    // Keep the hubs only.
-    let keep: HashSet<Node> = hubs.iter().cloned().collect();
-    ev.retain(|n| keep.contains(n))?;
-    Ok(hists)
+    // All cached now; in batch order. The caller drops the sets it no longer needs.
+    ev.histograms(&nodes)
 }
