@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sourced by bench/scale.sh, bench/cbg.sh and bench/spark.sh: `extract N`
-# makes sure $data/people_N.duckdb holds `kanon generate`'s N rows (seed 1)
+# (or `people N`) makes sure $data/people_N.duckdb holds `kanon generate`'s N rows (seed 1)
 # with its job file beside it, generating them once. The marker
 # people_N.duckdb.rows is written only after a generation that succeeded.
 # Needs $data and $kanon.
@@ -13,6 +13,7 @@ extract() {
     echo "$n" > "$db.rows"
   fi
 }
+people() { extract "$@"; }
 
 # `patients N`: makes sure $data/patients_N.duckdb holds N rows shaped like a
 # hospital extract (id, a skewed 5-digit zip, birth date, sex, race, marital

@@ -7,6 +7,11 @@
 # its hierarchy allows, a join only for file hierarchies); maps_limit_s is the
 # same with every QI joined to its value → label map (the yardstick before
 # issue 28). ratio = run total / plain-SQL limit; maps_ratio against the maps.
+# Each N runs on two extracts: `people` (kanon generate: 7 QIs, 3 of them
+# file hierarchies) and `patients` (bench/extract.sh: a hospital-shaped,
+# near-unique extract with 5 QIs, zip masked, birth date by month / year /
+# decade, sex, race and marital status from small files); KANON_BENCH_EXTRACTS
+# picks (default "people patients").
 # Usage: bench/scale.sh [N …]   (default: 1000000 10000000 100000000). Writes bench/scale.csv.
 # Data (one database per N, generated once) in $KANON_BENCH_DIR (default
 # ~/.cache/kanon-bench); memory_limit $KANON_BENCH_MEMORY (default 4GB), spilling
@@ -26,31 +31,32 @@ data=$(cd "$data" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 out=bench/scale.csv
-echo "rows,qis,combinations,load_s,search_s,release_s,total_s,peak_rss_mb,nodes_checked,nodes_evaluated,lattice,node,limit_group_by_s,limit_write_s,limit_s,ratio,maps_limit_s,maps_ratio" > "$out"
+echo "extract,rows,qis,combinations,load_s,search_s,release_s,total_s,peak_rss_mb,nodes_checked,nodes_evaluated,lattice,node,limit_group_by_s,limit_write_s,limit_s,ratio,maps_limit_s,maps_ratio" > "$out"
 for n in "$@"; do
-  db="$data/people_$n.duckdb"
-  extract "$n"
-  job="$data/people_$n.bench.toml"
+for kind in ${KANON_BENCH_EXTRACTS:-people patients}; do
+  "$kind" "$n"
+  job="$data/${kind}_$n.bench.toml"
   {
-    cat "$data/people_$n.job.toml"
+    cat "$data/${kind}_$n.job.toml"
     printf '\n[engine]\nmemory_limit = "%s"\ntemp_directory = "%s"\n' "$memory" "$data/spill"
   } > "$job"
-  echo "kanon run, $n rows" >&2
+  echo "kanon run, $kind, $n rows" >&2
   /usr/bin/time -v -o "$work/time" "$kanon" run "$job" --quiet --report "$work/report.json" > /dev/null
   node=$(python3 -c 'import json, sys; print(",".join(f"{q}={l}" for q, l in json.load(open(sys.argv[1]))["node"].items()))' "$work/report.json")
-  echo "kanon limit, $n rows, node $node" >&2
+  echo "kanon limit, $kind, $n rows, node $node" >&2
   "$kanon" limit "$job" --node "$node" --quiet > "$work/limit.json"
-  rm -f "$data/people_$n-release.duckdb" "$data/people_$n-release.duckdb.wal"
-  python3 - "$work/report.json" "$work/time" "$work/limit.json" >> "$out" <<'PY'
+  rm -f "$data/${kind}_$n-release.duckdb" "$data/${kind}_$n-release.duckdb.wal"
+  python3 - "$kind" "$work/report.json" "$work/time" "$work/limit.json" >> "$out" <<'PY'
 import json, re, sys
-r = json.load(open(sys.argv[1])); lim = json.load(open(sys.argv[3])); s = r["seconds"]
-rss_kb = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", open(sys.argv[2]).read()).group(1))
-print(",".join(str(x) for x in [r["rows_in"], len(r["node"]), r["combinations"], round(s["load"], 2),
+r = json.load(open(sys.argv[2])); lim = json.load(open(sys.argv[4])); s = r["seconds"]
+rss_kb = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", open(sys.argv[3]).read()).group(1))
+print(",".join(str(x) for x in [sys.argv[1], r["rows_in"], len(r["node"]), r["combinations"], round(s["load"], 2),
       round(s["search"], 2), round(s["release"], 2), round(s["total"], 2), round(rss_kb / 1024),
       r["nodes_checked"], r["nodes_evaluated"], r["lattice_size"],
       ";".join(f"{q}={l}" for q, l in r["node"].items()), round(lim["group_by_seconds"], 2),
       round(lim["write_seconds"], 2), round(lim["total_seconds"], 2), round(s["total"] / lim["total_seconds"], 2),
       round(lim["maps_total_seconds"], 2), round(s["total"] / lim["maps_total_seconds"], 2)]))
 PY
+done
 done
 column -s, -t < "$out"

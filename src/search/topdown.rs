@@ -145,10 +145,31 @@ pub fn search(ev: &mut Evaluator, p: &Problem, progress: &dyn Progress) -> Resul
 }
 
 /// Frequency sets kept as rollup sources at once, at most.
-const MAX_HUBS: usize = 8;
+const MAX_HUBS: usize = 16;
 
 fn meet(a: &[u8], b: &[u8]) -> Vec<u8> {
     a.iter().zip(b).map(|(&x, &y)| x.min(y)).collect()
+}
+
+/// The lowest node under `levels`, one QI level down at a time (the step
+/// that keeps the estimated size smallest), whose estimate stays within `small`.
+fn lower_hub(bound: &Bound, levels: &[u8], small: u64) -> Vec<u8> {
+    let mut at = levels.to_vec();
+    loop {
+        let step = (0..at.len())
+            .filter(|&a| at[a] > 0)
+            .map(|a| {
+                let mut lower = at.clone();
+                lower[a] -= 1;
+                (bound.size_estimate(&lower), a, lower)
+            })
+            .filter(|(estimate, _, _)| *estimate <= small)
+            .min_by_key(|(estimate, a, _)| (*estimate, *a));
+        match step {
+            Some((_, _, lower)) => at = lower,
+            None => return at,
+        }
+    }
 }
 
 /// Histograms of one height's nodes. Each evaluation from the base frequency
@@ -188,8 +209,27 @@ fn evaluate(ev: &mut Evaluator, bound: &Bound, hubs: &mut Vec<Node>, batch: &[Ve
         } else {
             for &i in members {
                 let node = Node::full(batch[i].clone());
-                let from = source(hubs, ev, &node);
-                first.push((node, from));
+                if let Some(from) = source(hubs, ev, &node) {
+                    first.push((node, Some(from)));
+                    continue;
+                }
+                // Nothing held below it: a pass over the base set makes a new
+                // hub, as low as stays small, so that the nodes below this one
+                // at later heights roll up from the hub too.
+                let hub = made.iter().find(|h| node.generalizes(h)).cloned().or_else(|| {
+                    let low = lower_hub(bound, &batch[i], small);
+                    (low != batch[i]).then(|| Node::full(low))
+                });
+                match hub {
+                    Some(hub) => {
+                        if !made.contains(&hub) {
+                            first.push((hub.clone(), None));
+                            made.push(hub);
+                        }
+                        later.push(i);
+                    }
+                    None => first.push((node, None)),
+                }
             }
         }
     }
@@ -204,6 +244,13 @@ fn evaluate(ev: &mut Evaluator, bound: &Bound, hubs: &mut Vec<Node>, batch: &[Ve
         })
         .collect();
     ev.materialize(&later_items)?;
+    // The hubs used last go to the back, so the least recently used go first.
+    for from in first.iter().chain(&later_items).filter_map(|(_, from)| from.as_ref()) {
+        if let Some(at) = hubs.iter().position(|h| h == from) {
+            let hub = hubs.remove(at);
+            hubs.push(hub);
+        }
+    }
     while hubs.len() > MAX_HUBS {
         let old = hubs.remove(0);
         ev.retain(|n| *n != old)?;
