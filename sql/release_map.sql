@@ -7,16 +7,20 @@ SELECT {{n}} AS n, d.{{code}} AS code, h.label
 FROM {{codes}} k
 JOIN {{dim}} d ON d.c0 = k.c0
 JOIN {{nodes}} h ON h.level = {{level}} AND h.code = d.{{code}}
+-- name: node_classes
+-- A full-domain node's classes (codes c0… at its levels), with their records
+-- and distinct sensitive values: one scan of the base frequency set, read
+-- by the two statements below.
+CREATE OR REPLACE TEMP TABLE kanon_node_classes AS
+SELECT {{classes}}, sum(p.cnt) AS size, {{ldiv}} AS ldiv
+FROM kanon_f0 p
+GROUP BY ALL
 -- name: suppressed
 -- The classes a full-domain release drops (fewer than k records, or fewer
 -- distinct sensitive values than l), by their codes at the node's levels.
 -- Within the budget these are few.
 SELECT {{class_cols}}
-FROM (
-    SELECT {{classes}}, sum(p.cnt) AS size, {{ldiv}} AS ldiv
-    FROM kanon_f0 p
-    GROUP BY ALL
-) c
+FROM kanon_node_classes c
 WHERE size < ? OR ldiv < ?
 -- name: block_map
 -- Per QI, each value (keyed as above) with its block under a partition of the
@@ -28,12 +32,9 @@ JOIN {{blocks}} b ON b.c0 = k.c0
 -- name: ambiguity
 -- Over the classes a full-domain release keeps: Σ size × Π over QIs of the
 -- leaves under the class's value, and the records kept (the report's am).
+-- (kanon_node_classes: the node's classes, written by node_classes above.)
 SELECT coalesce(sum(c.size * {{product}}), 0)::DOUBLE, coalesce(sum(c.size), 0)::BIGINT
-FROM (
-    SELECT {{classes}}, sum(p.cnt) AS size, {{ldiv}} AS ldiv
-    FROM kanon_f0 p
-    GROUP BY ALL
-) c
+FROM kanon_node_classes c
 {{joins}}
 WHERE c.size >= ? AND c.ldiv >= ?{{rejected}}
 -- name: class_lists

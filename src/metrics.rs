@@ -2,7 +2,7 @@
 //! k and ℓ, and the information-loss metrics. Pure arithmetic, no SQL.
 
 use crate::evaluator::NodeClasses;
-use crate::hierarchy::{divisors, node_table};
+use crate::hierarchy::node_table;
 use crate::options::Metric;
 use crate::sql::{self, list, render};
 use anyhow::Result;
@@ -324,23 +324,21 @@ pub fn classes_ambiguity(classes: &NodeClasses, kept: impl Fn(usize) -> bool, da
     (sum + suppressed * all) / data.rows as f64
 }
 
+/// am of a full-domain release, over the node's classes written to
+/// `kanon_node_classes` ([`crate::release::write_node_classes`]).
 pub fn full_domain_ambiguity(
     conn: &Connection,
     levels: &[u8],
     req: &Requirement,
-    sensitive: bool,
     rejected: &[Box<[i64]>],
     data: &Dataset,
 ) -> Result<f64> {
     let n = levels.len();
-    let div = divisors(conn, n)?;
     // Classes the per-class models reject are suppressed too.
     let anti = left_out(conn, "kanon_rejected", rejected, n)?.map_or(String::new(), |c| format!(" AND {c}"));
     let q = render(
         sql::fragment(sql::RELEASE_MAP, "ambiguity"),
         &[
-            ("classes", &list(0..n, ", ", |a| format!("(p.g{a} // {})::BIGINT AS c{a}", div[a][levels[a] as usize]))),
-            ("ldiv", if sensitive { "count(DISTINCT p.s)" } else { "0" }),
             (
                 "joins",
                 &list(0..n, " ", |a| {

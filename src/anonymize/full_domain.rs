@@ -10,7 +10,7 @@ use crate::metrics::{classes_ambiguity, full_domain_ambiguity, Requirement};
 use crate::options::Algorithm;
 use crate::privacy::ClassFigures;
 use crate::progress::Progress;
-use crate::release::{Judged, Recoding, Written};
+use crate::release::{write_node_classes, Judged, Recoding, Written};
 use crate::report::{by_qi, FullDomainReport, ModelReport, ReleaseMetrics};
 use crate::search::{self, exhaustive, incognito, topdown, Found, Problem, SearchResult};
 use anyhow::Result;
@@ -114,8 +114,15 @@ impl Stages for FullDomain {
                     am
                 }
                 None => {
-                    let sensitive = source.extras.sensitive;
-                    full_domain_ambiguity(&source.conn, &best.levels, req, sensitive, &judged.rejected, &source.data)?
+                    // One scan of the base set at the node for am and the suppressed classes.
+                    write_node_classes(source, &best.levels)?;
+                    let am = full_domain_ambiguity(&source.conn, &best.levels, req, &judged.rejected, &source.data)?;
+                    if let Recoding::Levels { dropped, .. } =
+                        Recoding::levels_judged(source, &best.levels, req, &judged)?
+                    {
+                        self.dropped = Some(dropped);
+                    }
+                    am
                 }
             };
             self.judged = judged;
@@ -143,10 +150,8 @@ impl Stages for FullDomain {
 
     fn recoding(&mut self, _plan: &Plan, source: &Loaded) -> Result<Recoding> {
         let best = self.best.as_ref().expect("recoding follows a feasible search");
-        let recoding = match self.dropped.take() {
-            Some(dropped) => Recoding::Levels { levels: best.levels.clone(), dropped },
-            None => Recoding::levels_judged(source, &best.levels, &self.req, &self.judged)?,
-        };
+        let dropped = self.dropped.take().expect("the search read the optimum's suppressed classes");
+        let recoding = Recoding::Levels { levels: best.levels.clone(), dropped };
         if let Recoding::Levels { dropped, .. } = &recoding {
             self.figures = self.judged.kept_figures(source, dropped);
         }

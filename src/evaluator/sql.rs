@@ -93,7 +93,10 @@ impl<'c> SqlSets<'c> {
     ) -> Result<Computed> {
         // Group by source table so each rollup query reads one table.
         let mut by_source: HashMap<String, Vec<(Node, Option<Node>)>> = HashMap::new();
-        for (node, parent) in items {
+        // A node whose set is stored already (a hub that is also a node of the search) is done.
+        for (node, parent) in
+            items.iter().filter(|(node, _)| !(self.stored.contains_key(node) && cache.contains_key(node)))
+        {
             let parent = parent.as_ref().filter(|p| self.stored.contains_key(*p)).cloned();
             let source = match &parent {
                 Some(p) => self.stored[p].0.clone(),

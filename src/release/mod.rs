@@ -53,24 +53,17 @@ impl Recoding {
     /// The recoding of a full-domain node: the classes `req` suppresses at
     /// `levels`, read off the base frequency set (which may be dropped after).
     pub fn levels(source: &Loaded, levels: &[u8], req: &Requirement) -> Result<Recoding> {
+        write_node_classes(source, levels)?;
         Recoding::levels_judged(source, levels, req, &Judged::read(source, levels)?)
     }
 
     /// [`Recoding::levels`] with the node's classes already judged by the
-    /// per-class models.
+    /// per-class models and written by [`write_node_classes`].
     pub fn levels_judged(source: &Loaded, levels: &[u8], req: &Requirement, judged: &Judged) -> Result<Recoding> {
         let n = levels.len();
-        let div = divisors(&source.conn, n)?;
         let q = render(
             sql::fragment(sql::RELEASE_MAP, "suppressed"),
-            &[
-                (
-                    "classes",
-                    &list(0..n, ", ", |a| format!("(p.g{a} // {})::BIGINT AS c{a}", div[a][levels[a] as usize])),
-                ),
-                ("ldiv", if source.extras.sensitive { "count(DISTINCT p.s)" } else { "0" }),
-                ("class_cols", &list(0..n, ", ", |a| format!("c.c{a}"))),
-            ],
+            &[("class_cols", &list(0..n, ", ", |a| format!("c.c{a}")))],
         );
         let mut stmt = source.conn.prepare(&q)?;
         let mut rows = stmt.query(duckdb::params![req.k as i64, req.l.unwrap_or(0) as i64])?;
@@ -82,6 +75,22 @@ impl Recoding {
         dropped.extend(judged.rejected.iter().filter(|c| !known.contains(*c)).cloned());
         Ok(Recoding::Levels { levels: levels.to_vec(), dropped })
     }
+}
+
+/// A full-domain node's classes off the base frequency set, into
+/// `kanon_node_classes`: one scan, read by the suppressed classes and am.
+pub fn write_node_classes(source: &Loaded, levels: &[u8]) -> Result<()> {
+    let n = levels.len();
+    let div = divisors(&source.conn, n)?;
+    let q = render(
+        sql::fragment(sql::RELEASE_MAP, "node_classes"),
+        &[
+            ("classes", &list(0..n, ", ", |a| format!("(p.g{a} // {})::BIGINT AS c{a}", div[a][levels[a] as usize]))),
+            ("ldiv", if source.extras.sensitive { "count(DISTINCT p.s)" } else { "0" }),
+        ],
+    );
+    source.conn.execute_batch(&q)?;
+    Ok(())
 }
 
 /// A full-domain node's classes judged by the per-class models (entropy or
