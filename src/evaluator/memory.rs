@@ -17,7 +17,7 @@ use crate::hierarchy::{code_table, node_table};
 use crate::lattice::Node;
 use crate::metrics::{Bucket, Histogram};
 use crate::privacy::ClassModels;
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use duckdb::arrow::array::{Array, AsArray};
 use duckdb::arrow::datatypes::{DataType, Int16Type, Int32Type, Int64Type, Int8Type};
 use duckdb::Connection;
@@ -250,6 +250,38 @@ impl Lookup {
     }
 }
 
+/// One QI's leaf codes in an Arrow batch (the narrow integer types of
+/// `kanon_f0`) appended to `col` as leaf indices.
+fn push_indices(array: &dyn Array, lookup: &Lookup, a: usize, col: &mut Vec<u32>) -> Result<()> {
+    fn go<T: Copy + Into<i64>>(values: &[T], lookup: &Lookup, a: usize, col: &mut Vec<u32>) -> Result<()> {
+        let missing =
+            |c: i64| anyhow::anyhow!("leaf code {c} of QI {a} in the base frequency set has no code table entry");
+        match lookup {
+            Lookup::Table(t) => {
+                for &v in values {
+                    let c: i64 = v.into();
+                    let i = usize::try_from(c).ok().and_then(|c| t.get(c)).copied().filter(|&i| i != u32::MAX);
+                    col.push(i.ok_or_else(|| missing(c))?);
+                }
+            }
+            Lookup::Sorted(_) => {
+                for &v in values {
+                    let c: i64 = v.into();
+                    col.push(lookup.index(c).ok_or_else(|| missing(c))?);
+                }
+            }
+        }
+        Ok(())
+    }
+    match array.data_type() {
+        DataType::Int8 => go(array.as_primitive::<Int8Type>().values(), lookup, a, col),
+        DataType::Int16 => go(array.as_primitive::<Int16Type>().values(), lookup, a, col),
+        DataType::Int32 => go(array.as_primitive::<Int32Type>().values(), lookup, a, col),
+        DataType::Int64 => go(array.as_primitive::<Int64Type>().values(), lookup, a, col),
+        t => bail!("unexpected column type {t} in the base frequency set"),
+    }
+}
+
 /// One QI's column of an Arrow batch as i64 (DuckDB gives the narrow types of `kanon_f0`).
 fn ints(array: &dyn Array, out: &mut Vec<i64>) -> Result<()> {
     match array.data_type() {
@@ -331,15 +363,11 @@ impl MemorySets {
         let mut extra: Vec<Vec<u32>> = (0..select.len() - n - 1).map(|_| Vec::with_capacity(capacity)).collect();
         let mut size: Vec<u64> = Vec::with_capacity(capacity);
         let mut buf: Vec<i64> = Vec::new();
+        let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |p| p.get()));
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads.max(1)).build()?;
         for batch in stmt.query_arrow([])? {
-            for (a, col) in codes.iter_mut().enumerate() {
-                buf.clear();
-                ints(batch.column(a).as_ref(), &mut buf)?;
-                for &c in &buf {
-                    col.push(lookups[a].index(c).with_context(|| {
-                        format!("leaf code {c} of QI {a} in the base frequency set has no code table entry")
-                    })?);
-                }
+            for (a, (col, lookup)) in codes.iter_mut().zip(&lookups).enumerate() {
+                push_indices(batch.column(a).as_ref(), lookup, a, col)?;
             }
             for (j, col) in extra.iter_mut().enumerate() {
                 buf.clear();
@@ -364,8 +392,6 @@ impl MemorySets {
         let (s_count, t_count, y_count) = (count(&sensitive), count(&closeness), count(&labels));
         let base = Arc::new(Set { node: Node::full(vec![0; n]), codes, size, sensitive, closeness, labels });
         let budget = (256u64 << 20).max(base.bytes());
-        let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |p| p.get()));
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads.max(1)).build()?;
         Ok(MemorySets {
             qis,
             extras,
