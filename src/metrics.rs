@@ -1,7 +1,6 @@
 //! What a node's class-size histogram says: suppression, feasibility, achieved
 //! k and ℓ, and the information-loss metrics. Pure arithmetic, no SQL.
 
-use crate::evaluator::NodeClasses;
 use crate::hierarchy::node_table;
 use crate::options::Metric;
 use crate::sql::{self, list, render};
@@ -309,11 +308,12 @@ pub(crate) fn left_out(conn: &Connection, table: &str, classes: &[Box<[i64]>], n
 /// Ambiguity (am) of a full-domain release: the mean over records of the
 /// product over QIs of the leaves under the record's released value, a
 /// suppressed record counting every leaf. Read off `kanon_f0` at the node.
-/// [`full_domain_ambiguity`] from a node's classes held in memory; `kept`
-/// says which classes the release keeps.
-pub fn classes_ambiguity(classes: &NodeClasses, kept: impl Fn(usize) -> bool, data: &Dataset) -> f64 {
+/// [`full_domain_ambiguity`] from a node's classes held in memory: per class
+/// its records and Π of the leaves under its values; `kept` says which
+/// classes the release keeps.
+pub fn classes_ambiguity(sizes: &[u64], leaves: &[f64], kept: impl Fn(usize) -> bool, data: &Dataset) -> f64 {
     let (mut sum, mut records) = (0.0, 0u64);
-    for (c, (&size, &leaves)) in classes.size.iter().zip(&classes.leaves).enumerate() {
+    for (c, (&size, &leaves)) in sizes.iter().zip(leaves).enumerate() {
         if kept(c) {
             sum += size as f64 * leaves;
             records += size;

@@ -108,7 +108,7 @@ impl Stages for FullDomain {
                             && classes.ldiv.get(c).map_or(0, |&d| d) >= l
                             && !rejected.contains(&classes.codes[c][..])
                     };
-                    let am = classes_ambiguity(&classes, kept, &source.data);
+                    let am = classes_ambiguity(&classes.size, &classes.leaves, kept, &source.data);
                     self.dropped =
                         Some((0..classes.size.len()).filter(|&c| !kept(c)).map(|c| classes.codes[c].clone()).collect());
                     am
