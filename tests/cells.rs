@@ -470,3 +470,36 @@ fn csv_and_parquet_sources_cluster_in_file_order_like_a_table() {
     assert_eq!(releases[1], releases[0], "CSV source");
     assert_eq!(releases[2], releases[0], "Parquet source");
 }
+
+/// The cell pass counts the source's classes as runs of its sorted stream, for
+/// the report's risk before release; the full-domain run reads them off its
+/// base frequency set. Both describe the same source: the same risk figures.
+#[test]
+fn cell_pass_counts_the_source_classes_as_the_full_domain_run_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let qis = generated(dir.path(), 2_003);
+    let conn = Connection::open(dir.path().join("src.duckdb")).unwrap();
+    // Every third record twice and every fifth three times: classes of 1 to 4 records.
+    conn.execute_batch(
+        "INSERT INTO people SELECT id + 10000, age, zip, sex, diag, note FROM people WHERE id % 3 = 0;
+         INSERT INTO people SELECT id + 20000, age, zip, sex, diag, note FROM people WHERE id % 5 = 0 AND id < 10000;",
+    )
+    .unwrap();
+    let classes: i64 =
+        conn.query_row("SELECT count(*) FROM (SELECT DISTINCT age, zip, sex FROM people)", [], |r| r.get(0)).unwrap();
+    drop(conn);
+    assert_eq!(classes, 2_003, "the copies should add records, not classes");
+    let source = "[source]\ndatabase = \"src.duckdb\"\ntable = \"people\"";
+    let risk = |algorithm: &str| {
+        let extra = if algorithm.is_empty() { String::new() } else { format!("[search]\nalgorithm = \"{algorithm}\"") };
+        let j = job(dir.path(), source, &qis, 3, &format!("max_suppression = 0.05\n{extra}"));
+        let _ = std::fs::remove_file(dir.path().join("out.duckdb"));
+        ok(dir.path(), &["run", j.to_str().unwrap(), "--quiet"]);
+        report(dir.path(), &[])["risk"]["source"].clone()
+    };
+    let full_domain = risk("");
+    assert!(full_domain.is_object(), "{full_domain}");
+    for algorithm in ["cdgh", "cndgh"] {
+        assert_eq!(risk(algorithm), full_domain, "{algorithm}");
+    }
+}

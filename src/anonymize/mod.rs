@@ -40,6 +40,10 @@ trait Stages {
     fn release_sizes(&self) -> Option<Vec<(u64, u64)>> {
         None
     }
+    /// The source's classes' (size, count), when the search already counted them.
+    fn source_sizes(&self) -> Option<Vec<(u64, u64)>> {
+        None
+    }
 }
 
 /// Seconds since the last lap.
@@ -95,7 +99,7 @@ pub fn run(plan: &Plan, quiet: bool) -> Result<()> {
     let phase = spinner(quiet);
     phase.set_message(format!("writing the release to {}", job.output.first_path().display()));
     let recoding = stages.recoding(plan, &source)?;
-    let risk = risk::measure(&source, job, &recoding, stages.release_sizes())?;
+    let risk = risk::measure(&source, job, &recoding, stages.source_sizes(), stages.release_sizes())?;
     frequency::drop_base(&source.conn)?;
     crate::trace(|| format!("run recoding: {:.3}s", clock.start.elapsed().as_secs_f64() - t_load - t_search));
 

@@ -24,21 +24,25 @@ pub(super) fn measure(
     source: &Loaded,
     job: &Job,
     recoding: &Recoding,
+    source_sizes: Option<Vec<(u64, u64)>>,
     release_sizes: Option<Vec<(u64, u64)>>,
 ) -> Result<RiskReport> {
     let settings = &job.risk.settings;
     let population = database::population_relation(&source.conn, job)?;
     let n = source.data.heights.len();
-    let before = match (recoding, &population) {
-        (Recoding::Cells(_), _) => source_classes(source, job)?,
+    let sizes = |s: Vec<(u64, u64)>| -> Vec<ClassSizes> {
+        s.into_iter().map(|(size, classes)| ClassSizes { sample: size, population: size, classes }).collect()
+    };
+    let before = match (recoding, &population, source_sizes) {
+        // Counted by the search (the cell pass); no population table reaches cells.
+        (_, None, Some(counted)) => sizes(counted),
+        (Recoding::Cells(_), _, _) => source_classes(source, job)?,
         // A base frequency set without extra columns has a row per class.
-        (_, None) if !source.extras.any() => base_sizes(source)?,
+        (_, None, _) if !source.extras.any() => base_sizes(source)?,
         _ => node_classes(source, job, &vec![0; n], &[], population.as_deref())?,
     };
     let after = match (recoding, release_sizes) {
-        (Recoding::Levels { .. }, Some(sizes)) if population.is_none() => {
-            sizes.into_iter().map(|(size, classes)| ClassSizes { sample: size, population: size, classes }).collect()
-        }
+        (Recoding::Levels { .. }, Some(release)) if population.is_none() => sizes(release),
         (Recoding::Levels { levels, dropped }, _) => node_classes(source, job, levels, dropped, population.as_deref())?,
         (Recoding::Partitions { leaf_codes, blocks, dropped, .. }, _) => {
             partition_classes(source, leaf_codes, blocks, dropped)?

@@ -27,6 +27,8 @@ pub(super) struct Cells {
     pass: Option<Pass>,
     suppressed: u64,
     measured: Option<Measured>,
+    /// The source's classes' (size, count), counted by the pass.
+    source_sizes: Vec<(u64, u64)>,
     recoding: Option<Arc<CellRecoding>>,
 }
 
@@ -37,15 +39,25 @@ pub(super) fn prepare(plan: &Plan, source: &Loaded, phase: &indicatif::ProgressB
     let settings =
         ClusterSettings { k: job.privacy.k, l: job.privacy.diversity.as_ref().map(|d| d.l), open: job.open_clusters };
     let cap = job.privacy.budget_given.then(|| job.privacy.budget.rows(source.data.rows));
-    Ok(Cells { domains, settings, cap, pass: None, suppressed: 0, measured: None, recoding: None })
+    Ok(Cells {
+        domains,
+        settings,
+        cap,
+        pass: None,
+        suppressed: 0,
+        measured: None,
+        source_sizes: Vec::new(),
+        recoding: None,
+    })
 }
 
 impl Stages for Cells {
     fn search(&mut self, plan: &Plan, source: &Loaded, progress: &dyn Progress) -> Result<bool> {
         let rows = source.data.rows;
         progress.message(format!("clustering the {rows} records ({})", plan.job.algorithm.name()));
-        let pass = cluster(source, &plan.job, &self.domains, self.settings)?;
+        let mut pass = cluster(source, &plan.job, &self.domains, self.settings)?;
         self.measured = Some(measure(&pass, &self.domains, rows));
+        self.source_sizes = std::mem::take(&mut pass.source_sizes);
         let suppressed = pass.clusters.suppressed;
         self.suppressed = suppressed;
         let found = !pass.clusters.sizes.is_empty() && !self.cap.is_some_and(|c| suppressed > c);
@@ -65,6 +77,10 @@ impl Stages for Cells {
 
     fn suppressed(&self) -> u64 {
         self.suppressed
+    }
+
+    fn source_sizes(&self) -> Option<Vec<(u64, u64)>> {
+        Some(self.source_sizes.clone())
     }
 
     fn recoding(&mut self, _plan: &Plan, source: &Loaded) -> Result<Recoding> {

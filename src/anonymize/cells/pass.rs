@@ -83,6 +83,10 @@ pub struct Pass {
     pub cluster_of: Vec<u32>,
     pub sensitive: Vec<u32>,
     pub label: Vec<u32>,
+    /// The source's classes (records with the same QI values) as (size,
+    /// classes of that size), by size: counted as runs of the sorted stream,
+    /// for the report's risk before release.
+    pub source_sizes: Vec<(u64, u64)>,
 }
 
 /// Stream the records in order from DuckDB (Arrow batches) through the clustering.
@@ -117,6 +121,9 @@ pub fn cluster(loaded: &Loaded, job: &Job, domains: &[CellDomain], settings: Clu
     let has = |k: &str| extras.iter().position(|(x, _)| *x == k);
     let (s_col, y_col) = (has("s").map(|j| n + j), has("y").map(|j| n + j));
     let mut values = vec![0u32; n];
+    // The current run of equal QI values (the stream is sorted on all of them) and the sizes of runs.
+    let (mut previous, mut run) = (vec![u32::MAX; n], 0u64);
+    let mut runs: std::collections::BTreeMap<u64, u64> = std::collections::BTreeMap::new();
     let t = Instant::now();
     let mut first = true;
     for batch in stmt.query_arrow([])? {
@@ -134,6 +141,14 @@ pub fn cluster(loaded: &Loaded, job: &Job, domains: &[CellDomain], settings: Clu
             for (v, c) in values.iter_mut().zip(&codes) {
                 *v = c[i] as u32;
             }
+            if values != previous {
+                if run > 0 {
+                    *runs.entry(run).or_default() += 1;
+                }
+                previous.copy_from_slice(&values);
+                run = 0;
+            }
+            run += 1;
             let sv = s.map_or(0, |s: &[i32]| s[i] as u32);
             let id = clustering.add(&values, sv);
             let p = p as usize;
@@ -156,11 +171,20 @@ pub fn cluster(loaded: &Loaded, job: &Job, domains: &[CellDomain], settings: Clu
             }
         }
     }
+    if run > 0 {
+        *runs.entry(run).or_default() += 1;
+    }
     crate::trace(|| format!("cells: pass {:.3}s", t.elapsed().as_secs_f64()));
     let outcome = clustering.finish();
     // Positions never seen (a table's deleted rows) stay suppressed: no row reads them.
     for a in assigned.iter_mut().filter(|a| **a != SUPPRESSED) {
         *a = outcome.final_of[*a as usize];
     }
-    Ok(Pass { clusters: outcome.clusters, cluster_of: assigned, sensitive, label })
+    Ok(Pass {
+        clusters: outcome.clusters,
+        cluster_of: assigned,
+        sensitive,
+        label,
+        source_sizes: runs.into_iter().collect(),
+    })
 }
