@@ -346,8 +346,10 @@ pub(super) struct Calls {
     pub(super) kept: String,
 }
 
-/// Up to this many groups, a QI's labels are written into the statement as a list.
-const LITERAL_LABELS: usize = 100_000;
+/// Up to this many groups, a QI's labels are written into the statement as a
+/// list; DuckDB rebuilds a constant list for every chunk of rows, so longer
+/// ones go through a function.
+const LITERAL_LABELS: usize = 256;
 
 pub(super) fn register(conn: &Connection, rec: GroupMaps, job: &Job, columns: &[SourceColumn]) -> Result<Calls> {
     static SERIAL: AtomicUsize = AtomicUsize::new(0);
