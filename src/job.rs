@@ -808,6 +808,9 @@ impl Job {
             population_table,
         };
 
+        if raw.engine.threads == Some(0) {
+            return Err(bad(format!("{file}: [engine] threads must be at least 1")));
+        }
         let engine = Engine {
             threads: raw.engine.threads,
             memory_rows: raw.engine.memory_rows,

@@ -503,3 +503,22 @@ fn cell_pass_counts_the_source_classes_as_the_full_domain_run_does() {
         assert_eq!(risk(algorithm), full_domain, "{algorithm}");
     }
 }
+
+/// `--max-suppression` caps a cell-based run as the job's key does: below
+/// what the pass suppresses the run exits 3, at it the run releases.
+#[test]
+fn max_suppression_flag_caps_cell_based_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let qis = generated(dir.path(), 2_003);
+    let source = "[source]\ndatabase = \"src.duckdb\"\ntable = \"people\"\n[search]\nalgorithm = \"cdgh\"";
+    let j = job(dir.path(), source, &qis, 4, "l_diversity = { column = \"diag\", l = 3 }");
+    let j = j.to_str().unwrap();
+    ok(dir.path(), &["run", j, "--quiet"]);
+    let suppressed = report(dir.path(), &[])["suppressed"].as_u64().unwrap();
+    assert!(suppressed > 0, "this job should leave records to suppress");
+    let below = (suppressed - 1).to_string();
+    let (code, out) = kanon(dir.path(), &["run", j, "--quiet", "--max-suppression", &below]);
+    assert_eq!(code, 3, "{out}");
+    assert!(out.contains("above max_suppression"), "{out}");
+    ok(dir.path(), &["run", j, "--quiet", "--max-suppression", &suppressed.to_string()]);
+}

@@ -633,6 +633,33 @@ fn unknown_metric_is_rejected() {
     d.assert_nothing_written();
 }
 
+#[test]
+fn zero_threads_is_rejected() {
+    let d = Demo::new();
+    d.job(|j| {
+        j.insert("engine".into(), tbl("threads = 0"));
+    });
+    assert_fails(&d.run(&["run", "job.toml"]), 2, &["[engine] threads must be at least 1"]);
+    d.assert_nothing_written();
+}
+
+/// An output whose folder is missing, or an output file that is the source
+/// file, exits 2 before anything is written; the source is left as it was.
+#[test]
+fn missing_output_folder_and_output_over_the_source_are_rejected() {
+    let d = Demo::new();
+    d.job(|j| set(j, "output", "csv", "missing/patients_k3.csv"));
+    assert_fails(&d.run(&["run", "job.toml"]), 2, &["[output] csv", "missing", "does not exist"]);
+    d.assert_nothing_written();
+    d.job(|j| set(j, "output", "report", "nowhere/report.json"));
+    assert_fails(&d.run(&["run", "job.toml"]), 2, &["[output] report", "does not exist"]);
+    d.assert_nothing_written();
+    let before = fs::read(d.path("patients.csv")).unwrap();
+    d.job(|j| set(j, "output", "csv", "patients.csv"));
+    assert_fails(&d.run(&["run", "job.toml"]), 2, &["[output] csv", "is the source file"]);
+    assert_eq!(fs::read(d.path("patients.csv")).unwrap(), before, "the source was changed");
+}
+
 /// A directory with `fixtures/bad/hostile.csv`, whose second column is named HOSTILE, and a job
 /// over it (QIs zip and sex) followed by `extra`.
 fn hostile(extra: &str) -> TempDir {

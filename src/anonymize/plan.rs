@@ -52,6 +52,7 @@ impl Plan {
     pub fn new(path: &std::path::Path, flags: &Overrides) -> Result<Plan> {
         let job = with_overrides(Job::load(path)?, flags)?;
         let file = job.path.display().to_string();
+        check_outputs(&job)?;
         let scheme = flags.scheme.or(job.scheme);
         if job.risk.population_table.is_some() && (job.algorithm.cell_based() || scheme.is_some()) {
             return Err(bad(format!(
@@ -120,6 +121,44 @@ impl Plan {
     }
 }
 
+/// Every output's folder exists, and no output file is the source file: a
+/// bad path exits 2 before anything is read or written.
+fn check_outputs(job: &Job) -> Result<()> {
+    let file = job.path.display();
+    let out = &job.output;
+    let reconstructed = match &out.reconstructed {
+        Some(crate::job::Reconstructed::Csv(p) | crate::job::Reconstructed::Parquet(p)) => Some(p),
+        _ => None,
+    };
+    let outputs = [
+        ("database", out.table.as_ref().map(|t| &t.database)),
+        ("csv", out.csv.as_ref()),
+        ("parquet", out.parquet.as_ref()),
+        ("report", out.report.as_ref()),
+        ("reconstructed", reconstructed),
+    ];
+    let source = match &job.source {
+        crate::job::SourceSpec::Csv { path, .. } | crate::job::SourceSpec::Parquet { path } => {
+            std::fs::canonicalize(path).ok()
+        }
+        _ => None,
+    };
+    for (key, path) in outputs.iter().filter_map(|(k, p)| p.map(|p| (k, p))) {
+        let folder = path.parent().filter(|f| !f.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+        if !folder.is_dir() {
+            return Err(bad(format!(
+                "{file}: [output] {key} {}: the folder {} does not exist",
+                path.display(),
+                folder.display()
+            )));
+        }
+        if key != &"database" && source.is_some() && std::fs::canonicalize(path).ok() == source {
+            return Err(bad(format!("{file}: [output] {key} {} is the source file", path.display())));
+        }
+    }
+    Ok(())
+}
+
 /// The job file with the command line's overrides applied.
 fn with_overrides(mut job: Job, flags: &Overrides) -> Result<Job> {
     if let Some(k) = flags.k {
@@ -138,6 +177,8 @@ fn with_overrides(mut job: Job, flags: &Overrides) -> Result<Job> {
                 )))
             }
         };
+        // Given on the command line is given: it caps schemes and cells too.
+        job.privacy.budget_given = true;
     }
     if let Some(m) = flags.metric {
         job.metric = m;
