@@ -86,7 +86,7 @@ impl Groups {
         }
     }
 
-    /// The group of longer text.
+    /// The group of any text, by its bytes (short text through [`inline_key`]).
     pub(super) fn text(&self, bytes: &[u8]) -> Option<u32> {
         match bytes.len() <= INLINE_BYTES {
             true => self.inline(inline_key(bytes)),
