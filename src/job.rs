@@ -444,7 +444,7 @@ struct RawCloseness {
     column: Spanned<String>,
     t: f64,
     distance: Option<String>,
-    hierarchy: Option<Spanned<RawHierarchy>>,
+    hierarchy: Option<Spanned<toml::Value>>,
 }
 
 #[derive(Deserialize)]
@@ -496,14 +496,7 @@ struct RawEngine {
 #[serde(deny_unknown_fields)]
 struct RawQi {
     column: Spanned<String>,
-    hierarchy: Option<Spanned<RawHierarchy>>,
-}
-
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum RawHierarchy {
-    Named(String),
-    Table(RawHierarchyTable),
+    hierarchy: Option<Spanned<toml::Value>>,
 }
 
 #[derive(Deserialize)]
@@ -876,11 +869,15 @@ impl Job {
     }
 }
 
-fn hierarchy_spec(raw: &RawHierarchy, resolve: &dyn Fn(&str) -> PathBuf) -> Result<HierarchySpec, String> {
+/// A QI's `hierarchy`: "suppress" or a table, read here (not by serde's
+/// untagged enums) so that a bad table says what is wrong with it.
+fn hierarchy_spec(raw: &toml::Value, resolve: &dyn Fn(&str) -> PathBuf) -> Result<HierarchySpec, String> {
     match raw {
-        RawHierarchy::Named(s) if s == "suppress" => Ok(HierarchySpec::Suppress),
-        RawHierarchy::Named(s) => Err(format!("unknown hierarchy \"{s}\" (expected \"suppress\" or a table)")),
-        RawHierarchy::Table(t) => {
+        toml::Value::String(s) if s == "suppress" => Ok(HierarchySpec::Suppress),
+        toml::Value::String(s) => Err(format!("unknown hierarchy \"{s}\" (expected \"suppress\" or a table)")),
+        toml::Value::Table(_) => {
+            let t: RawHierarchyTable =
+                raw.clone().try_into().map_err(|e: toml::de::Error| format!("hierarchy: {}", e.message().trim()))?;
             let set = [t.mask.is_some(), t.intervals.is_some(), t.date.is_some(), t.file.is_some()];
             if set.iter().filter(|x| **x).count() != 1 {
                 return Err("hierarchy needs exactly one of mask, intervals, date, file".into());
@@ -913,6 +910,7 @@ fn hierarchy_spec(raw: &RawHierarchy, resolve: &dyn Fn(&str) -> PathBuf) -> Resu
             }
             Ok(HierarchySpec::File(resolve(t.file.as_deref().unwrap_or_default())))
         }
+        other => Err(format!("a hierarchy is \"suppress\" or a table such as {{ mask = 2 }}, got {other}")),
     }
 }
 

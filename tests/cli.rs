@@ -660,6 +660,27 @@ fn missing_output_folder_and_output_over_the_source_are_rejected() {
     assert_eq!(fs::read(d.path("patients.csv")).unwrap(), before, "the source was changed");
 }
 
+/// A bad hierarchy table says what is wrong with it, on its line.
+#[test]
+fn bad_hierarchy_tables_say_what_is_wrong() {
+    let d = Demo::new();
+    for (hierarchy, needle) in [
+        ("{ mask = \"x\" }", "invalid type: string \"x\""),
+        ("{ foo = 1 }", "unknown field `foo`"),
+        ("{ mask = 2, date = [\"year\"] }", "exactly one of mask, intervals, date, file"),
+    ] {
+        d.job(|j| {
+            qi(j, "zip").insert("hierarchy".into(), tbl(&format!("h = {hierarchy}"))["h"].clone());
+        });
+        assert_fails(&d.run(&["run", "job.toml"]), 2, &["quasi-identifier \"zip\"", needle]);
+    }
+    d.job(|j| {
+        qi(j, "zip").insert("hierarchy".into(), toml::Value::Integer(3));
+    });
+    assert_fails(&d.run(&["run", "job.toml"]), 2, &["a hierarchy is \"suppress\" or a table", "got 3"]);
+    d.assert_nothing_written();
+}
+
 /// A directory with `fixtures/bad/hostile.csv`, whose second column is named HOSTILE, and a job
 /// over it (QIs zip and sex) followed by `extra`.
 fn hostile(extra: &str) -> TempDir {

@@ -138,9 +138,7 @@ fn check_outputs(job: &Job) -> Result<()> {
         ("reconstructed", reconstructed),
     ];
     let source = match &job.source {
-        crate::job::SourceSpec::Csv { path, .. } | crate::job::SourceSpec::Parquet { path } => {
-            std::fs::canonicalize(path).ok()
-        }
+        crate::job::SourceSpec::Csv { path, .. } | crate::job::SourceSpec::Parquet { path } => Some(path),
         _ => None,
     };
     for (key, path) in outputs.iter().filter_map(|(k, p)| p.map(|p| (k, p))) {
@@ -152,7 +150,7 @@ fn check_outputs(job: &Job) -> Result<()> {
                 folder.display()
             )));
         }
-        if key != &"database" && source.is_some() && std::fs::canonicalize(path).ok() == source {
+        if key != &"database" && source.is_some_and(|s| crate::job::same_file(s, path)) {
             return Err(bad(format!("{file}: [output] {key} {} is the source file", path.display())));
         }
     }
