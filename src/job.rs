@@ -413,18 +413,12 @@ struct RawOutput {
 }
 
 #[derive(Deserialize)]
-#[serde(untagged)]
-enum RawBudget {
-    Rows(i64),
-    Fraction(f64),
-}
-
-#[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawPrivacy {
     k: i64,
+    /// A row count (integer) or a fraction (float), told apart here.
     #[serde(default)]
-    max_suppression: Option<RawBudget>,
+    max_suppression: Option<toml::Value>,
     l_diversity: Option<RawDiversity>,
     t_closeness: Option<RawCloseness>,
 }
@@ -657,13 +651,13 @@ impl Job {
         if p.k < 1 {
             return Err(bad(format!("{file}: [privacy] k must be at least 1, got {}", p.k)));
         }
-        let budget = match p.max_suppression {
+        let budget = match &p.max_suppression {
             None => Budget::Rows(0),
-            Some(RawBudget::Rows(n)) if n >= 0 => Budget::Rows(n as u64),
-            Some(RawBudget::Fraction(f)) if (0.0..=1.0).contains(&f) => Budget::Fraction(f),
-            Some(_) => {
+            Some(toml::Value::Integer(n)) if *n >= 0 => Budget::Rows(*n as u64),
+            Some(toml::Value::Float(f)) if (0.0..=1.0).contains(f) => Budget::Fraction(*f),
+            Some(other) => {
                 return Err(bad(format!(
-                    "{file}: [privacy] max_suppression must be a fraction in [0, 1] or a non-negative row count"
+                    "{file}: [privacy] max_suppression must be a fraction in [0, 1] or a non-negative row count, got {other}"
                 )))
             }
         };

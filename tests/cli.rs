@@ -681,6 +681,23 @@ fn bad_hierarchy_tables_say_what_is_wrong() {
     d.assert_nothing_written();
 }
 
+/// A budget that is neither a fraction in [0, 1] nor a row count exits 2 and says what it got.
+#[test]
+fn bad_max_suppression_is_rejected() {
+    let d = Demo::new();
+    for (value, shown) in
+        [(toml::Value::String("1%".into()), "got \"1%\""), (1.5.into(), "got 1.5"), ((-1).into(), "got -1")]
+    {
+        d.job(|j| set(j, "privacy", "max_suppression", value.clone()));
+        assert_fails(
+            &d.run(&["run", "job.toml"]),
+            2,
+            &["[privacy] max_suppression must be a fraction in [0, 1]", shown],
+        );
+        d.assert_nothing_written();
+    }
+}
+
 /// A directory with `fixtures/bad/hostile.csv`, whose second column is named HOSTILE, and a job
 /// over it (QIs zip and sex) followed by `extra`.
 fn hostile(extra: &str) -> TempDir {
