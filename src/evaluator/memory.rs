@@ -254,22 +254,11 @@ impl Lookup {
 /// `kanon_f0`) appended to `col` as leaf indices.
 fn push_indices(array: &dyn Array, lookup: &Lookup, a: usize, col: &mut Vec<u32>) -> Result<()> {
     fn go<T: Copy + Into<i64>>(values: &[T], lookup: &Lookup, a: usize, col: &mut Vec<u32>) -> Result<()> {
-        let missing =
-            |c: i64| anyhow::anyhow!("leaf code {c} of QI {a} in the base frequency set has no code table entry");
-        match lookup {
-            Lookup::Table(t) => {
-                for &v in values {
-                    let c: i64 = v.into();
-                    let i = usize::try_from(c).ok().and_then(|c| t.get(c)).copied().filter(|&i| i != u32::MAX);
-                    col.push(i.ok_or_else(|| missing(c))?);
-                }
-            }
-            Lookup::Sorted(_) => {
-                for &v in values {
-                    let c: i64 = v.into();
-                    col.push(lookup.index(c).ok_or_else(|| missing(c))?);
-                }
-            }
+        for &v in values {
+            let c: i64 = v.into();
+            col.push(lookup.index(c).ok_or_else(|| {
+                anyhow::anyhow!("leaf code {c} of QI {a} in the base frequency set has no code table entry")
+            })?);
         }
         Ok(())
     }

@@ -68,7 +68,7 @@ impl Groups {
     pub(super) fn inline(&self, key: u128) -> Option<u32> {
         let len = key as u32;
         match len <= SHORT_BYTES {
-            true => self.by_short.get(&(((key >> 32) as u64) | (len as u64) << 56)).copied(),
+            true => self.by_short.get(&short_key(key)).copied(),
             false => self.by_inline.get(&key).copied(),
         }
     }
@@ -96,14 +96,18 @@ impl Groups {
 
     fn insert_text(&mut self, bytes: &[u8], group: u32) {
         if bytes.len() <= SHORT_BYTES as usize {
-            let key = inline_key(bytes);
-            self.by_short.insert(((key >> 32) as u64) | (bytes.len() as u64) << 56, group);
+            self.by_short.insert(short_key(inline_key(bytes)), group);
         } else if bytes.len() <= INLINE_BYTES {
             self.by_inline.insert(inline_key(bytes), group);
         } else {
             self.by_text.insert(bytes.into(), group);
         }
     }
+}
+
+/// An [`inline_key`] of at most [`SHORT_BYTES`] as one u64: the bytes, then the length in the top byte.
+fn short_key(inline: u128) -> u64 {
+    ((inline >> 32) as u64) | (inline as u32 as u64) << 56
 }
 
 /// Text of at most [`INLINE_BYTES`] as one integer, laid out as DuckDB's inlined
