@@ -12,26 +12,41 @@
 # near-unique extract with 5 QIs, zip masked, birth date by month / year /
 # decade, sex, race and marital status from small files); KANON_BENCH_EXTRACTS
 # picks (default "people patients").
-# Usage: bench/scale.sh [N …]   (default: 1000000 10000000 100000000). Writes bench/scale.csv.
+# Usage: bench/scale.sh [N …]   (default: 1000000 10000000 100000000). Writes
+# $KANON_BENCH_CSV (default bench/scale.csv).
 # Data (one database per N, generated once) in $KANON_BENCH_DIR (default
 # ~/.cache/kanon-bench); memory_limit $KANON_BENCH_MEMORY (default 4GB), spilling
-# into the data folder.
+# into the data folder; spill_mb is the most the spill folder held, sampled
+# every second. The binary is copied first, so a rebuild during a long run
+# does not change what is measured.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -gt 0 ] || set -- 1000000 10000000 100000000
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/kanon-target}"
 cargo build --release --quiet
-kanon="$CARGO_TARGET_DIR/release/kanon"
+work=$(mktemp -d)
+trap 'kill "${sampler:-}" 2>/dev/null || true; rm -rf "$work"' EXIT
+cp "$CARGO_TARGET_DIR/release/kanon" "$work/kanon"
+kanon="$work/kanon"
 # shellcheck source=extract.sh
 . bench/extract.sh
 data="${KANON_BENCH_DIR:-$HOME/.cache/kanon-bench}"
 memory="${KANON_BENCH_MEMORY:-4GB}"
 mkdir -p "$data/spill"
 data=$(cd "$data" && pwd)
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-out=bench/scale.csv
-echo "extract,rows,qis,combinations,load_s,search_s,release_s,total_s,peak_rss_mb,nodes_checked,nodes_evaluated,lattice,node,limit_group_by_s,limit_write_s,limit_s,ratio,maps_limit_s,maps_ratio" > "$out"
+out="${KANON_BENCH_CSV:-bench/scale.csv}"
+# spill_peak CMD…: runs CMD while sampling the spill folder's size; the most it
+# held, in MB, is left in $work/spill_mb.
+spill_peak() {
+  ( peak=0; while :; do
+      b=$(du -sb "$data/spill" 2>/dev/null | cut -f1); [ "${b:-0}" -gt "$peak" ] && peak=$b
+      echo $((peak / 1048576)) > "$work/spill_mb"; sleep 1
+    done ) &
+  sampler=$!
+  "$@"
+  kill "$sampler"; wait "$sampler" 2>/dev/null || true; sampler=
+}
+echo "extract,rows,qis,combinations,load_s,search_s,release_s,total_s,peak_rss_mb,spill_mb,nodes_checked,nodes_evaluated,lattice,node,limit_group_by_s,limit_write_s,limit_s,ratio,maps_limit_s,maps_ratio" > "$out"
 for n in "$@"; do
 for kind in ${KANON_BENCH_EXTRACTS:-people patients}; do
   "$kind" "$n"
@@ -41,17 +56,17 @@ for kind in ${KANON_BENCH_EXTRACTS:-people patients}; do
     printf '\n[engine]\nmemory_limit = "%s"\ntemp_directory = "%s"\n' "$memory" "$data/spill"
   } > "$job"
   echo "kanon run, $kind, $n rows" >&2
-  /usr/bin/time -v -o "$work/time" "$kanon" run "$job" --quiet --report "$work/report.json" > /dev/null
+  spill_peak /usr/bin/time -v -o "$work/time" "$kanon" run "$job" --quiet --report "$work/report.json" > /dev/null
   node=$(python3 -c 'import json, sys; print(",".join(f"{q}={l}" for q, l in json.load(open(sys.argv[1]))["node"].items()))' "$work/report.json")
   echo "kanon limit, $kind, $n rows, node $node" >&2
   "$kanon" limit "$job" --node "$node" --quiet > "$work/limit.json"
   rm -f "$data/${kind}_$n-release.duckdb" "$data/${kind}_$n-release.duckdb.wal"
-  python3 - "$kind" "$work/report.json" "$work/time" "$work/limit.json" >> "$out" <<'PY'
+  python3 - "$kind" "$work/report.json" "$work/time" "$work/limit.json" "$(cat "$work/spill_mb")" >> "$out" <<'PY'
 import json, re, sys
 r = json.load(open(sys.argv[2])); lim = json.load(open(sys.argv[4])); s = r["seconds"]
 rss_kb = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", open(sys.argv[3]).read()).group(1))
 print(",".join(str(x) for x in [sys.argv[1], r["rows_in"], len(r["node"]), r["combinations"], round(s["load"], 2),
-      round(s["search"], 2), round(s["release"], 2), round(s["total"], 2), round(rss_kb / 1024),
+      round(s["search"], 2), round(s["release"], 2), round(s["total"], 2), round(rss_kb / 1024), sys.argv[5],
       r["nodes_checked"], r["nodes_evaluated"], r["lattice_size"],
       ";".join(f"{q}={l}" for q, l in r["node"].items()), round(lim["group_by_seconds"], 2),
       round(lim["write_seconds"], 2), round(lim["total_seconds"], 2), round(s["total"] / lim["total_seconds"], 2),

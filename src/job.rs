@@ -4,7 +4,7 @@
 //! file and, for anything tied to a column, the line where it is written.
 
 use crate::error::bad;
-use crate::options::{Algorithm, Metric, Scheme};
+use crate::options::{Algorithm, Metric, Reuse, Scheme};
 use crate::privacy::Ratio;
 use anyhow::{Context, Result};
 use serde::Deserialize;
@@ -65,6 +65,12 @@ pub struct OutputSpec {
     pub parquet: Option<PathBuf>,
     pub report: Option<PathBuf>,
     pub drop: Vec<Column>,
+    /// Released as HMAC-SHA-256 pseudonyms ([`crate::pseudonym`]).
+    pub pseudonymize: Vec<Column>,
+    /// The environment variable holding the pseudonymization key.
+    pub key_env: String,
+    /// The key, read from `key_env` by a run that pseudonymizes (never by the parser).
+    pub key: Option<crate::pseudonym::Key>,
     /// Where cell-based generalization writes its reconstruction, if asked.
     pub reconstructed: Option<Reconstructed>,
 }
@@ -107,6 +113,9 @@ impl OutputSpec {
             parquet: None,
             report: None,
             drop: self.drop.clone(),
+            pseudonymize: self.pseudonymize.clone(),
+            key_env: self.key_env.clone(),
+            key: self.key.clone(),
             reconstructed: None,
         };
         match r {
@@ -331,6 +340,8 @@ pub struct Job {
     pub engine: Engine,
     /// Cell-based generalization's m (`[search] open_clusters`).
     pub open_clusters: usize,
+    /// `[search] reuse`: keep the previous report's node while it holds.
+    pub reuse: Reuse,
     /// `[risk]`: how the re-identification risk is measured.
     pub risk: RiskSpec,
 }
@@ -409,6 +420,9 @@ struct RawOutput {
     report: Option<String>,
     #[serde(default)]
     drop: Vec<Spanned<String>>,
+    #[serde(default)]
+    pseudonymize: Vec<Spanned<String>>,
+    key_env: Option<String>,
     reconstructed: Option<String>,
 }
 
@@ -451,6 +465,8 @@ struct RawSearch {
     class_column: Option<Spanned<String>>,
     scheme: Option<Scheme>,
     open_clusters: Option<i64>,
+    #[serde(default)]
+    reuse: Reuse,
 }
 
 impl Default for RawSearch {
@@ -461,9 +477,13 @@ impl Default for RawSearch {
             class_column: None,
             scheme: None,
             open_clusters: None,
+            reuse: Reuse::Off,
         }
     }
 }
+
+/// The environment variable holding the pseudonymization key when `[output] key_env` names none.
+pub const KEY_ENV: &str = "KANON_KEY";
 
 /// Cell-based generalization's default m, the most clusters open at once.
 pub const OPEN_CLUSTERS: usize = 32;
@@ -639,6 +659,15 @@ impl Job {
             parquet: out.parquet.as_deref().map(resolve),
             report: out.report.as_deref().map(resolve),
             drop: out.drop.iter().map(column).collect(),
+            pseudonymize: out.pseudonymize.iter().map(column).collect(),
+            key_env: match &out.key_env {
+                Some(v) if v.is_empty() || v.contains('=') || v.contains('\0') => {
+                    return Err(bad(format!("{file}: [output] key_env must name an environment variable, got \"{v}\"")))
+                }
+                Some(v) => v.clone(),
+                None => KEY_ENV.to_string(),
+            },
+            key: None,
             reconstructed: out
                 .reconstructed
                 .as_deref()
@@ -741,6 +770,30 @@ impl Job {
                 )));
             }
         }
+        for p in &output.pseudonymize {
+            let role = if quasi_identifiers.iter().any(|q| q.column.name == p.name) {
+                Some("a quasi-identifier")
+            } else if output.drop.iter().any(|d| d.name == p.name) {
+                Some("dropped")
+            } else if diversity
+                .iter()
+                .map(|d| &d.column)
+                .chain(closeness.iter().map(|t| &t.column))
+                .any(|c| c.name == p.name)
+            {
+                Some("the sensitive column")
+            } else if output.pseudonymize.iter().filter(|q| q.name == p.name).count() > 1 {
+                Some("listed twice")
+            } else {
+                None
+            };
+            if let Some(role) = role {
+                return Err(bad(format!(
+                    "{file}:{}: [output] pseudonymize: column \"{}\" is {role}; a pseudonymized column is released keyed, never generalized, measured or left out",
+                    p.line, p.name
+                )));
+            }
+        }
         let sensitive_columns = diversity.iter().map(|d| &d.column).chain(closeness.iter().map(|t| &t.column));
         for c in sensitive_columns {
             if quasi_identifiers.iter().any(|q| q.column.name == c.name) {
@@ -820,6 +873,7 @@ impl Job {
             quasi_identifiers,
             engine,
             open_clusters,
+            reuse: raw.search.reuse,
             risk,
         })
     }

@@ -19,6 +19,7 @@ pub mod objectives;
 pub mod options;
 pub mod privacy;
 pub mod progress;
+pub mod pseudonym;
 pub mod release;
 pub mod risk;
 pub mod scheme;

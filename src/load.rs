@@ -38,6 +38,7 @@ pub fn check_columns(job: &Job, columns: &[SourceColumn]) -> Result<()> {
     let mut named: Vec<(&Column, &str)> =
         job.quasi_identifiers.iter().map(|q| (&q.column, "quasi-identifier")).collect();
     named.extend(job.output.drop.iter().map(|c| (c, "dropped column")));
+    named.extend(job.output.pseudonymize.iter().map(|c| (c, "pseudonymized column")));
     if let Some(c) = &job.sensitive {
         named.push((c, "sensitive column"));
     }

@@ -87,3 +87,17 @@ impl Scheme {
 
     pub const ALL: [Scheme; 6] = [Scheme::Bhs, Scheme::Ghs, Scheme::Gops, Scheme::Ops, Scheme::Gsps, Scheme::Sps];
 }
+
+/// `[search] reuse`: release the node of the previous report when it still
+/// meets the job (docs/nightly.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Reuse {
+    /// Search every run.
+    #[default]
+    Off,
+    /// Keep the previous node while it holds; search when it no longer does.
+    Previous,
+    /// Keep the previous node; exit 3 when it no longer holds.
+    Required,
+}

@@ -119,6 +119,47 @@ pub struct FullDomainReport {
     pub nodes_evaluated: u64,
     pub lattice_size: u64,
     pub heights: Map<String, Value>,
+    /// `[search] reuse`: whether the previous node was kept (only when reuse is asked).
+    #[serde(flatten)]
+    pub reuse: Option<ReuseReport>,
+}
+
+/// The report's account of reuse (flattened into a full-domain report).
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct ReuseReport {
+    /// True when the previous node was released with no search.
+    pub reused: bool,
+    /// The previous node no longer met the job: what failed, what was released instead.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drift: Option<Drift>,
+    /// Why nothing was reused when there was no node to judge (no previous report, …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reuse_note: Option<String>,
+    /// `--compare`: the kept node against today's optimum.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compare: Option<Compare>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Drift {
+    pub previous_node: Map<String, Value>,
+    pub failed: &'static str,
+    /// The node searched for today.
+    pub node: Map<String, Value>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Compare {
+    /// Today's optimum, had kanon searched.
+    pub optimum: Map<String, Value>,
+    pub metric: &'static str,
+    /// The job's metric at the kept node and at the optimum.
+    pub kept_value: f64,
+    pub optimum_value: f64,
+    /// How much more the kept node loses: kept − optimum for a loss
+    /// (glm, dm, height, cm), optimum − kept for precision; 0 when the
+    /// kept node is the optimum.
+    pub excess: f64,
 }
 
 /// A scheme run (Li & Li): the partitions, their measures and the search's work.

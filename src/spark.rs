@@ -212,6 +212,31 @@ impl Spark {
         Ok(())
     }
 
+    /// One row of text columns as the Spark temporary view `view` (replaced),
+    /// sent as the session's data: for secrets (the pseudonym key's pads),
+    /// which no statement's text (nor so any message quoting one) may hold.
+    pub fn share_secret_row(&self, view: &str, row: &[(&str, String)]) -> Result<()> {
+        let text = DataType::String { collation: "UTF8_BINARY".into() };
+        let names: Vec<String> = row.iter().map(|(n, _)| n.to_string()).collect();
+        let values = row.iter().map(|(_, v)| Value::String(v.clone())).collect();
+        let schema = DataType::Struct {
+            fields: names
+                .iter()
+                .map(|n| StructField {
+                    name: n.clone(),
+                    data_type: text.clone(),
+                    nullable: false,
+                    metadata: BTreeMap::new(),
+                })
+                .collect(),
+        };
+        self.session
+            .create_dataframe(vec![Row::new(names, values)], schema)
+            .and_then(|frame| frame.create_or_replace_temp_view(view))
+            .map_err(|_| anyhow!("sending the pseudonymization key to the Spark session failed"))?;
+        Ok(())
+    }
+
     /// Run a statement on Spark for its effect.
     pub fn execute(&self, statement: &str) -> Result<()> {
         self.session

@@ -1,17 +1,18 @@
 //! Full-domain generalization: a search of the lattice of levels (or the node
 //! given with `--node`), the release at the node's levels.
 
+use super::reuse::{reuse_or_search, Previous, ReusePlan};
 use super::{requirement, Plan, Stages};
 use crate::error::bad;
 use crate::frequency;
 use crate::lattice::{Lattice, Node};
 use crate::load::Loaded;
 use crate::metrics::{classes_ambiguity, full_domain_ambiguity, Requirement};
-use crate::options::Algorithm;
+use crate::options::{Algorithm, Reuse};
 use crate::privacy::ClassFigures;
 use crate::progress::Progress;
 use crate::release::{write_node_classes, Judged, Recoding, Written};
-use crate::report::{by_qi, FullDomainReport, ModelReport, ReleaseMetrics};
+use crate::report::{by_qi, FullDomainReport, ModelReport, ReleaseMetrics, ReuseReport};
 use crate::search::{self, exhaustive, incognito, topdown, Found, Problem, SearchResult};
 use anyhow::Result;
 use std::collections::HashSet;
@@ -35,9 +36,17 @@ pub(super) struct FullDomain {
     release_sizes: Vec<(u64, u64)>,
     /// The optimum's suppressed classes, when the evaluator held them in memory.
     dropped: Option<Vec<Box<[i64]>>>,
+    /// `[search] reuse`: the plan, then what became of it.
+    reuse: Option<(Reuse, bool, Previous)>,
+    reused: Option<ReuseReport>,
 }
 
-pub(super) fn prepare(plan: &Plan, node: Option<&[u8]>, source: &Loaded) -> Result<FullDomain> {
+pub(super) fn prepare(
+    plan: &Plan,
+    node: Option<&[u8]>,
+    reuse: Option<&ReusePlan>,
+    source: &Loaded,
+) -> Result<FullDomain> {
     let job = &plan.job;
     let rows = source.data.rows;
     let req = Requirement { k: job.privacy.k, l: job.privacy.distinct_l(), budget: job.privacy.budget.rows(rows) };
@@ -65,6 +74,8 @@ pub(super) fn prepare(plan: &Plan, node: Option<&[u8]>, source: &Loaded) -> Resu
         judged: Judged::default(),
         release_sizes: Vec::new(),
         dropped: None,
+        reuse: reuse.map(|r| (r.mode, r.compare, r.previous.clone())),
+        reused: None,
     })
 }
 
@@ -75,22 +86,33 @@ impl Stages for FullDomain {
         let mut ev = source.evaluator()?.leaf_sums_from(req.k);
         crate::trace(|| format!("run evaluator ({}) ready", ev.backend()));
         let problem = Problem { lattice: &self.lattice, req, metric: plan.job.metric };
-        let result = match &self.node {
-            Some(levels) => {
-                let outcome = ev.histogram(&Node::full(levels.clone()))?.outcome(levels, req, &ev.data);
-                let feasible = if outcome.feasible { vec![levels.clone()] } else { vec![] };
-                SearchResult {
-                    minimal: feasible.len(),
-                    feasible,
-                    best: outcome.feasible.then(|| Found { levels: levels.clone(), outcome }),
-                    checked: 1,
+        let search = |ev: &mut crate::evaluator::Evaluator, node: Option<&Vec<u8>>| -> Result<SearchResult> {
+            Ok(match node {
+                Some(levels) => {
+                    let outcome = ev.histogram(&Node::full(levels.clone()))?.outcome(levels, req, &ev.data);
+                    let feasible = if outcome.feasible { vec![levels.clone()] } else { vec![] };
+                    SearchResult {
+                        minimal: feasible.len(),
+                        feasible,
+                        best: outcome.feasible.then(|| Found { levels: levels.clone(), outcome }),
+                        checked: 1,
+                    }
                 }
+                None => match self.algorithm {
+                    Algorithm::Incognito => incognito::search(ev, &problem, progress)?,
+                    Algorithm::Exhaustive => exhaustive::search(ev, &problem, progress)?,
+                    _ => topdown::search(ev, &problem, progress)?,
+                },
+            })
+        };
+        let result = match &self.reuse {
+            None => search(&mut ev, self.node.as_ref())?,
+            Some((mode, compare, previous)) => {
+                let (result, report) =
+                    reuse_or_search(plan, &self.lattice, req, (*mode, *compare, previous), &mut ev, search)?;
+                self.reused = Some(report);
+                result
             }
-            None => match self.algorithm {
-                Algorithm::Incognito => incognito::search(&mut ev, &problem, progress)?,
-                Algorithm::Exhaustive => exhaustive::search(&mut ev, &problem, progress)?,
-                _ => topdown::search(&mut ev, &problem, progress)?,
-            },
         };
         crate::trace(|| "run search done".into());
         if let Some(best) = &result.best {
@@ -164,6 +186,7 @@ impl Stages for FullDomain {
         let result = self.result.as_ref().expect("reported after the search");
         let qis = job.qi_names();
         let forced = self.node.is_some();
+        let reused = self.reused.as_ref().is_some_and(|r| r.reused);
         ModelReport::FullDomain(FullDomainReport {
             combinations: self.combinations,
             rows_out: written.rows,
@@ -177,8 +200,16 @@ impl Stages for FullDomain {
             l_requested: req.l,
             models: self.figures.clone(),
             classes: best.outcome.classes,
-            algorithm: if forced { "node" } else { self.algorithm.name() },
-            algorithm_reason: if forced { "--node given: no search" } else { self.why },
+            algorithm: match (forced, reused) {
+                (true, _) => "node",
+                (_, true) => "reuse",
+                _ => self.algorithm.name(),
+            },
+            algorithm_reason: match (forced, reused) {
+                (true, _) => "--node given: no search",
+                (_, true) => "reuse: the previous report's node still meets the job",
+                _ => self.why,
+            },
             evaluator: self.evaluator,
             metric: job.metric.name(),
             metrics: ReleaseMetrics {
@@ -192,6 +223,7 @@ impl Stages for FullDomain {
             nodes_evaluated: self.evaluated,
             lattice_size: self.lattice.size(),
             heights: by_qi(&qis, &self.lattice.heights),
+            reuse: self.reused.clone(),
         })
     }
 

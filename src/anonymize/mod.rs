@@ -6,6 +6,7 @@
 pub mod cells;
 pub mod full_domain;
 pub mod plan;
+pub mod reuse;
 mod risk;
 pub mod schemes;
 
@@ -78,7 +79,9 @@ pub fn run(plan: &Plan, quiet: bool) -> Result<()> {
         return Err(bad(format!("{}: k = {} is above the number of rows ({rows})", job.path.display(), job.privacy.k)));
     }
     let mut stages: Box<dyn Stages> = match &plan.model {
-        Model::FullDomain { node } => Box::new(full_domain::prepare(plan, node.as_deref(), &source)?),
+        Model::FullDomain { node, reuse } => {
+            Box::new(full_domain::prepare(plan, node.as_deref(), reuse.as_ref(), &source)?)
+        }
         Model::Scheme { scheme, pruning } => Box::new(schemes::prepare(plan, *scheme, *pruning, &source, &phase)?),
         Model::Cells { .. } => Box::new(cells::prepare(plan, &source, &phase)?),
     };

@@ -2,9 +2,10 @@
 //! model of generalization runs. Every rule that ties options together is
 //! settled here, once, before anything is read.
 
+use super::reuse::{self, ReusePlan};
 use crate::error::bad;
 use crate::job::{parse_levels, Budget, Job, OutputSpec, Reconstructed};
-use crate::options::{Algorithm, Metric, Scheme};
+use crate::options::{Algorithm, Metric, Reuse, Scheme};
 use crate::search::partitions::{DpChoice, Pruning};
 use anyhow::Result;
 use std::path::PathBuf;
@@ -29,12 +30,17 @@ pub struct Overrides {
     pub reconstruct: Option<String>,
     pub seed: Option<u64>,
     pub report: Option<PathBuf>,
+    /// `--reuse`: overrides `[search] reuse`.
+    pub reuse: Option<Reuse>,
+    /// `--compare`: with reuse, also search and report what keeping the node costs.
+    pub compare: bool,
 }
 
 /// Which model of generalization the run uses.
 pub enum Model {
-    /// One level per QI: a search of the lattice, or the given node.
-    FullDomain { node: Option<Vec<u8>> },
+    /// One level per QI: a search of the lattice, or the given node; with
+    /// `reuse`, the previous report's node while it holds.
+    FullDomain { node: Option<Vec<u8>>, reuse: Option<ReusePlan> },
     /// One partition of each QI's values under a Li & Li scheme.
     Scheme { scheme: Scheme, pruning: Pruning },
     /// Cells per cluster (Nergiz & Clifton), with the reconstruction when asked.
@@ -50,10 +56,32 @@ impl Plan {
     /// Read the job file, apply `flags` and settle the model, refusing
     /// options that do not combine (exit 2).
     pub fn new(path: &std::path::Path, flags: &Overrides) -> Result<Plan> {
-        let job = with_overrides(Job::load(path)?, flags)?;
+        let mut job = with_overrides(Job::load(path)?, flags)?;
         let file = job.path.display().to_string();
         check_outputs(&job)?;
+        if !job.output.pseudonymize.is_empty() {
+            // Read before anything is: a missing key exits 2 with nothing written.
+            job.output.key = Some(crate::pseudonym::Key::from_env(&job.output.key_env, &file)?);
+        }
         let scheme = flags.scheme.or(job.scheme);
+        let reuse = flags.reuse.unwrap_or(job.reuse);
+        if reuse != Reuse::Off {
+            let other = [
+                (flags.node.is_some(), "--node".to_string()),
+                (scheme.is_some() || job.metric == Metric::Hdm, "a scheme".to_string()),
+                (job.algorithm.cell_based(), format!("algorithm {}", job.algorithm.name())),
+            ];
+            if let Some((_, what)) = other.iter().find(|(on, _)| *on) {
+                return Err(bad(format!(
+                    "{file}: reuse = \"{}\" keeps a full-domain node; it does not combine with {what}",
+                    reuse::name(reuse)
+                )));
+            }
+        } else if flags.compare {
+            return Err(bad(
+                "--compare compares the reused node with today's optimum: it needs --reuse or [search] reuse",
+            ));
+        }
         if job.risk.population_table.is_some() && (job.algorithm.cell_based() || scheme.is_some()) {
             return Err(bad(format!(
                 "{file}: [risk] population_table is read by full-domain runs and kanon check; schemes and cell-based runs measure risk against the sample only"
@@ -117,7 +145,8 @@ impl Plan {
             return Err(bad("--pruning-off applies to the scheme search (--scheme)"));
         }
         let node = flags.node.as_deref().map(|s| parse_levels(&job, s)).transpose()?;
-        Ok(Plan { job, model: Model::FullDomain { node } })
+        let reuse = (reuse != Reuse::Off).then(|| reuse::plan(&job, reuse, flags.compare)).transpose()?;
+        Ok(Plan { job, model: Model::FullDomain { node, reuse } })
     }
 }
 

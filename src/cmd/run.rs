@@ -4,7 +4,7 @@
 //! [`crate::anonymize`].
 
 use crate::anonymize::{self, Overrides, Plan};
-use crate::options::{Algorithm, Metric, Scheme};
+use crate::options::{Algorithm, Metric, Reuse, Scheme};
 use anyhow::Result;
 use std::path::PathBuf;
 
@@ -43,6 +43,14 @@ pub struct Args {
     /// The reconstruction's random seed.
     #[arg(long, default_value_t = crate::anonymize::plan::SEED)]
     pub seed: u64,
+    /// Release the previous report's node while it still meets the job
+    /// (`previous`, the default when the flag is given without a value), or
+    /// exit 3 when it no longer does (`required`); overrides [search] reuse.
+    #[arg(long, value_enum, num_args = 0..=1, default_missing_value = "previous", value_name = "MODE")]
+    pub reuse: Option<Reuse>,
+    /// With reuse: also search, and report how much more the kept node loses than today's optimum.
+    #[arg(long)]
+    pub compare: bool,
     /// Write the report here instead of [output] report.
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
@@ -63,6 +71,8 @@ pub fn run(args: Args) -> Result<()> {
         reconstruct: args.reconstruct,
         seed: Some(args.seed),
         report: args.report,
+        reuse: args.reuse,
+        compare: args.compare,
     };
     anonymize::run(&Plan::new(&args.job, &flags)?, args.quiet)
 }

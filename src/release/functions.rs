@@ -10,6 +10,7 @@ use super::CellRecoding;
 use crate::cells::cell_random;
 use crate::database::SourceColumn;
 use crate::job::Job;
+use crate::pseudonym::Key;
 use crate::search::cbg::SUPPRESSED;
 use crate::sql::{ident, list, literal};
 use anyhow::Result;
@@ -333,6 +334,47 @@ pub(super) fn register_cells(
         }
     }
     Ok(calls)
+}
+
+/// `kanon_pseudonym_*(value VARCHAR) -> VARCHAR`: [`Key::pseudonym`] of
+/// each value's text; NULL stays NULL. The key is the function's state, never
+/// part of a statement.
+struct PseudonymFn;
+
+impl VScalar for PseudonymFn {
+    type State = Key;
+
+    fn invoke(
+        key: &Self::State,
+        input: &mut DataChunkHandle,
+        output: &mut dyn WritableVector,
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        let len = input.len();
+        let valid = validity(input, 0, len);
+        let values = input.flat_vector(0);
+        // SAFETY: a VARCHAR vector holds `len` duckdb_string_t values.
+        let texts = unsafe { values.as_slice_with_len::<duckdb_string_t>(len) };
+        let mut out = output.flat_vector();
+        for (i, text) in texts.iter().enumerate() {
+            match valid.is_none_or(|m| m[i / 64] >> (i % 64) & 1 == 1) {
+                true => out.insert(i, key.pseudonym(text_bytes(text)).as_str()),
+                false => out.set_null(i),
+            }
+        }
+        Ok(())
+    }
+
+    fn signatures() -> Vec<ScalarFunctionSignature> {
+        vec![ScalarFunctionSignature::exact(vec![LogicalTypeId::Varchar.into()], LogicalTypeId::Varchar.into())]
+    }
+}
+
+/// Register the pseudonym function under `key`; returns the SQL of a column's pseudonym.
+pub(super) fn register_pseudonym(conn: &Connection, key: &Key) -> Result<impl Fn(&str) -> String> {
+    static SERIAL: AtomicUsize = AtomicUsize::new(0);
+    let name = format!("kanon_pseudonym_{}", SERIAL.fetch_add(1, Ordering::Relaxed));
+    conn.register_scalar_function_with_state::<PseudonymFn>(&name, key)?;
+    Ok(move |column: &str| format!("{name}(CAST({column} AS VARCHAR))"))
 }
 
 /// The SQL pieces of the write, calling `rec` through functions registered on

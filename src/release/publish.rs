@@ -23,11 +23,19 @@ pub(super) fn write_select(
     relation: &str,
 ) -> Result<Written> {
     let qis = job.qi_names();
+    let pseudonym = match (&out.key, out.pseudonymize.is_empty()) {
+        (_, true) => None,
+        (Some(key), false) => Some(super::functions::register_pseudonym(conn, key)?),
+        (None, false) => anyhow::bail!("[output] pseudonymize without a key"),
+    };
     let select = list(columns.iter().filter(|c| !out.drop.iter().any(|d| d.name == c.name)), ", ", |c| {
         let name = ident(&c.name);
-        match qis.iter().position(|q| *q == c.name) {
-            Some(a) => format!("{} AS {name}", calls.labels[a]),
-            None => format!("s.{name}"),
+        match (qis.iter().position(|q| *q == c.name), &pseudonym) {
+            (Some(a), _) => format!("{} AS {name}", calls.labels[a]),
+            (None, Some(p)) if out.pseudonymize.iter().any(|q| q.name == c.name) => {
+                format!("{} AS {name}", p(&format!("s.{name}")))
+            }
+            (None, _) => format!("s.{name}"),
         }
     });
     let select = render(

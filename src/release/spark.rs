@@ -55,25 +55,31 @@ pub(super) fn write_levels(
     drop(app);
     spark.share(conn, "SELECT * FROM kanon_release_dropped", &[], "kanon_release_dropped")?;
     let qis = job.qi_names();
-    let select = list(columns.iter().filter(|c| !job.output.drop.iter().any(|d| d.name == c.name)), ", ", |c| {
+    let out = &job.output;
+    let mut joins = list(qis.iter().enumerate(), "\n", |(a, q)| {
+        format!("JOIN kanon_release_map_{a} m{a} ON s.{} IS NOT DISTINCT FROM m{a}.n", ident(q))
+    });
+    if !out.pseudonymize.is_empty() {
+        // Spark has SHA-256 but no HMAC: HMAC from its definition, the padded
+        // keys a one-row view of data (never the statement's text).
+        let key = out.key.as_ref().context("[output] pseudonymize without a key")?;
+        let (inner, outer) = key.pads_hex();
+        spark.share_secret_row("kanon_release_key", &[("inner", inner), ("outer", outer)])?;
+        joins.push_str("\nCROSS JOIN kanon_release_key kk");
+    }
+    let select = list(columns.iter().filter(|c| !out.drop.iter().any(|d| d.name == c.name)), ", ", |c| {
         let name = ident(&c.name);
         match qis.iter().position(|q| *q == c.name) {
             Some(a) => format!("m{a}.label AS {name}"),
+            None if out.pseudonymize.iter().any(|p| p.name == c.name) => format!(
+                "sha2(concat(unhex(kk.outer), unhex(sha2(concat(unhex(kk.inner), encode(CAST(s.{name} AS STRING), 'UTF-8')), 256))), 256) AS {name}"
+            ),
             None => format!("s.{name}"),
         }
     });
     let select = render(
         sql::RELEASE_JOINED,
-        &[
-            ("columns", &select),
-            (
-                "joins",
-                &list(qis.iter().enumerate(), "\n", |(a, q)| {
-                    format!("JOIN kanon_release_map_{a} m{a} ON s.{} IS NOT DISTINCT FROM m{a}.n", ident(q))
-                }),
-            ),
-            ("match", &list(0..n, " AND ", |a| format!("d.c{a} = m{a}.code"))),
-        ],
+        &[("columns", &select), ("joins", &joins), ("match", &list(0..n, " AND ", |a| format!("d.c{a} = m{a}.code")))],
     );
     let rows = spark.write_table(table, &select)?;
     Ok(Written { rows })
