@@ -30,6 +30,10 @@ pub enum Command {
     Generate(cmd::generate::Args),
     /// Time the physical limit of a run: one GROUP BY of the QIs, one recode-and-write.
     Limit(cmd::limit::Args),
+    /// Profile a table, CSV or Parquet file and write a starting job file for it.
+    Init(cmd::init::Args),
+    /// The runs recorded in the job's output database (kanon_runs), oldest first.
+    History(cmd::history::Args),
 }
 
 /// Parse, run, report errors; returns the process exit code.
@@ -48,6 +52,8 @@ pub fn main() -> i32 {
         Command::Pareto(a) => cmd::pareto::run(a),
         Command::Generate(a) => cmd::generate::run(a),
         Command::Limit(a) => cmd::limit::run(a),
+        Command::Init(a) => cmd::init::run(a),
+        Command::History(a) => cmd::history::run(a),
     };
     match result {
         Ok(()) => 0,

@@ -71,6 +71,8 @@ pub struct OutputSpec {
     pub key_env: String,
     /// The key, read from `key_env` by a run that pseudonymizes (never by the parser).
     pub key: Option<crate::pseudonym::Key>,
+    /// Append each run to the output database's `kanon_runs` (`[output] history`, default true).
+    pub history: bool,
     /// Where cell-based generalization writes its reconstruction, if asked.
     pub reconstructed: Option<Reconstructed>,
 }
@@ -116,6 +118,7 @@ impl OutputSpec {
             pseudonymize: self.pseudonymize.clone(),
             key_env: self.key_env.clone(),
             key: self.key.clone(),
+            history: false,
             reconstructed: None,
         };
         match r {
@@ -423,6 +426,7 @@ struct RawOutput {
     #[serde(default)]
     pseudonymize: Vec<Spanned<String>>,
     key_env: Option<String>,
+    history: Option<bool>,
     reconstructed: Option<String>,
 }
 
@@ -668,6 +672,7 @@ impl Job {
                 None => KEY_ENV.to_string(),
             },
             key: None,
+            history: out.history.unwrap_or(true),
             reconstructed: out
                 .reconstructed
                 .as_deref()

@@ -69,6 +69,8 @@ statements! {
     CELLS => "cells.sql",
     LIMIT => "limit.sql",
     RISK => "risk.sql",
+    INIT_PROFILE => "init_profile.sql",
+    HISTORY => "history.sql",
 }
 
 /// The `-- name: NAME` section of a file that holds several fragments.

@@ -84,7 +84,7 @@ fn compare_cases(loaded: &Loaded, job: &Job, ks: &[u64], budgets: &[f64], l: Opt
                     let mut job = job.clone();
                     job.output.table.as_mut().unwrap().name = format!("r_k{k}_{}", (fraction * 100.0) as u32);
                     let recoding = release::Recoding::levels(&loaded, &a.levels, &req).unwrap();
-                    let w = release::write(&loaded, &job, &job.output, &recoding, None).unwrap();
+                    let w = release::write(&loaded, &job, &job.output, &recoding, None, None).unwrap();
                     assert_eq!(w.rows + a.outcome.suppressed, loaded.data.rows, "{case}");
                     loaded.conn.execute_batch("DETACH kanon_out").unwrap();
                     let out = job.output.table.as_ref().unwrap();

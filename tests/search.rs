@@ -237,7 +237,7 @@ fn cm_matches_the_release() {
         let cm = h.outcome(&levels, &req, &loaded.data).metrics.cm.unwrap();
         let recoding = kanon::release::Recoding::levels(&loaded, &levels, &req).unwrap();
         job.output.table.as_mut().unwrap().name = format!("r{i}");
-        kanon::release::write(&loaded, &job, &job.output, &recoding, None).unwrap();
+        kanon::release::write(&loaded, &job, &job.output, &recoding, None, None).unwrap();
         let sql = format!(
             "SELECT (sum(size - top) + (400 - sum(size)))::DOUBLE / 400 FROM (
                SELECT sum(n) size, max(n) top FROM (

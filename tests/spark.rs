@@ -22,9 +22,12 @@ fn spark_url() -> Option<String> {
     url
 }
 
+/// The pseudonymization key of the runs here (read by jobs that pseudonymize).
+const KEY: &str = "spark-test-key";
+
 /// The exit code and stdout + stderr of `kanon ARGS` in `cwd`.
 fn kanon(cwd: &Path, args: &[&str]) -> (i32, String) {
-    let out = crate::util::kanon(cwd, args);
+    let out = crate::util::kanon_env(cwd, args, &[("KANON_KEY", KEY)]);
     (out.code, out.both())
 }
 
@@ -40,7 +43,8 @@ struct Case {
     /// The rows, as a Parquet file both engines read.
     parquet: PathBuf,
     body: String,
-    drop: &'static str,
+    /// The [output] lines beside the table and report (drop, pseudonymize).
+    output: String,
 }
 
 /// A session of our own, for what the tests do on Spark themselves.
@@ -61,18 +65,18 @@ fn session(dir: &Path, url: &str) -> kanon::spark::Spark {
 /// Write the two jobs of `case`: (DuckDB, Spark) with `source` the Spark source lines.
 fn jobs(dir: &Path, case: &Case, url: &str, spark_source: &str, spark_table: &str) -> (PathBuf, PathBuf) {
     let duck = format!(
-        "[source]\nparquet = \"{}\"\n[output]\ndatabase = \"{}\"\ntable = \"release\"\nreport = \"{}\"\ndrop = [{}]\n{}",
+        "[source]\nparquet = \"{}\"\n[output]\ndatabase = \"{}\"\ntable = \"release\"\nreport = \"{}\"\n{}\n{}",
         case.parquet.display(),
         dir.join(format!("{}.duckdb", case.name)).display(),
         dir.join(format!("{}-duckdb.json", case.name)).display(),
-        case.drop,
+        case.output,
         case.body
     );
     let spark = format!(
         "[engine]\nkind = \"spark\"\nurl = \"{url}\"\n[source]\n{spark_source}\n[output]\ntable = \"{spark_table}\"\n\
-         report = \"{}\"\ndrop = [{}]\n{}",
+         report = \"{}\"\n{}\n{}",
         dir.join(format!("{}-spark.json", case.name)).display(),
-        case.drop,
+        case.output,
         case.body
     );
     let (a, b) = (dir.join(format!("{}-duckdb.toml", case.name)), dir.join(format!("{}-spark.toml", case.name)));
@@ -173,7 +177,7 @@ fn demo(dir: &Path) -> Case {
     let job = std::fs::read_to_string(fixtures.join("job.toml")).unwrap();
     let body = job[job.find("[privacy]").unwrap()..]
         .replace("hierarchies/education.csv", &fixtures.join("hierarchies/education.csv").display().to_string());
-    Case { name: "demo", parquet, body, drop: "\"name\", \"ssn\"" }
+    Case { name: "demo", parquet, body, output: "drop = [\"name\", \"ssn\"]".into() }
 }
 
 /// `kanon generate`'s extract of `rows` rows as Parquet, with its job's QIs;
@@ -210,7 +214,7 @@ fn generated(dir: &Path, rows: u64) -> Case {
         "[privacy]\nk = 5\nmax_suppression = 0.02\nl_diversity = {{ column = \"diagnosis\", l = 2 }}\n\
          [search]\nmetric = \"glm\"\nclass_column = \"sex\"\n{qis}"
     );
-    Case { name: "generated", parquet, body, drop: "\"row_id\"" }
+    Case { name: "generated", parquet, body, output: "drop = [\"row_id\"]".into() }
 }
 
 /// UCI Adult with its ARX hierarchies, when `../shared` has it.
@@ -224,7 +228,7 @@ fn adult(dir: &Path) -> Option<Case> {
             root.join(format!("hierarchy_{q}.csv")).display()
         ));
     }
-    Some(Case { name: "adult", parquet, body, drop: "" })
+    Some(Case { name: "adult", parquet, body, output: String::new() })
 }
 
 #[test]
@@ -236,6 +240,22 @@ fn the_demo_and_adult_are_the_same_on_spark() {
     if let Some(case) = adult(dir.path()) {
         same_on_both(dir.path(), &url, &spark, &case, true);
     }
+}
+
+#[test]
+fn pseudonyms_are_the_same_on_spark_as_on_duckdb() {
+    let Some(url) = spark_url() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let spark = session(dir.path(), &url);
+    let mut case = demo(dir.path());
+    case.name = "pseudonyms";
+    case.output = "drop = [\"name\"]\npseudonymize = [\"id\", \"ssn\"]".into();
+    same_on_both(dir.path(), &url, &spark, &case, false);
+    // And they are HMAC-SHA-256 under the key (RFC 2104), as kanon's own crate computes it.
+    let key = kanon::pseudonym::Key::new(KEY.as_bytes());
+    let rows = duckdb_rows(dir.path(), &case);
+    let first = rows.iter().find(|r| r.starts_with(&key.pseudonym(b"1"))).expect("id 1 is released");
+    assert!(first.contains(&key.pseudonym(b"956-59-8119")), "{first}");
 }
 
 #[test]
@@ -399,7 +419,7 @@ fn decimals_timestamps_doubles_and_booleans_key_the_same_rows_on_spark() {
     for q in ["d", "ts", "tz", "f", "b"] {
         body.push_str(&format!("[[quasi_identifiers]]\ncolumn = \"{q}\"\nhierarchy = \"suppress\"\n"));
     }
-    let case = Case { name: "types", parquet, body, drop: "" };
+    let case = Case { name: "types", parquet, body, output: String::new() };
     let source = format!("parquet = \"{}\"", case.parquet.display());
     let (duck, on_spark) = jobs(dir.path(), &case, &url, &source, "kanon_test_types");
     for job in [&duck, &on_spark] {

@@ -24,8 +24,19 @@ impl Out {
 
 /// Runs `kanon ARGS` with `cwd` as working directory.
 pub fn kanon(cwd: &Path, args: &[&str]) -> Out {
-    let out =
-        Command::new(env!("CARGO_BIN_EXE_kanon")).args(args).current_dir(cwd).output().expect("cannot start kanon");
+    kanon_env(cwd, args, &[])
+}
+
+/// [`kanon`] with environment variables set; the pseudonymization key
+/// (`KANON_KEY`) only when `env` gives it.
+pub fn kanon_env(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Out {
+    let out = Command::new(env!("CARGO_BIN_EXE_kanon"))
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("KANON_KEY")
+        .envs(env.iter().copied())
+        .output()
+        .expect("cannot start kanon");
     Out {
         code: out.status.code().unwrap_or(-1), // -1: killed by a signal
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),

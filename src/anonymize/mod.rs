@@ -15,6 +15,7 @@ pub use plan::{Model, Overrides, Plan};
 use crate::database;
 use crate::error::{bad, Infeasible};
 use crate::frequency;
+use crate::history;
 use crate::job::DiversityKind;
 use crate::load::{load_records, load_showing, Loaded};
 use crate::progress::{progress, spinner, Progress};
@@ -67,6 +68,8 @@ impl Clock {
 pub fn run(plan: &Plan, quiet: bool) -> Result<()> {
     let job = &plan.job;
     let mut clock = Clock { start: Instant::now(), last: 0.0 };
+    let started_micros =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_micros() as i64);
     let phase = spinner(quiet);
 
     // Load: the source, its hierarchies and base frequency set, and what the model's search reads.
@@ -106,8 +109,23 @@ pub fn run(plan: &Plan, quiet: bool) -> Result<()> {
     frequency::drop_base(&source.conn)?;
     crate::trace(|| format!("run recoding: {:.3}s", clock.start.elapsed().as_secs_f64() - t_load - t_search));
 
-    // Write.
-    let written = release::write(&source, job, &job.output, &recoding, None)?;
+    // Write, with the run's history row in the release's transaction.
+    let history = |conn: &duckdb::Connection, rows_out: u64| -> Result<()> {
+        let seconds = clock.start.elapsed().as_secs_f64();
+        let report = Report {
+            kanon_version: env!("CARGO_PKG_VERSION"),
+            job_sha256: job.sha256.clone(),
+            rows_in: rows,
+            model: stages.report(plan, rows, &Written { rows: rows_out }),
+            risk: risk.clone(),
+            output: Output::of(&job.output),
+            seconds: Seconds { load: t_load, search: t_search, release: 0.0, reconstruct: None, total: seconds },
+        };
+        let run = history::Run { started_micros, report: serde_json::to_value(&report)?, seconds };
+        history::append(conn, job, &run)
+    };
+    let before_commit: Option<&release::BeforeCommit> = job.output.history.then_some(&history);
+    let written = release::write(&source, job, &job.output, &recoding, None, before_commit)?;
     if written.rows + stages.suppressed() != rows {
         anyhow::bail!("the release wrote {} rows, the search kept {}", written.rows, rows - stages.suppressed());
     }
@@ -119,7 +137,7 @@ pub fn run(plan: &Plan, quiet: bool) -> Result<()> {
     if let Model::Cells { reconstruction, seed } = &plan.model {
         if let Some(out) = reconstruction {
             phase.set_message("writing the reconstruction");
-            release::write(&source, job, out, &recoding, Some(*seed))?;
+            release::write(&source, job, out, &recoding, Some(*seed), None)?;
         }
         output.reconstructed = Some(reconstruction.as_ref().map(|r| r.describe()));
         t_reconstruct = Some(clock.lap());

@@ -3,6 +3,8 @@
 pub mod check;
 pub mod generate;
 pub mod hierarchy;
+pub mod history;
+pub mod init;
 pub mod limit;
 pub mod pareto;
 pub mod run;

@@ -161,6 +161,10 @@ pub struct CellRecoding {
     pub position: String,
 }
 
+/// Run inside the release's transaction, just before it commits, with the
+/// rows written (the run history's row: [`crate::history`]).
+pub type BeforeCommit<'a> = dyn Fn(&duckdb::Connection, u64) -> Result<()> + 'a;
+
 /// What was written.
 #[derive(Debug, Clone)]
 pub struct Written {
@@ -171,13 +175,16 @@ pub struct Written {
 /// (the job's output, or a reconstruction's): the table when `out` names one,
 /// then its file copies; or, with no table, each file streamed straight from
 /// the source. With `reconstruct` (a seed), a cell recoding writes leaves
-/// drawn under each cell instead of the cells. Nothing is left behind on failure.
+/// drawn under each cell instead of the cells. `before_commit` runs in the
+/// table's transaction (not at all when `out` has no table).
+/// Nothing is left behind on failure.
 pub fn write(
     source: &Loaded,
     job: &Job,
     out: &OutputSpec,
     recoding: &Recoding,
     reconstruct: Option<u64>,
+    before_commit: Option<&BeforeCommit>,
 ) -> Result<Written> {
     let (conn, columns) = (&source.conn, &source.columns);
     if reconstruct.is_some() && !matches!(recoding, Recoding::Cells(_)) {
@@ -191,16 +198,16 @@ pub fn write(
         (None, Recoding::Levels { levels, dropped }) => {
             let maps = maps::levels(conn, job, columns, levels, dropped)?;
             let calls = functions::register(conn, maps, job, columns)?;
-            publish::write_select(conn, job, out, columns, &calls, "kanon_source")
+            publish::write_select(conn, job, out, columns, &calls, "kanon_source", before_commit)
         }
         (None, Recoding::Partitions { leaf_codes, blocks, labels, dropped }) => {
             let maps = maps::partitions(conn, job, columns, leaf_codes, blocks, labels, dropped)?;
             let calls = functions::register(conn, maps, job, columns)?;
-            publish::write_select(conn, job, out, columns, &calls, "kanon_source")
+            publish::write_select(conn, job, out, columns, &calls, "kanon_source", before_commit)
         }
         (None, Recoding::Cells(rec)) => {
             let calls = functions::register_cells(conn, rec, job, columns, reconstruct)?;
-            publish::write_select(conn, job, out, columns, &calls, "kanon_source_rows")
+            publish::write_select(conn, job, out, columns, &calls, "kanon_source_rows", before_commit)
         }
     }
 }

@@ -21,6 +21,7 @@ pub(super) fn write_select(
     columns: &[SourceColumn],
     calls: &Calls,
     relation: &str,
+    before_commit: Option<&super::BeforeCommit>,
 ) -> Result<Written> {
     let qis = job.qi_names();
     let pseudonym = match (&out.key, out.pseudonymize.is_empty()) {
@@ -50,8 +51,15 @@ pub(super) fn write_select(
     let Some(table) = &out.table else {
         return write_files(conn, &select, &copies);
     };
+    if out.history && table.name.eq_ignore_ascii_case(crate::history::RUNS) {
+        return Err(crate::error::bad(format!(
+            "{}: [output] table \"{}\" is the run history's table; name the release otherwise, or set [output] history = false",
+            job.path.display(),
+            table.name
+        )));
+    }
     let created = database::attach_output(conn, job, table, false)?;
-    let result = write_table(conn, &table.name, &select, &copies);
+    let result = write_table(conn, &table.name, &select, &copies, before_commit);
     if result.is_err() && created {
         let _ = conn.execute_batch(&format!("DETACH {}", ident(OUT)));
         let _ = std::fs::remove_file(&table.database);
@@ -112,7 +120,13 @@ fn write_files(conn: &Connection, select: &str, copies: &[(&PathBuf, &str)]) -> 
     })
 }
 
-fn write_table(conn: &Connection, table: &str, select: &str, copies: &[(&PathBuf, &str)]) -> Result<Written> {
+fn write_table(
+    conn: &Connection,
+    table: &str,
+    select: &str,
+    copies: &[(&PathBuf, &str)],
+    before_commit: Option<&super::BeforeCommit>,
+) -> Result<Written> {
     let final_name = format!("{}.main.{}", ident(OUT), ident(table));
     let tmp_name = format!("{}.main.{}", ident(OUT), ident(&format!("{table}__kanon_tmp")));
     let run = || -> Result<u64> {
@@ -128,6 +142,9 @@ fn write_table(conn: &Connection, table: &str, select: &str, copies: &[(&PathBuf
         }
         conn.execute_batch(&format!("DROP TABLE IF EXISTS {final_name}"))?;
         conn.execute_batch(&format!("ALTER TABLE {tmp_name} RENAME TO {}", ident(table)))?;
+        if let Some(f) = before_commit {
+            f(conn, rows as u64)?;
+        }
         trace("copies, rename");
         conn.execute_batch("COMMIT")?;
         trace("commit");

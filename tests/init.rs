@@ -1,0 +1,337 @@
+//! `kanon init`: the job it writes for the demo table, Adult, a `kanon
+//! generate` extract (as a DuckDB table and as Parquet) and a CSV written
+//! here; each column's choice read from the parsed TOML, and each written job
+//! run unedited. Then the refusals (exit 2, nothing written).
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::Path;
+
+use duckdb::Connection;
+use tempfile::TempDir;
+
+use crate::util::{adult_dir, kanon, manifest_dir, Out};
+
+/// `kanon init ARGS` in `dir`, which must succeed: the written job, parsed, and its text.
+fn init(dir: &Path, args: &[&str], job: &str) -> (toml::Table, String) {
+    let mut all = vec!["init"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--out", job]);
+    let out = kanon(dir, &all);
+    assert_eq!(out.code, 0, "kanon init failed:\n{}", out.show());
+    assert!(out.stdout.contains(&format!("wrote {job}")), "{}", out.show());
+    let text = fs::read_to_string(dir.join(job)).unwrap();
+    (text.parse().unwrap_or_else(|e| panic!("the written job is not TOML: {e}\n{text}")), text)
+}
+
+/// Each column's role in a parsed job: `drop`, or its QI hierarchy written
+/// compactly (`suppress`, `mask 5`, `intervals [5, 10, 20]`,
+/// `date [month, year]`, `file PATH`). Columns absent are released as they are.
+fn roles(job: &toml::Table) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for c in job["output"]["drop"].as_array().unwrap() {
+        out.insert(c.as_str().unwrap().to_string(), "drop".to_string());
+    }
+    for q in job["quasi_identifiers"].as_array().unwrap() {
+        let col = q["column"].as_str().unwrap().to_string();
+        let h = &q["hierarchy"];
+        let role = if h.as_str() == Some("suppress") {
+            "suppress".to_string()
+        } else {
+            let t = h.as_table().unwrap();
+            let (kind, v) = t.iter().next().unwrap();
+            let v = match v {
+                toml::Value::Array(a) => format!(
+                    "[{}]",
+                    a.iter()
+                        .map(|x| match x {
+                            toml::Value::String(s) => s.clone(),
+                            toml::Value::Integer(i) => i.to_string(),
+                            toml::Value::Float(f) => f.to_string(),
+                            other => other.to_string(),
+                        })
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                toml::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            format!("{kind} {v}")
+        };
+        assert!(out.insert(col.clone(), role).is_none(), "{col} is both dropped and a QI");
+    }
+    out
+}
+
+fn expect(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs.iter().map(|(c, r)| (c.to_string(), r.to_string())).collect()
+}
+
+/// `kanon run JOB` in `dir` exits 0.
+fn runs(dir: &Path, job: &str) -> Out {
+    let out = kanon(dir, &["run", job]);
+    assert_eq!(out.code, 0, "the written job should run as it is:\n{}", out.show());
+    assert!(out.stdout.contains("released"), "{}", out.show());
+    out
+}
+
+/// Every QI's choice is explained by a comment block right above it, naming
+/// the column and its distinct count.
+fn assert_explained(text: &str, job: &toml::Table) {
+    for q in job["quasi_identifiers"].as_array().unwrap() {
+        let col = q["column"].as_str().unwrap();
+        let line = format!("column = {}", toml::Value::String(col.into()));
+        let at = text.find(&line).unwrap_or_else(|| panic!("no line {line}"));
+        let before: Vec<&str> = text[..at].lines().rev().skip(1).take_while(|l| l.starts_with('#')).collect();
+        let block = before.join("\n");
+        assert!(block.contains(&format!("{col} (")) && block.contains("distinct value"), "{col}: {block}");
+    }
+}
+
+#[test]
+fn init_demo_table() {
+    let tmp = TempDir::new().unwrap();
+    let src = manifest_dir().join("fixtures/demo/patients.csv");
+    let (job, text) = init(tmp.path(), &[src.to_str().unwrap()], "job.toml");
+    assert_eq!(
+        roles(&job),
+        expect(&[
+            ("id", "drop"),
+            ("name", "drop"),
+            ("ssn", "drop"),
+            ("zip", "mask 5"),
+            ("age", "intervals [5, 10, 20]"),
+            ("birth_date", "date [month, year, decade, century]"),
+            ("sex", "suppress"),
+            ("education", "suppress"),
+        ])
+    );
+    // diagnosis is released as it is, suggested for ℓ-diversity; id could be pseudonymized.
+    assert!(text.contains("# l_diversity = { column = \"diagnosis\", l = 2 }"), "{text}");
+    assert!(text.contains("# pseudonymize = [\"id\"]"), "{text}");
+    assert!(text.contains("# - diagnosis (VARCHAR): 6 distinct values in 74 rows"), "{text}");
+    assert_eq!(job["privacy"]["k"].as_integer(), Some(5));
+    assert_eq!(job["privacy"]["max_suppression"].as_float(), Some(0.01));
+    assert_eq!(job["search"]["metric"].as_str(), Some("glm"));
+    assert!(job["search"].get("algorithm").is_none());
+    assert_eq!(job["source"]["delimiter"].as_str(), Some(","));
+    assert_eq!(job["output"]["csv"].as_str(), Some("patients_k5.csv"));
+    assert_eq!(job["output"]["report"].as_str(), Some("patients-report.json"));
+    assert_explained(&text, &job);
+    runs(tmp.path(), "job.toml");
+    let release = fs::read_to_string(tmp.path().join("patients_k5.csv")).unwrap();
+    assert_eq!(release.lines().next(), Some("zip,age,birth_date,sex,education,diagnosis"));
+    assert!(tmp.path().join("patients-report.json").is_file());
+}
+
+#[test]
+fn init_adult() {
+    let Some(adult) = adult_dir() else { return };
+    let tmp = TempDir::new().unwrap();
+    let src = adult.join("adult.csv");
+    let (job, text) = init(tmp.path(), &[src.to_str().unwrap()], "adult.toml");
+    assert_eq!(job["source"]["delimiter"].as_str(), Some(";"));
+    assert_eq!(
+        roles(&job),
+        expect(&[
+            ("sex", "suppress"),
+            ("age", "intervals [5, 10, 20]"),
+            ("race", "suppress"),
+            ("marital-status", "suppress"),
+            ("education", "suppress"),
+            ("native-country", "suppress"),
+            ("workclass", "suppress"),
+            ("occupation", "suppress"),
+        ])
+    );
+    assert!(text.contains("# l_diversity = { column = \"salary-class\", l = 2 }"), "{text}");
+    assert_explained(&text, &job);
+    let out = runs(tmp.path(), "adult.toml");
+    assert!(out.stdout.contains("k = "), "{}", out.show());
+    assert!(tmp.path().join("adult_k5.csv").is_file());
+}
+
+/// The roles init gives a `kanon generate` extract (seed 1), read from a table or a Parquet copy.
+fn generated_roles() -> BTreeMap<String, String> {
+    expect(&[
+        ("row_id", "drop"),
+        ("zip", "mask 5"),
+        ("birth_date", "date [month, year, decade, century]"),
+        ("sex", "suppress"),
+        ("race", "suppress"),
+        ("marital_status", "suppress"),
+        ("education", "suppress"),
+        ("occupation", "suppress"),
+        ("visit_date", "date [month, quarter]"),
+    ])
+}
+
+#[test]
+fn init_generated_table_and_parquet() {
+    let tmp = TempDir::new().unwrap();
+    let dir = tmp.path();
+    let gen = kanon(dir, &["generate", "--rows", "2000", "--database", "gen.duckdb", "--table", "people"]);
+    assert_eq!(gen.code, 0, "{}", gen.show());
+
+    // The DuckDB table, its only table: no --table needed.
+    let (job, text) = init(dir, &["gen.duckdb"], "table.toml");
+    assert_eq!(roles(&job), generated_roles());
+    assert_eq!(job["source"]["database"].as_str(), Some("gen.duckdb"));
+    assert_eq!(job["source"]["table"].as_str(), Some("people"));
+    assert_eq!(job["output"]["database"].as_str(), Some("gen-release.duckdb"));
+    assert_eq!(job["output"]["table"].as_str(), Some("people_k5"));
+    assert!(text.contains("# pseudonymize = [\"row_id\"]"), "{text}");
+    // income (886 values) gets t-closeness, diagnosis (20) ℓ-diversity; both released as they are.
+    assert!(text.contains("# t_closeness = { column = \"income\", t = 0.2, distance = \"ordered\" }"), "{text}");
+    assert!(text.contains("# l_diversity = { column = \"diagnosis\", l = 2 }"), "{text}");
+    assert_explained(&text, &job);
+    runs(dir, "table.toml");
+    let conn = Connection::open(dir.join("gen-release.duckdb")).unwrap();
+    let n: i64 = conn.query_row("SELECT count(*) FROM people_k5", [], |r| r.get(0)).unwrap();
+    assert!(n >= 1980, "at most 1% suppressed, got {n} rows");
+    drop(conn);
+
+    // The same table as Parquet, the job in a subfolder.
+    let conn = Connection::open(dir.join("gen.duckdb")).unwrap();
+    let parquet = dir.join("people.parquet");
+    conn.execute_batch(&format!("COPY people TO '{}' (FORMAT parquet)", parquet.display())).unwrap();
+    drop(conn);
+    fs::create_dir(dir.join("jobs")).unwrap();
+    let (job, _) = init(dir, &["people.parquet"], "jobs/parquet.toml");
+    assert_eq!(roles(&job), generated_roles());
+    assert_eq!(job["source"]["parquet"].as_str(), Some("../people.parquet"));
+    assert_eq!(job["output"]["parquet"].as_str(), Some("people_k5.parquet"));
+    runs(dir, "jobs/parquet.toml");
+    assert!(dir.join("jobs/people_k5.parquet").is_file());
+    assert!(dir.join("jobs/people-report.json").is_file());
+}
+
+/// A semicolon CSV with identifiers, dates, timestamps, decimals, zip codes
+/// with leading zeros and a category with NULLs.
+fn write_people_csv(path: &Path) {
+    let conn = Connection::open_in_memory().unwrap();
+    conn.execute_batch(&format!(
+        "CREATE TABLE t AS SELECT
+            'P' || lpad(i::VARCHAR, 5, '0') AS patient_id,
+            (['Ann','Bob','Carla','Dev','Eve','Finn','Gia','Hal','Ivy','Jon'])[1 + i % 10] || ' ' ||
+              (['Smith','Lee','Ng','Diaz','Khan','Olsen','Ruiz','Park'])[1 + (i // 10) % 8] AS full_name,
+            'user' || i || '@example.org' AS email,
+            (['02134','02139','02141','10001','10002','10025','94107','94110'])[1 + (i * 7) % 8] AS zip,
+            DATE '1940-01-01' + ((i * 9973) % 25000)::INTEGER AS birth_date,
+            TIMESTAMP '2024-01-01 08:00:00' + to_minutes((i * 7919) % 500000) AS visit_ts,
+            round(45 + ((i * 37) % 750) / 10.0, 1)::DECIMAL(5, 1) AS weight_kg,
+            CASE WHEN i % 2 = 0 THEN 'F' ELSE 'M' END AS sex,
+            (['flu','asthma','diabetes','migraine'])[1 + (i * 3) % 4] AS diagnosis,
+            CASE i % 4 WHEN 0 THEN 'Boston' WHEN 1 THEN 'NYC' WHEN 2 THEN 'SF' END AS city,
+            'seen on visit ' || i || ' about pain' AS notes
+         FROM range(400) r(i);
+         COPY t TO '{}' (DELIMITER ';', HEADER)",
+        path.display()
+    ))
+    .unwrap();
+}
+
+#[test]
+fn init_handwritten_csv() {
+    let tmp = TempDir::new().unwrap();
+    let dir = tmp.path();
+    write_people_csv(&dir.join("people.csv"));
+    let (job, text) = init(dir, &["people.csv"], "people.toml");
+    assert_eq!(job["source"]["csv"].as_str(), Some("people.csv"));
+    assert_eq!(job["source"]["delimiter"].as_str(), Some(";"));
+    assert_eq!(
+        roles(&job),
+        expect(&[
+            ("patient_id", "drop"),
+            ("full_name", "drop"),
+            ("email", "drop"),
+            ("notes", "drop"),
+            ("zip", "mask 5"),
+            ("birth_date", "date [month, year, decade, century]"),
+            ("visit_ts", "date [month, quarter]"),
+            ("weight_kg", "intervals [1, 5, 10, 20]"),
+            ("sex", "suppress"),
+            ("city", "file people-hierarchies/city.csv"),
+        ])
+    );
+    // Only the key is offered for pseudonymization; names, emails and free text are not keys.
+    assert!(text.contains("# pseudonymize = [\"patient_id\"]   # instead of drop"), "{text}");
+    assert!(text.contains("# l_diversity = { column = \"diagnosis\", l = 2 }"), "{text}");
+    assert!(text.contains("city (VARCHAR): 3 distinct values in 400 rows, 100 NULLs"), "{text}");
+    // city has NULLs: its suppress levels in a file, with a NULL leaf.
+    let h = fs::read_to_string(dir.join("people-hierarchies/city.csv")).unwrap();
+    assert_eq!(h, "Boston;*\nNYC;*\nSF;*\nNULL;*\n");
+    assert_explained(&text, &job);
+    runs(dir, "people.toml");
+    let release = fs::read_to_string(dir.join("people_k5.csv")).unwrap();
+    assert_eq!(release.lines().next(), Some("zip,birth_date,visit_ts,weight_kg,sex,diagnosis,city"));
+    // At most 1% of the 400 rows suppressed (4), and suppressed rows are left out.
+    assert!((397..=401).contains(&release.lines().count()), "{} lines", release.lines().count());
+}
+
+#[test]
+fn init_numbers_with_nulls_and_small_tables() {
+    let tmp = TempDir::new().unwrap();
+    let dir = tmp.path();
+    // Ages with NULLs: intervals in a file with a NULL leaf. Three rows: k is lowered to 3.
+    fs::write(dir.join("small.csv"), "age,sex\n34,F\n,M\n71,F\n").unwrap();
+    let (job, text) = init(dir, &["small.csv"], "small.toml");
+    assert_eq!(job["privacy"]["k"].as_integer(), Some(3));
+    assert_eq!(job["output"]["csv"].as_str(), Some("small_k3.csv"));
+    assert_eq!(roles(&job), expect(&[("age", "file small-hierarchies/age.csv"), ("sex", "suppress")]), "{text}");
+    assert_eq!(fs::read_to_string(dir.join("small-hierarchies/age.csv")).unwrap(), "34;*\n71;*\nNULL;*\n");
+    runs(dir, "small.toml");
+
+    let conn = Connection::open_in_memory().unwrap();
+    conn.execute_batch(&format!(
+        "COPY (SELECT CASE WHEN i % 10 = 0 THEN NULL ELSE 18 + (i * 13) % 70 END AS age FROM range(300) r(i))
+         TO '{}' (HEADER)",
+        dir.join("ages.csv").display()
+    ))
+    .unwrap();
+    let (job, _) = init(dir, &["ages.csv"], "ages.toml");
+    assert_eq!(roles(&job), expect(&[("age", "file ages-hierarchies/age.csv")]));
+    let rows = crate::util::hierarchy_rows(&dir.join("ages-hierarchies/age.csv"));
+    assert_eq!(rows.last().unwrap(), &["NULL", "NULL", "NULL", "NULL", "*"]);
+    assert!(rows.contains(&vec!["18".into(), "[15, 20)".into(), "[10, 20)".into(), "[0, 20)".into(), "*".into()]));
+    runs(dir, "ages.toml");
+}
+
+#[test]
+fn init_refusals_exit_2_and_write_nothing() {
+    let tmp = TempDir::new().unwrap();
+    let dir = tmp.path();
+    let fails = |args: &[&str], needles: &[&str]| {
+        let mut all = vec!["init"];
+        all.extend_from_slice(args);
+        let out = kanon(dir, &all);
+        assert_eq!(out.code, 2, "{}", out.show());
+        for n in needles {
+            assert!(out.stderr.contains(n), "stderr should mention {n:?}:\n{}", out.show());
+        }
+    };
+    fails(&["missing.csv", "--out", "a.toml"], &["missing.csv", "not found"]);
+    let conn = Connection::open(dir.join("two.duckdb")).unwrap();
+    conn.execute_batch(
+        "CREATE TABLE patients AS SELECT i AS age, 'F' AS sex FROM range(20) r(i);
+         CREATE TABLE visits AS SELECT i AS n FROM range(3) r(i);",
+    )
+    .unwrap();
+    drop(conn);
+    fails(&["two.duckdb", "--out", "a.toml"], &["two.duckdb", "--table", "\"patients\", \"visits\""]);
+    fails(&["two.duckdb", "--table", "nope", "--out", "a.toml"], &["table \"nope\" not found in two.duckdb"]);
+    fs::write(dir.join("junk.parquet"), b"PAR1 not really").unwrap();
+    fails(&["junk.parquet", "--out", "a.toml"], &["junk.parquet"]);
+    fs::write(dir.join("empty.csv"), "a,b\n").unwrap();
+    fails(&["empty.csv", "--out", "a.toml"], &["empty.csv", "no rows"]);
+    fails(&["two.duckdb", "--table", "patients", "--out", "nodir/a.toml"], &["nodir"]);
+    assert!(!dir.join("a.toml").exists());
+
+    // --table picks one; a second init refuses to overwrite the job (the default name).
+    let (job, _) = init(dir, &["two.duckdb", "--table", "PATIENTS"], "job.toml");
+    assert_eq!(job["source"]["table"].as_str(), Some("patients"));
+    let before = fs::read_to_string(dir.join("job.toml")).unwrap();
+    fails(&["two.duckdb", "--table", "patients"], &["job.toml already exists", "--out"]);
+    assert_eq!(fs::read_to_string(dir.join("job.toml")).unwrap(), before);
+    runs(dir, "job.toml");
+}
