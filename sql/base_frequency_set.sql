@@ -4,7 +4,9 @@
 -- equi-join with a small per-column code table, so the grouping hashes
 -- integers, not text. {{relation}} is the source, or a small file grouped
 -- once (frequency.rs Input; {{count}} then sums its counts). Plain SQL, run
--- where the source lives (database.rs materialize: DuckDB, or Spark) into kanon_f0.
+-- where the source lives (database.rs materialize: DuckDB, Spark or
+-- PostgreSQL, which has no GROUP BY ALL) into kanon_f0; {{group_by}} numbers
+-- the code columns.
 SELECT {{codes}}, ({{count}})::{{type}} AS cnt
 FROM {{relation}} src {{joins}}
-GROUP BY ALL
+GROUP BY {{group_by}}

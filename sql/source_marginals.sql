@@ -6,7 +6,7 @@
 -- every value its integer code before the base frequency set is grouped.
 -- Run where the source lives (database.rs materialize) into kanon_marginals.
 SELECT {{all}}, GROUPING({{all}}) AS gid, {{count}} AS cnt
-FROM (SELECT {{columns}} FROM {{relation}})
+FROM (SELECT {{columns}} FROM {{relation}}) AS src
 GROUP BY GROUPING SETS ({{sets}})
 -- name: split
 -- One column's marginal: each value (n, as the source has it) with its text

@@ -23,7 +23,10 @@ pub const SMALL_FILE_BYTES: u64 = 256 << 20;
 /// Is the job's source a CSV or Parquet file of at most [`SMALL_FILE_BYTES`]?
 pub fn small_file(job: &Job) -> bool {
     match &job.source {
-        SourceSpec::Database { .. } | SourceSpec::SparkTable { .. } | SourceSpec::SparkParquet { .. } => false,
+        SourceSpec::Database { .. }
+        | SourceSpec::SparkTable { .. }
+        | SourceSpec::SparkParquet { .. }
+        | SourceSpec::PostgresTable { .. } => false,
         SourceSpec::Csv { path, .. } | SourceSpec::Parquet { path } => {
             std::fs::metadata(path).is_ok_and(|m| m.len() <= SMALL_FILE_BYTES)
         }
@@ -53,10 +56,11 @@ pub fn open(job: &Job) -> Result<(Connection, Vec<SourceColumn>)> {
 pub fn open_with(job: &Job, positions: bool) -> Result<(Connection, Vec<SourceColumn>, Option<String>)> {
     let src_path = match &job.source {
         SourceSpec::Database { path, .. } | SourceSpec::Csv { path, .. } | SourceSpec::Parquet { path } => path,
-        SourceSpec::SparkTable { .. } | SourceSpec::SparkParquet { .. } => {
+        SourceSpec::SparkTable { .. } | SourceSpec::SparkParquet { .. } | SourceSpec::PostgresTable { .. } => {
             return Err(bad(format!(
-                "{}: this command runs on the DuckDB engine only; on Spark, `kanon run` takes full-domain jobs",
-                job.path.display()
+                "{}: this command runs on the DuckDB engine only; on {}, `kanon run` takes full-domain jobs",
+                job.path.display(),
+                job.output.remote_engine
             )))
         }
     };
@@ -100,7 +104,9 @@ pub fn open_with(job: &Job, positions: bool) -> Result<(Connection, Vec<SourceCo
             }
         }
         SourceSpec::Parquet { path } => format!("read_parquet({})", sql::literal(&path.to_string_lossy())),
-        SourceSpec::SparkTable { .. } | SourceSpec::SparkParquet { .. } => unreachable!("returned above"),
+        SourceSpec::SparkTable { .. } | SourceSpec::SparkParquet { .. } | SourceSpec::PostgresTable { .. } => {
+            unreachable!("returned above")
+        }
     };
     conn.execute_batch(&sql::render(sql::SOURCE_VIEW, &[("relation", &relation)]))
         .or_bad_input(|| format!("reading source {}", src_path.display()))?;

@@ -9,7 +9,7 @@
 //! `kanon_f0` is the zero-generalization frequency set over all QIs.
 
 use crate::hierarchy::dim_table;
-use crate::spark::Spark;
+use crate::remote::Remote;
 use crate::sql::{self, ident, list, render};
 use anyhow::{Context, Result};
 use duckdb::Connection;
@@ -110,7 +110,7 @@ impl Input {
 /// number of rows.
 pub fn scan_source(
     conn: &Connection,
-    spark: Option<&crate::spark::Spark>,
+    remote: Option<&Remote>,
     input: &Input,
     qis: &[String],
     extra: &[(&str, &str)],
@@ -135,7 +135,7 @@ pub fn scan_source(
             ("sets", &list(cols.iter(), ", ", |(_, v)| format!("({v})"))),
         ],
     );
-    materialize(conn, spark, "kanon_marginals", &scan).context("scanning the source")?;
+    materialize(conn, remote, "kanon_marginals", &scan).context("scanning the source")?;
     for (j, (_, v)) in cols.iter().enumerate() {
         // GROUPING(): a bit per column not grouped, the first column the highest bit.
         let gid: u64 = ((1u64 << m) - 1) & !(1u64 << (m - 1 - j));
@@ -171,7 +171,7 @@ fn int_type(bound: i64) -> &'static str {
 /// instead of 64), where every pass from it would otherwise read spilled data.
 pub fn encode(
     conn: &Connection,
-    spark: Option<&crate::spark::Spark>,
+    remote: Option<&Remote>,
     input: &Input,
     qis: &[String],
     rows: u64,
@@ -182,12 +182,12 @@ pub fn encode(
     let tops: Vec<i64> = crate::hierarchy::divisors(conn, n)?.iter().map(|d| *d.last().unwrap_or(&1)).collect();
     let aliases: Vec<&str> = extra.iter().map(|e| e.0).collect();
     code_tables(conn, n, &aliases)?;
-    if let Some(spark) = spark {
-        // The grouping runs on Spark: it joins the code tables there.
+    if let Some(remote) = remote {
+        // The grouping runs where the source lives: it joins the code tables there.
         let mut tables: Vec<String> = (0..n).map(crate::hierarchy::code_table).collect();
         tables.extend(aliases.iter().map(|col| extra_codes(col)));
         for t in tables {
-            spark.share(conn, &format!("SELECT * FROM {t}"), &[], &t)?;
+            remote.share(conn, &format!("SELECT * FROM {t}"), &[], &t)?;
         }
     }
     let mut codes = list(0..n, ", ", |a| format!("l{a}.c0::{} AS g{a}", int_type(tops[a])));
@@ -207,9 +207,10 @@ pub fn encode(
             ("relation", &input.relation),
             ("count", &input.count("src.")),
             ("type", count),
+            ("group_by", &list(1..=n + extra.len(), ", ", |i| i.to_string())),
         ],
     );
-    materialize(conn, spark, "kanon_f0", &select).context("grouping the source")?;
+    materialize(conn, remote, "kanon_f0", &select).context("grouping the source")?;
     conn.execute_batch(sql::BASE_F0_NODE)?;
     Ok(())
 }
@@ -458,8 +459,8 @@ pub fn rollup(conn: &Connection, target: &str, source: &str, kids: &[Kid], n: us
 
 /// Run `select` where the source lives, its result into the local temp table
 /// `target`: in the embedded DuckDB, or on Spark with the rows brought back.
-pub fn materialize(conn: &Connection, spark: Option<&Spark>, target: &str, select: &str) -> Result<()> {
-    match spark {
+pub fn materialize(conn: &Connection, remote: Option<&Remote>, target: &str, select: &str) -> Result<()> {
+    match remote {
         None => conn.execute_batch(&format!("CREATE OR REPLACE TEMP TABLE {} AS {select}", ident(target)))?,
         Some(s) => _ = s.fetch(conn, select, target)?,
     }

@@ -39,6 +39,9 @@ pub const TOP_BANDS: i64 = 5;
 pub const MAX_WIDTHS: usize = 4;
 /// At most this many masked characters (levels below `*`).
 pub const MAX_MASK: usize = 6;
+/// At most this many nodes in the lattice of the written job (the product of
+/// each QI's levels + 1): the searches enumerate it.
+pub const MAX_NODES: u64 = 500_000;
 
 /// Name words of direct identifiers: dropped, not pseudonymized.
 const DIRECT_WORDS: &[&str] = &[
@@ -264,6 +267,51 @@ struct Choice {
     file: Option<String>,
 }
 
+/// Levels of a hierarchy above its leaves (at most: a mask gets a `*` level
+/// only when its last level still has several values).
+fn height(h: &Hier) -> u64 {
+    match h {
+        Hier::Suppress => 1,
+        Hier::Mask(n) => *n as u64 + 1,
+        Hier::Intervals(w) => w.len() as u64 + 1,
+        Hier::Date(u) => u.len() as u64 + 1,
+    }
+}
+
+/// Keep the lattice (the product of each QI's levels + 1) within
+/// [`MAX_NODES`]: the QIs with the most distinct values stay (ties: column
+/// order), the others are dropped, each saying why. Returns how many were.
+fn cap_lattice(choices: &mut [Choice]) -> usize {
+    let mut order: Vec<usize> = (0..choices.len()).filter(|&i| matches!(choices[i].role, Role::Qi(_))).collect();
+    order.sort_by_key(|&i| (std::cmp::Reverse(choices[i].profile.distinct), i));
+    let mut nodes: u64 = 1;
+    let mut capped = 0;
+    for i in order {
+        let Role::Qi(h) = choices[i].role.clone() else { continue };
+        let next = nodes.saturating_mul(height(&h) + 1);
+        if next <= MAX_NODES {
+            nodes = next;
+            continue;
+        }
+        let levels = height(&h) + 1;
+        let c = &mut choices[i];
+        c.why.push(format!(
+            "It would be a quasi-identifier ({}), but with it the search's lattice would exceed {} nodes",
+            h.toml(),
+            grouped(MAX_NODES as i64)
+        ));
+        c.why.push(format!(
+            "(its {levels} levels times the others'); the quasi-identifiers with more distinct values were kept,"
+        ));
+        c.why
+            .push("and this one is dropped: make it a QI in place of another, or keep it as it is if outsiders".into());
+        c.why.push("cannot know it.".into());
+        c.role = Role::Drop { key: false };
+        capped += 1;
+    }
+    capped
+}
+
 /// Profile the source, choose, and write the job (and any hierarchy files).
 pub fn run(opts: &Options) -> Result<Written> {
     let out = &opts.out;
@@ -312,6 +360,8 @@ pub fn run(opts: &Options) -> Result<Written> {
         )));
     }
 
+    let capped = cap_lattice(&mut choices);
+
     // Hierarchy files for QIs with NULLs (a built-in hierarchy lists no NULL leaf).
     let stem = out.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "job".into());
     let hdir_name = format!("{stem}-hierarchies");
@@ -350,7 +400,7 @@ pub fn run(opts: &Options) -> Result<Written> {
         }
     }
 
-    let text = job_text(opts, &kind, job_dir, rows, &choices)?;
+    let text = job_text(opts, &kind, job_dir, rows, &choices, capped)?;
     // The job must parse as written; a failure here is a bug of init, not bad input.
     crate::job::Job::parse(out, &text).context("kanon init wrote a job that does not parse")?;
     if !files.is_empty() {
@@ -595,6 +645,16 @@ fn identifier_word(name: &str) -> Option<(String, bool)> {
 fn first_role(p: &Profile) -> Option<(Role, Vec<String>)> {
     let class = class_of(&p.type_name);
     let d = p.distinct;
+    if class == Class::Other && p.non_null >= 10 && d as f64 >= NEAR_UNIQUE * p.non_null as f64 {
+        return Some((
+            Role::Drop { key: false },
+            vec![format!(
+                "It is distinct on {:.0}% of its non-NULL rows, and kanon init picks no hierarchy for a {} column: dropped.",
+                100.0 * d as f64 / p.non_null as f64,
+                p.type_name
+            )],
+        ));
+    }
     if class == Class::Other {
         return Some((
             Role::AsIs,
@@ -654,7 +714,8 @@ fn first_role(p: &Profile) -> Option<(Role, Vec<String>)> {
     match class {
         Class::Integer => {
             let (lo, hi) = (p.min.unwrap_or(0.0), p.max.unwrap_or(0.0));
-            if hi - lo + 1.0 <= 2.0 * p.non_null as f64 {
+            // Below 100 rows, a unique run of integers may as well be ages.
+            if hi - lo + 1.0 <= 2.0 * p.non_null as f64 && p.non_null >= 100 {
                 return Some((
                     Role::Drop { key: true },
                     vec![format!(
@@ -990,7 +1051,14 @@ fn relative(to: &Path, from: &Path) -> Result<PathBuf> {
     Ok(out)
 }
 
-fn job_text(opts: &Options, kind: &Kind, job_dir: &Path, rows: i64, choices: &[Choice]) -> Result<String> {
+fn job_text(
+    opts: &Options,
+    kind: &Kind,
+    job_dir: &Path,
+    rows: i64,
+    choices: &[Choice],
+    capped: usize,
+) -> Result<String> {
     let src_rel = relative(&opts.source, job_dir)?.to_string_lossy().into_owned();
     let stem = opts.source.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "source".into());
     let k = K.min(rows);
@@ -1011,6 +1079,14 @@ fn job_text(opts: &Options, kind: &Kind, job_dir: &Path, rows: i64, choices: &[C
     let _ = writeln!(t, "# review them (a column's role is a judgement the data alone cannot settle), then run:");
     let _ = writeln!(t, "#   kanon run {}", clean(&job_name));
     let _ = writeln!(t, "# Paths are relative to this file.");
+    if capped > 0 {
+        let _ = writeln!(
+            t,
+            "# {capped} more column{} looked like quasi-identifiers but would grow the search's lattice",
+            if capped == 1 { "" } else { "s" }
+        );
+        let _ = writeln!(t, "# past {} nodes; they are dropped, see [output].", grouped(MAX_NODES as i64));
+    }
     t.push('\n');
 
     t.push_str("[source]\n");

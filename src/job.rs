@@ -34,6 +34,10 @@ pub enum SourceSpec {
     SparkParquet {
         path: String,
     },
+    /// On the PostgreSQL engine: a table (`schema.table`, dot-separated parts).
+    PostgresTable {
+        name: String,
+    },
 }
 
 impl SourceSpec {
@@ -44,6 +48,7 @@ impl SourceSpec {
             SourceSpec::Csv { path, .. } | SourceSpec::Parquet { path } => path.display().to_string(),
             SourceSpec::SparkTable { name } => format!("Spark table \"{name}\""),
             SourceSpec::SparkParquet { path } => format!("Spark parquet {path}"),
+            SourceSpec::PostgresTable { name } => format!("PostgreSQL table \"{name}\""),
         }
     }
 }
@@ -59,8 +64,10 @@ pub struct OutputTable {
 pub struct OutputSpec {
     /// None when the release goes only to files (a file source, no `database`).
     pub table: Option<OutputTable>,
-    /// On the Spark engine: the release's table in Spark's catalog.
-    pub spark_table: Option<String>,
+    /// On the Spark or PostgreSQL engine: the release's table there.
+    pub remote_table: Option<String>,
+    /// That engine's name, for messages ("Spark", "PostgreSQL").
+    pub remote_engine: &'static str,
     pub csv: Option<PathBuf>,
     pub parquet: Option<PathBuf>,
     pub report: Option<PathBuf>,
@@ -110,7 +117,8 @@ impl OutputSpec {
         let file = job.path.display();
         let mut out = OutputSpec {
             table: None,
-            spark_table: None,
+            remote_table: None,
+            remote_engine: "",
             csv: None,
             parquet: None,
             report: None,
@@ -156,7 +164,7 @@ impl OutputSpec {
 
     /// Where the release goes first: its database, else its csv or parquet file.
     pub fn first_path(&self) -> &Path {
-        if let Some(t) = &self.spark_table {
+        if let Some(t) = &self.remote_table {
             return Path::new(t.as_str());
         }
         match (&self.table, &self.csv, &self.parquet) {
@@ -168,8 +176,8 @@ impl OutputSpec {
 
     /// The release for messages: its table, else its files.
     pub fn describe(&self) -> String {
-        if let Some(t) = &self.spark_table {
-            return format!("Spark table \"{t}\"");
+        if let Some(t) = &self.remote_table {
+            return format!("{} table \"{t}\"", self.remote_engine);
         }
         match &self.table {
             Some(t) => format!("\"{}\"", t.name),
@@ -320,6 +328,8 @@ pub struct Engine {
     /// `kind = "spark"`: the Spark Connect endpoint (`url`) that runs the
     /// source scans and the release write.
     pub spark: Option<String>,
+    /// `kind = "postgres"`: the server (`url`, which may hold a password) that does.
+    pub postgres: Option<crate::postgres::Url>,
 }
 
 /// A validated job.
@@ -554,10 +564,27 @@ impl Job {
         };
         let column = |s: &Spanned<String>| Column { name: s.get_ref().clone(), line: line_of(text, s.span().start) };
 
+        let postgres = match (raw.engine.kind.as_deref(), &raw.engine.url) {
+            (Some("postgres"), Some(url)) if url.starts_with("postgresql://") || url.starts_with("postgres://") => {
+                Some(crate::postgres::Url(url.clone()))
+            }
+            (Some("postgres"), Some(_)) => {
+                return Err(bad(format!(
+                    "{file}: [engine] url must be a PostgreSQL URL, postgresql://user@host:port/database"
+                )))
+            }
+            (Some("postgres"), None) => {
+                return Err(bad(format!(
+                    "{file}: [engine] kind = \"postgres\" needs url = \"postgresql://user@host:port/database\""
+                )))
+            }
+            _ => None,
+        };
         let spark = match (raw.engine.kind.as_deref(), &raw.engine.url) {
+            _ if postgres.is_some() => None,
             (None | Some("duckdb"), None) => None,
             (None | Some("duckdb"), Some(_)) => {
-                return Err(bad(format!("{file}: [engine] url applies to kind = \"spark\" only")))
+                return Err(bad(format!("{file}: [engine] url applies to kind = \"spark\" or \"postgres\" only")))
             }
             (Some("spark"), Some(url)) if url.starts_with("sc://") => Some(url.clone()),
             (Some("spark"), Some(url)) => {
@@ -569,11 +596,21 @@ impl Job {
                 return Err(bad(format!("{file}: [engine] kind = \"spark\" needs url = \"sc://host:port\"")))
             }
             (Some(other), _) => {
-                return Err(bad(format!("{file}: [engine] kind must be \"duckdb\" or \"spark\", got \"{other}\"")))
+                return Err(bad(format!(
+                    "{file}: [engine] kind must be \"duckdb\", \"spark\" or \"postgres\", got \"{other}\""
+                )))
             }
         };
         let src = &raw.source;
         let source = match (&src.database, &src.csv, &src.parquet) {
+            _ if postgres.is_some() => match (&src.database, &src.csv, &src.table, &src.parquet) {
+                (None, None, Some(t), None) if !t.trim().is_empty() => SourceSpec::PostgresTable { name: t.clone() },
+                _ => {
+                    return Err(bad(format!(
+                        "{file}: [source] on the PostgreSQL engine needs table (\"schema.table\") and nothing else"
+                    )))
+                }
+            },
             _ if spark.is_some() => match (&src.database, &src.csv, &src.table, &src.parquet) {
                 (None, None, Some(t), None) if !t.trim().is_empty() => SourceSpec::SparkTable { name: t.clone() },
                 (None, None, None, Some(p)) => SourceSpec::SparkParquet { path: p.clone() },
@@ -596,18 +633,28 @@ impl Job {
         if src.delimiter.is_some() && !matches!(source, SourceSpec::Csv { .. }) {
             return Err(bad(format!("{file}: [source] delimiter applies to csv only")));
         }
-        if src.table.is_some() && !matches!(source, SourceSpec::Database { .. } | SourceSpec::SparkTable { .. }) {
+        if src.table.is_some()
+            && !matches!(
+                source,
+                SourceSpec::Database { .. } | SourceSpec::SparkTable { .. } | SourceSpec::PostgresTable { .. }
+            )
+        {
             return Err(bad(format!("{file}: [source] table applies to a database source only")));
         }
 
         let out = &raw.output;
-        let spark_table = match (&spark, &out.table) {
-            (None, _) => None,
-            (Some(_), Some(t)) if out.database.is_none() && out.csv.is_none() && out.parquet.is_none() => {
+        let remote_engine = match (&spark, &postgres) {
+            (Some(_), _) => "Spark",
+            (_, Some(_)) => "PostgreSQL",
+            _ => "",
+        };
+        let remote_table = match (!remote_engine.is_empty(), &out.table) {
+            (false, _) => None,
+            (true, Some(t)) if out.database.is_none() && out.csv.is_none() && out.parquet.is_none() => {
                 if t.trim().is_empty() {
                     return Err(bad(format!("{file}: [output] table is empty")));
                 }
-                if let SourceSpec::SparkTable { name } = &source {
+                if let SourceSpec::SparkTable { name } | SourceSpec::PostgresTable { name } = &source {
                     if name.eq_ignore_ascii_case(t) {
                         return Err(bad(format!(
                             "{file}: [output] table \"{t}\" is the source table; kanon never overwrites its source"
@@ -616,9 +663,14 @@ impl Job {
                 }
                 Some(t.clone())
             }
-            (Some(_), _) => {
+            (true, _) if spark.is_some() => {
                 return Err(bad(format!(
                     "{file}: [output] on the Spark engine needs table (in Spark's catalog) and nothing else for the release (no database, csv or parquet)"
+                )))
+            }
+            (true, _) => {
+                return Err(bad(format!(
+                    "{file}: [output] on the PostgreSQL engine needs table (\"schema.table\") and nothing else for the release (no database, csv or parquet)"
                 )))
             }
         };
@@ -628,7 +680,7 @@ impl Job {
             (None, _) => None,
         };
         let table = match (database, &out.table) {
-            _ if spark_table.is_some() => None,
+            _ if remote_table.is_some() => None,
             (Some(database), Some(name)) => {
                 if name.trim().is_empty() {
                     return Err(bad(format!("{file}: [output] table is empty")));
@@ -658,7 +710,8 @@ impl Job {
         }
         let output = OutputSpec {
             table,
-            spark_table,
+            remote_table,
+            remote_engine,
             csv: out.csv.as_deref().map(resolve),
             parquet: out.parquet.as_deref().map(resolve),
             report: out.report.as_deref().map(resolve),
@@ -862,6 +915,7 @@ impl Job {
             memory_limit: raw.engine.memory_limit.clone(),
             temp_directory: raw.engine.temp_directory.as_deref().map(resolve),
             spark,
+            postgres,
         };
 
         Ok(Job {

@@ -29,8 +29,8 @@ pub struct Loaded {
     pub threads: Option<usize>,
     /// The position column of `kanon_source_rows` ([`load_records`] only).
     pub position: Option<String>,
-    /// The Spark session the source lives in (`[engine] kind = "spark"`).
-    pub spark: Option<crate::spark::Spark>,
+    /// The engine the source lives in (`[engine] kind = "spark"` or `"postgres"`).
+    pub remote: Option<crate::remote::Remote>,
 }
 
 /// Check that every column the job names exists in the source.
@@ -63,19 +63,20 @@ pub fn check_columns(job: &Job, columns: &[SourceColumn]) -> Result<()> {
     Ok(())
 }
 
-/// Every column the search reads has a Spark type kanon reads (a scalar).
-fn check_spark_types(job: &Job, columns: &[SourceColumn]) -> Result<()> {
+/// Every column the search reads has a type of the remote engine kanon reads (a scalar).
+fn check_remote_types(job: &Job, remote: &crate::remote::Remote, columns: &[SourceColumn]) -> Result<()> {
     let mut named: Vec<(&Column, &str)> =
         job.quasi_identifiers.iter().map(|q| (&q.column, "quasi-identifier")).collect();
     named.extend(job.sensitive.iter().map(|c| (c, "sensitive column")));
     named.extend(job.class_column.iter().map(|c| (c, "class column")));
     for (col, role) in named {
         if let Some(c) = columns.iter().find(|c| c.name == col.name) {
-            if let Some(t) = c.type_name.strip_prefix(crate::spark::UNREAD) {
+            if let Some(t) = c.type_name.strip_prefix(remote.unread()) {
                 return Err(bad(format!(
-                    "{}: {role} \"{}\" has Spark type {t}, which no hierarchy reads (kanon reads booleans, numbers, strings, dates and timestamps)",
+                    "{}: {role} \"{}\" has {} type {t}, which no hierarchy reads (kanon reads booleans, numbers, strings, dates and timestamps)",
                     job.at(col),
-                    col.name
+                    col.name,
+                    remote.name()
                 )));
             }
         }
@@ -106,30 +107,26 @@ fn load_as(job: &Job, bar: &indicatif::ProgressBar, records: bool) -> Result<Loa
     let t = std::time::Instant::now();
     let trace = |what: &str| crate::trace(|| format!("load {what}: {:.3}s", t.elapsed().as_secs_f64()));
     bar.set_message("opening the source");
-    let (conn, columns, position, spark) = match &job.engine.spark {
+    if records && !job.output.remote_engine.is_empty() {
+        return Err(bad(format!(
+            "{}: cell-based generalization runs on the DuckDB engine only, not on {}",
+            job.path.display(),
+            job.output.remote_engine
+        )));
+    }
+    let (conn, columns, position, remote) = match crate::remote::Remote::connect(job)? {
         None => {
             let (conn, columns, position) = database::open_with(job, records)?;
             (conn, columns, position, None)
         }
-        Some(url) => {
-            if records {
-                return Err(bad(format!(
-                    "{}: cell-based generalization runs on the DuckDB engine only, not on Spark",
-                    job.path.display()
-                )));
-            }
-            let spark = crate::spark::Spark::connect(job, url)?;
-            if let Some(t) = &job.output.spark_table {
-                // A release a killed run left under its previous name goes back first.
-                spark.recover(t)?;
-            }
-            let columns = spark.open_source(job)?;
-            (database::open_local(&job.engine)?, columns, None, Some(spark))
+        Some(remote) => {
+            let columns = remote.open_source(job)?;
+            (database::open_local(&job.engine)?, columns, None, Some(remote))
         }
     };
     check_columns(job, &columns)?;
-    if spark.is_some() {
-        check_spark_types(job, &columns)?;
+    if let Some(remote) = &remote {
+        check_remote_types(job, remote, &columns)?;
     }
     trace("open");
     let files = hierarchy::load_files(&conn, job)?;
@@ -157,7 +154,7 @@ fn load_as(job: &Job, bar: &indicatif::ProgressBar, records: bool) -> Result<Loa
     } else {
         frequency::Input::source()
     };
-    let rows = frequency::scan_source(&conn, spark.as_ref(), &input, &job.qi_names(), &extra)?;
+    let rows = frequency::scan_source(&conn, remote.as_ref(), &input, &job.qi_names(), &extra)?;
     if rows == 0 {
         return Err(bad(format!("{}: the source, {}, has no rows", job.path.display(), job.source.describe())));
     }
@@ -176,7 +173,7 @@ fn load_as(job: &Job, bar: &indicatif::ProgressBar, records: bool) -> Result<Loa
         frequency::code_tables(&conn, job.quasi_identifiers.len(), &aliases)?;
     } else {
         bar.set_message(format!("grouping the {rows} source rows by their quasi-identifiers"));
-        frequency::encode(&conn, spark.as_ref(), &input, &job.qi_names(), rows, &extra)?;
+        frequency::encode(&conn, remote.as_ref(), &input, &job.qi_names(), rows, &extra)?;
         trace("base frequency set");
     }
     let models = Arc::new(class_models(&conn, job, &columns)?);
@@ -196,7 +193,7 @@ fn load_as(job: &Job, bar: &indicatif::ProgressBar, records: bool) -> Result<Loa
         memory_rows: job.engine.memory_rows.unwrap_or(MEMORY_ROWS),
         threads: job.engine.threads.map(|t| t as usize),
         position,
-        spark,
+        remote,
     })
 }
 

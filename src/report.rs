@@ -36,7 +36,7 @@ impl Output {
     pub fn of(out: &OutputSpec) -> Output {
         Output {
             database: out.table.as_ref().map(|t| t.database.display().to_string()),
-            table: out.table.as_ref().map(|t| t.name.clone()).or_else(|| out.spark_table.clone()),
+            table: out.table.as_ref().map(|t| t.name.clone()).or_else(|| out.remote_table.clone()),
             csv: out.csv.as_ref().map(|p| p.display().to_string()),
             parquet: out.parquet.as_ref().map(|p| p.display().to_string()),
             reconstructed: None,

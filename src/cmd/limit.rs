@@ -208,7 +208,7 @@ enum Written {
 
 impl Written {
     fn of(job: &Job) -> Written {
-        if job.output.table.is_some() || job.output.spark_table.is_some() {
+        if job.output.table.is_some() || job.output.remote_table.is_some() {
             Written::Table
         } else if job.output.parquet.is_some() {
             Written::Parquet

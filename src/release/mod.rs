@@ -10,13 +10,13 @@
 //! filter (a hash join would not; see docs/scale.md). Levels and partitions
 //! are recodings of that one shape; cells ([`CellRecoding`]) have the same
 //! one pass, the row's cluster coming from its source position, its cells
-//! from the cluster. [`publish`] swaps the result in. On Spark a full-domain
-//! recoding is one statement of joins run there ([`spark`]).
+//! from the cluster. [`publish`] swaps the result in. On Spark or PostgreSQL a full-domain
+//! recoding is one statement of joins run there ([`remote`]).
 
 mod functions;
 mod maps;
 mod publish;
-mod spark;
+mod remote;
 
 use crate::cells::CellDomain;
 use crate::hierarchy::divisors;
@@ -190,11 +190,11 @@ pub fn write(
     if reconstruct.is_some() && !matches!(recoding, Recoding::Cells(_)) {
         bail!("only a cell-based release has a reconstruction");
     }
-    match (&source.spark, recoding) {
-        (Some(session), Recoding::Levels { levels, dropped }) => {
-            spark::write_levels(conn, session, job, columns, levels, dropped)
+    match (&source.remote, recoding) {
+        (Some(engine), Recoding::Levels { levels, dropped }) => {
+            remote::write_levels(conn, engine, job, columns, levels, dropped)
         }
-        (Some(_), _) => bail!("on the Spark engine kanon writes full-domain releases only"),
+        (Some(engine), _) => bail!("on the {} engine kanon writes full-domain releases only", engine.name()),
         (None, Recoding::Levels { levels, dropped }) => {
             let maps = maps::levels(conn, job, columns, levels, dropped)?;
             let calls = functions::register(conn, maps, job, columns)?;

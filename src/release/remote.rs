@@ -1,28 +1,28 @@
-//! The full-domain release on the Spark engine.
+//! The full-domain release on a remote engine (Spark, PostgreSQL).
 
 use super::Written;
 use crate::database::SourceColumn;
 use crate::hierarchy::{code_table, dim_table, node_table};
 use crate::job::Job;
-use crate::spark::Spark;
+use crate::remote::Remote;
 use crate::sql::{self, ident, list, render};
 use anyhow::{Context, Result};
 use duckdb::Connection;
 
-/// The full-domain release on Spark ([`crate::spark`]): the value maps (each
-/// source value as it is, its group's code at the node and label) and the
-/// suppressed classes go to the session as small views, and one statement of
-/// joins ([`sql::RELEASE_JOINED`]) writes the release table there.
+/// The full-domain release where the source lives ([`crate::remote`]): the
+/// value maps (each source value as it is, its group's code at the node and
+/// label) and the suppressed classes go to the session as small tables, and
+/// one statement of joins ([`sql::RELEASE_JOINED`]) writes the release table there.
 pub(super) fn write_levels(
     conn: &Connection,
-    spark: &Spark,
+    remote: &Remote,
     job: &Job,
     columns: &[SourceColumn],
     levels: &[u8],
     dropped: &[Box<[i64]>],
 ) -> Result<Written> {
     let n = levels.len();
-    let table = job.output.spark_table.as_deref().context("a Spark job names its release table")?;
+    let table = job.output.remote_table.as_deref().context("a remote job names its release table")?;
     for (a, &l) in levels.iter().enumerate() {
         let q = render(
             sql::fragment(sql::RELEASE_MAP, "value_map"),
@@ -35,7 +35,7 @@ pub(super) fn write_levels(
                 ("level", &l.to_string()),
             ],
         );
-        spark.share(
+        remote.share(
             conn,
             &format!("SELECT n, code::BIGINT AS code, label FROM ({q})"),
             &[],
@@ -53,27 +53,27 @@ pub(super) fn write_levels(
     }
     app.flush()?;
     drop(app);
-    spark.share(conn, "SELECT * FROM kanon_release_dropped", &[], "kanon_release_dropped")?;
+    remote.share(conn, "SELECT * FROM kanon_release_dropped", &[], "kanon_release_dropped")?;
     let qis = job.qi_names();
     let out = &job.output;
     let mut joins = list(qis.iter().enumerate(), "\n", |(a, q)| {
         format!("JOIN kanon_release_map_{a} m{a} ON s.{} IS NOT DISTINCT FROM m{a}.n", ident(q))
     });
-    if !out.pseudonymize.is_empty() {
-        // Spark has SHA-256 but no HMAC: HMAC from its definition, the padded
-        // keys a one-row view of data (never the statement's text).
-        let key = out.key.as_ref().context("[output] pseudonymize without a key")?;
-        let (inner, outer) = key.pads_hex();
-        spark.share_secret_row("kanon_release_key", &[("inner", inner), ("outer", outer)])?;
-        joins.push_str("\nCROSS JOIN kanon_release_key kk");
-    }
+    let pseudonym = match out.pseudonymize.is_empty() {
+        true => None,
+        false => {
+            let key = out.key.as_ref().context("[output] pseudonymize without a key")?;
+            joins.push_str("\nCROSS JOIN kanon_release_key kk");
+            Some(remote.share_key(key)?)
+        }
+    };
     let select = list(columns.iter().filter(|c| !out.drop.iter().any(|d| d.name == c.name)), ", ", |c| {
         let name = ident(&c.name);
         match qis.iter().position(|q| *q == c.name) {
             Some(a) => format!("m{a}.label AS {name}"),
-            None if out.pseudonymize.iter().any(|p| p.name == c.name) => format!(
-                "sha2(concat(unhex(kk.outer), unhex(sha2(concat(unhex(kk.inner), encode(CAST(s.{name} AS STRING), 'UTF-8')), 256))), 256) AS {name}"
-            ),
+            None if out.pseudonymize.iter().any(|p| p.name == c.name) => {
+                format!("{} AS {name}", pseudonym.expect("a key was shared")(&format!("s.{name}")))
+            }
             None => format!("s.{name}"),
         }
     });
@@ -81,6 +81,6 @@ pub(super) fn write_levels(
         sql::RELEASE_JOINED,
         &[("columns", &select), ("joins", &joins), ("match", &list(0..n, " AND ", |a| format!("d.c{a} = m{a}.code")))],
     );
-    let rows = spark.write_table(table, &select)?;
+    let rows = remote.write_table(table, &select)?;
     Ok(Written { rows })
 }

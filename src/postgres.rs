@@ -1,0 +1,507 @@
+//! The PostgreSQL engine (`[engine] kind = "postgres"`): the source is a
+//! table of a PostgreSQL database, and kanon reads it only in its two scans
+//! (the marginals, the base frequency set) and its release, each one
+//! statement run there, as on Spark ([`crate::spark`]). Results come back
+//! with `COPY … TO STDOUT` (text format) into the embedded DuckDB in
+//! batches; small local tables a statement reads (value → code maps, the
+//! release's value maps, the suppressed classes) go to the session as
+//! temporary tables of the same name with `COPY … FROM STDIN`.
+//!
+//! The release is built and swapped in one transaction: PostgreSQL's DDL is
+//! transactional, so a kill at any moment leaves the old release or the new
+//! one, and another connection never sees a partial table.
+//!
+//! The password comes from the URL, `PGPASSWORD` or the password file
+//! (`PGPASSFILE`, else `~/.pgpass`), as libpq looks for it; no message,
+//! report or log shows the URL, only host, port, database and user.
+
+use crate::database::SourceColumn;
+use crate::error::bad;
+use crate::job::{Job, SourceSpec};
+use crate::sql::{ident, list};
+use anyhow::{anyhow, Context, Result};
+use duckdb::arrow::array::{ArrayRef, StringArray};
+use duckdb::arrow::datatypes::{DataType as ArrowType, Field, Schema};
+use duckdb::arrow::record_batch::RecordBatch;
+use duckdb::vtab::arrow::{ArrowBatchRegistration, ArrowVTab};
+use duckdb::Connection;
+use postgres::config::Host;
+use postgres::types::Type;
+use postgres::{Client, Config, NoTls};
+use std::cell::RefCell;
+use std::io::{BufRead, Write};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The type name of a source column whose PostgreSQL type kanon does not read.
+pub const UNREAD: &str = "unread PostgreSQL type ";
+
+/// A connection URL, which may hold a password: never shown.
+#[derive(Clone, PartialEq)]
+pub struct Url(pub String);
+
+impl std::fmt::Debug for Url {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Url(hidden)")
+    }
+}
+
+/// Rows per batch brought back into DuckDB.
+const BATCH: usize = 64 * 1024;
+
+/// A PostgreSQL session for one run.
+pub struct Postgres {
+    client: RefCell<Client>,
+    /// host:port/database as user, for messages.
+    at: String,
+}
+
+/// A statement as PostgreSQL spells it: it has no TINYINT (the narrowest
+/// integer the base set's codes take elsewhere).
+fn dialect(statement: &str) -> String {
+    statement.replace("::TINYINT", "::SMALLINT")
+}
+
+/// A dot-separated table name, each part quoted.
+pub fn qualified(name: &str) -> String {
+    list(name.split('.'), ".", ident)
+}
+
+/// The DuckDB type a PostgreSQL value arrives as (None: not read).
+fn duckdb_type(t: &Type, typmod: i32) -> Option<String> {
+    Some(
+        match *t {
+            Type::BOOL => "BOOLEAN",
+            Type::INT2 => "SMALLINT",
+            Type::INT4 => "INTEGER",
+            Type::INT8 | Type::OID => "BIGINT",
+            Type::FLOAT4 => "FLOAT",
+            Type::FLOAT8 => "DOUBLE",
+            Type::NUMERIC => {
+                // typmod: ((precision << 16) | scale) + 4, or -1 when unconstrained.
+                let (p, s) = (((typmod - 4) >> 16) & 0xffff, (typmod - 4) & 0xffff);
+                return Some(if typmod >= 4 && p <= 38 { format!("DECIMAL({p},{s})") } else { "DOUBLE".into() });
+            }
+            Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME => "VARCHAR",
+            Type::DATE => "DATE",
+            Type::TIMESTAMP => "TIMESTAMP",
+            Type::TIMESTAMPTZ => "TIMESTAMPTZ",
+            _ => return None,
+        }
+        .to_string(),
+    )
+}
+
+/// The PostgreSQL type a DuckDB column is sent as.
+fn postgres_type(duckdb: &str) -> Result<String> {
+    let t = duckdb.to_ascii_uppercase();
+    Ok(match t.as_str() {
+        "BOOLEAN" => "boolean".into(),
+        "TINYINT" | "SMALLINT" | "UTINYINT" => "smallint".into(),
+        "INTEGER" | "USMALLINT" => "integer".into(),
+        "BIGINT" | "UINTEGER" => "bigint".into(),
+        "FLOAT" => "real".into(),
+        "DOUBLE" => "double precision".into(),
+        "VARCHAR" => "text".into(),
+        "DATE" => "date".into(),
+        "TIMESTAMP" => "timestamp".into(),
+        "TIMESTAMP WITH TIME ZONE" | "TIMESTAMPTZ" => "timestamptz".into(),
+        d if d.starts_with("DECIMAL") => d.replace("DECIMAL", "numeric"),
+        other => return Err(anyhow!("a column of DuckDB type {other} cannot go to PostgreSQL")),
+    })
+}
+
+/// A value in COPY's text format: `\N` for NULL; backslash, tab, newline and
+/// carriage return escaped.
+fn copy_text(out: &mut Vec<u8>, value: Option<&str>) {
+    match value {
+        None => out.extend_from_slice(b"\\N"),
+        Some(v) => {
+            for b in v.bytes() {
+                match b {
+                    b'\\' => out.extend_from_slice(b"\\\\"),
+                    b'\t' => out.extend_from_slice(b"\\t"),
+                    b'\n' => out.extend_from_slice(b"\\n"),
+                    b'\r' => out.extend_from_slice(b"\\r"),
+                    _ => out.push(b),
+                }
+            }
+        }
+    }
+}
+
+/// One field of a COPY text line, unescaped (None for `\N`).
+fn copy_field(field: &[u8]) -> Option<String> {
+    if field == b"\\N" {
+        return None;
+    }
+    let mut out = Vec::with_capacity(field.len());
+    let mut i = 0;
+    while i < field.len() {
+        let b = field[i];
+        if b != b'\\' || i + 1 == field.len() {
+            out.push(b);
+            i += 1;
+            continue;
+        }
+        let next = field[i + 1];
+        i += 2;
+        match next {
+            b'b' => out.push(8),
+            b'f' => out.push(12),
+            b'n' => out.push(b'\n'),
+            b'r' => out.push(b'\r'),
+            b't' => out.push(b'\t'),
+            b'v' => out.push(11),
+            b'x' => {
+                let digits = field[i..].iter().take(2).take_while(|c| c.is_ascii_hexdigit()).count();
+                let hex = std::str::from_utf8(&field[i..i + digits]).unwrap_or("0");
+                out.push(u8::from_str_radix(hex, 16).unwrap_or(0));
+                i += digits;
+            }
+            b'0'..=b'7' => {
+                let digits = 1 + field[i..].iter().take(2).take_while(|c| (b'0'..=b'7').contains(c)).count();
+                let oct = std::str::from_utf8(&field[i - 1..i - 1 + digits]).unwrap_or("0");
+                out.push(u8::from_str_radix(oct, 8).unwrap_or(0));
+                i += digits - 1;
+            }
+            other => out.push(other),
+        }
+    }
+    Some(String::from_utf8_lossy(&out).into_owned())
+}
+
+/// The password for `host:port/dbname` as `user` from a libpq password file
+/// (lines `host:port:database:user:password`, `*` matching anything, `\:`
+/// and `\\` escaped).
+fn pgpass_lookup(text: &str, host: &str, port: u16, dbname: &str, user: &str) -> Option<String> {
+    let port = port.to_string();
+    for line in text.lines() {
+        if line.trim_start().starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        let mut fields = Vec::new();
+        let mut field = String::new();
+        let mut chars = line.chars();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => field.extend(chars.next()),
+                ':' if fields.len() < 4 => fields.push(std::mem::take(&mut field)),
+                _ => field.push(c),
+            }
+        }
+        fields.push(field);
+        if fields.len() != 5 {
+            continue;
+        }
+        let want = [host, port.as_str(), dbname, user];
+        if fields[..4].iter().zip(want).all(|(f, w)| f == "*" || f == w) {
+            return Some(fields[4].clone());
+        }
+    }
+    None
+}
+
+impl Postgres {
+    /// Connect to the job's server: the password as libpq finds it, a
+    /// connect timeout of 10 s unless the URL sets one. An unreachable
+    /// server or a refused login is bad input naming `[engine] url` (never its password).
+    pub fn connect(job: &Job, url: &Url) -> Result<Postgres> {
+        let file = job.path.display();
+        let mut config: Config = url.0.parse().map_err(|_| {
+            bad(format!("{file}: [engine] url is not a PostgreSQL URL (postgresql://user@host:port/database)"))
+        })?;
+        let user = config
+            .get_user()
+            .map(String::from)
+            .or_else(|| std::env::var("PGUSER").ok())
+            .or_else(|| std::env::var("USER").ok())
+            .unwrap_or_else(|| "postgres".into());
+        config.user(&user);
+        let host = match config.get_hosts().first() {
+            Some(Host::Tcp(h)) => h.clone(),
+            Some(Host::Unix(p)) => p.display().to_string(),
+            None => {
+                config.host("localhost");
+                "localhost".into()
+            }
+        };
+        let port = config.get_ports().first().copied().unwrap_or(5432);
+        let dbname = config.get_dbname().map(String::from).unwrap_or_else(|| user.clone());
+        if config.get_password().is_none() {
+            let from_file = || {
+                let path = std::env::var_os("PGPASSFILE")
+                    .map(std::path::PathBuf::from)
+                    .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".pgpass")))?;
+                pgpass_lookup(&std::fs::read_to_string(path).ok()?, &host, port, &dbname, &user)
+            };
+            if let Some(p) = std::env::var("PGPASSWORD").ok().filter(|p| !p.is_empty()).or_else(from_file) {
+                config.password(p);
+            }
+        }
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(Duration::from_secs(10));
+        }
+        let at = format!("{host}:{port}/{dbname} as \"{user}\"");
+        let mut client = config.connect(NoTls).map_err(|e| {
+            let why = match e.as_db_error() {
+                Some(db) => db.message().to_string(),
+                None => std::error::Error::source(&e).map_or_else(|| e.to_string(), |s| s.to_string()),
+            };
+            bad(format!("{file}: [engine] url: cannot connect to PostgreSQL at {at}: {why}"))
+        })?;
+        client
+            .batch_execute("SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET extra_float_digits = 1; SET client_encoding = 'UTF8'")
+            .context("setting up the PostgreSQL session")?;
+        Ok(Postgres { client: RefCell::new(client), at })
+    }
+
+    /// Expose the job's source as the temporary view `kanon_source`; return
+    /// its columns with the DuckDB type each arrives as.
+    pub fn open_source(&self, job: &Job) -> Result<Vec<SourceColumn>> {
+        let file = job.path.display();
+        let SourceSpec::PostgresTable { name } = &job.source else {
+            unreachable!("a PostgreSQL job has a PostgreSQL source")
+        };
+        let mut client = self.client.borrow_mut();
+        let found: Option<u32> = client
+            .query_one("SELECT to_regclass($1)::oid", &[&qualified(name)])
+            .map(|r| r.get::<_, Option<u32>>(0))
+            .unwrap_or(None);
+        let Some(oid) = found else {
+            return Err(bad(format!("{file}: [source] table \"{name}\" not found in PostgreSQL at {}", self.at)));
+        };
+        let rows = client.query(
+            "SELECT attname::text, atttypid, atttypmod FROM pg_attribute
+             WHERE attrelid = $1 AND attnum > 0 AND NOT attisdropped ORDER BY attnum",
+            &[&oid],
+        )?;
+        let mut columns = Vec::new();
+        for r in rows {
+            let (name, oid, typmod): (String, u32, i32) = (r.get(0), r.get(1), r.get(2));
+            let type_name = match Type::from_oid(oid).and_then(|t| duckdb_type(&t, typmod)) {
+                Some(t) => t,
+                None => {
+                    let shown: String = client
+                        .query_one("SELECT format_type($1, $2)", &[&oid, &typmod])
+                        .map(|r| r.get(0))
+                        .unwrap_or_else(|_| oid.to_string());
+                    format!("{UNREAD}{shown}")
+                }
+            };
+            columns.push(SourceColumn { name, type_name });
+        }
+        client
+            .batch_execute(&format!("CREATE OR REPLACE TEMP VIEW kanon_source AS SELECT * FROM {}", qualified(name)))
+            .context("defining the source view on PostgreSQL")?;
+        Ok(columns)
+    }
+
+    /// Run `select` on PostgreSQL; its rows land in the local temp table
+    /// `target` (replaced), streamed back with COPY in batches. Returns the rows.
+    pub fn fetch(&self, conn: &Connection, select: &str, target: &str) -> Result<u64> {
+        let select = dialect(select);
+        let mut client = self.client.borrow_mut();
+        let stmt = client.prepare(&select).with_context(|| format!("running on PostgreSQL: {select}"))?;
+        let columns: Vec<(String, String)> = stmt
+            .columns()
+            .iter()
+            .map(|c| {
+                let t = duckdb_type(c.type_(), c.type_modifier())
+                    .ok_or_else(|| anyhow!("column \"{}\" of PostgreSQL type {}", c.name(), c.type_()))?;
+                Ok((c.name().to_string(), t))
+            })
+            .collect::<Result<_>>()?;
+        conn.execute_batch(&format!(
+            "CREATE OR REPLACE TEMP TABLE {} ({})",
+            ident(target),
+            list(&columns, ", ", |(n, t)| format!("{} {t}", ident(n)))
+        ))?;
+        let registered: i64 =
+            conn.query_row("SELECT count(*) FROM duckdb_functions() WHERE function_name = 'kanon_arrow'", [], |r| {
+                r.get(0)
+            })?;
+        if registered == 0 {
+            conn.register_table_function::<ArrowVTab>("kanon_arrow")?;
+        }
+        let schema = Arc::new(Schema::new(
+            (0..columns.len()).map(|i| Field::new(format!("c{i}"), ArrowType::Utf8, true)).collect::<Vec<_>>(),
+        ));
+        let insert = format!(
+            "INSERT INTO {} SELECT {} FROM kanon_arrow(?)",
+            ident(target),
+            list(columns.iter().enumerate(), ", ", |(i, (_, t))| format!("CAST(c{i} AS {t})"))
+        );
+        let flush = |batch: &mut Vec<Vec<Option<String>>>| -> Result<()> {
+            if batch[0].is_empty() && !columns.is_empty() {
+                return Ok(());
+            }
+            let arrays: Vec<ArrayRef> =
+                batch.iter_mut().map(|c| Arc::new(StringArray::from(std::mem::take(c))) as ArrayRef).collect();
+            let registered = ArrowBatchRegistration::new(RecordBatch::try_new(schema.clone(), arrays)?);
+            conn.execute(&insert, [&registered]).with_context(|| format!("storing PostgreSQL's result in {target}"))?;
+            Ok(())
+        };
+        let mut reader = client
+            .copy_out(&format!("COPY ({select}) TO STDOUT"))
+            .with_context(|| format!("running on PostgreSQL: {select}"))?;
+        let mut batch: Vec<Vec<Option<String>>> = vec![Vec::with_capacity(BATCH); columns.len()];
+        let (mut rows, mut bytes, mut line) = (0u64, 0usize, Vec::new());
+        loop {
+            line.clear();
+            if reader.read_until(b'\n', &mut line)? == 0 {
+                break;
+            }
+            bytes += line.len();
+            let text = line.strip_suffix(b"\n").unwrap_or(&line);
+            let mut fields = text.split(|&b| b == b'\t');
+            for column in batch.iter_mut() {
+                column.push(copy_field(fields.next().context("a short line from COPY")?));
+            }
+            rows += 1;
+            if rows as usize % BATCH == 0 {
+                flush(&mut batch)?;
+            }
+        }
+        flush(&mut batch)?;
+        crate::trace(|| format!("postgres: fetched {rows} rows, {bytes} bytes into {target}"));
+        Ok(rows)
+    }
+
+    /// The rows of the local query `select` (with `params`) as the
+    /// PostgreSQL temporary table `name` (replaced), analyzed.
+    pub fn share(&self, conn: &Connection, select: &str, params: &[i64], name: &str) -> Result<()> {
+        let described: Vec<(String, String)> = {
+            let mut stmt = conn.prepare(&format!("DESCRIBE {select}"))?;
+            let rows = stmt.query_map(duckdb::params_from_iter(params), |r| Ok((r.get(0)?, r.get(1)?)))?;
+            rows.collect::<duckdb::Result<_>>()?
+        };
+        let types = described.iter().map(|(_, t)| postgres_type(t)).collect::<Result<Vec<_>>>()?;
+        let texts = list(described.iter(), ", ", |(n, _)| format!("CAST({} AS VARCHAR)", ident(n)));
+        let mut stmt = conn.prepare(&format!("SELECT {texts} FROM ({select})"))?;
+        let mut rows = stmt.query(duckdb::params_from_iter(params))?;
+        let mut client = self.client.borrow_mut();
+        client.batch_execute(&format!(
+            "DROP TABLE IF EXISTS pg_temp.{0}; CREATE TEMP TABLE {0} ({1})",
+            ident(name),
+            list(described.iter().zip(&types), ", ", |((n, _), t)| format!("{} {t}", ident(n)))
+        ))?;
+        let mut writer = client.copy_in(&format!("COPY {} FROM STDIN", ident(name)))?;
+        let mut buf = Vec::new();
+        while let Some(r) = rows.next()? {
+            for i in 0..described.len() {
+                if i > 0 {
+                    buf.push(b'\t');
+                }
+                copy_text(&mut buf, r.get::<_, Option<String>>(i)?.as_deref());
+            }
+            buf.push(b'\n');
+            if buf.len() > 1 << 20 {
+                writer.write_all(&buf)?;
+                buf.clear();
+            }
+        }
+        writer.write_all(&buf)?;
+        writer.finish().with_context(|| format!("sending {name} to PostgreSQL"))?;
+        client.batch_execute(&format!("ANALYZE {}", ident(name)))?;
+        Ok(())
+    }
+
+    /// One row of text columns as the temporary table `name`, sent as COPY
+    /// data: for secrets (the pseudonym key's pads), which no statement's text
+    /// (nor so any message quoting one) may hold.
+    pub fn share_secret_row(&self, name: &str, row: &[(&str, String)]) -> Result<()> {
+        let mut client = self.client.borrow_mut();
+        client.batch_execute(&format!(
+            "DROP TABLE IF EXISTS pg_temp.{0}; CREATE TEMP TABLE {0} ({1})",
+            ident(name),
+            list(row, ", ", |(n, _)| format!("{} text", ident(n)))
+        ))?;
+        let mut buf = Vec::new();
+        for (i, (_, v)) in row.iter().enumerate() {
+            if i > 0 {
+                buf.push(b'\t');
+            }
+            copy_text(&mut buf, Some(v));
+        }
+        buf.push(b'\n');
+        let sent = (|| -> Result<()> {
+            let mut writer = client.copy_in(&format!("COPY {} FROM STDIN", ident(name)))?;
+            writer.write_all(&buf)?;
+            writer.finish()?;
+            Ok(())
+        })();
+        sent.map_err(|_| anyhow!("sending the pseudonymization key to the PostgreSQL session failed"))?;
+        Ok(())
+    }
+
+    /// Write `select` as the table `table` and swap it in, all in one
+    /// transaction: built under a temporary name, the previous release
+    /// dropped and the new one renamed over it, then the commit. A client
+    /// killed before the commit leaves the server to roll it all back.
+    /// Returns the rows.
+    pub fn write_table(&self, table: &str, select: &str) -> Result<u64> {
+        let select = dialect(select);
+        let mut client = self.client.borrow_mut();
+        let mut tx = client.transaction()?;
+        let parts: Vec<&str> = table.split('.').collect();
+        let last = parts.last().copied().unwrap_or(table);
+        let tmp = {
+            let mut p: Vec<String> = parts[..parts.len() - 1].iter().map(|s| s.to_string()).collect();
+            p.push(format!("{last}__kanon_tmp"));
+            list(&p, ".", |s| ident(s))
+        };
+        tx.batch_execute(&format!("DROP TABLE IF EXISTS {tmp}"))?;
+        tx.batch_execute(&format!("CREATE TABLE {tmp} AS {select}")).context("writing the release on PostgreSQL")?;
+        let rows: i64 = tx.query_one(&format!("SELECT count(*) FROM {tmp}"), &[])?.get(0);
+        tx.batch_execute(&format!("DROP TABLE IF EXISTS {}", qualified(table)))?;
+        tx.batch_execute(&format!("ALTER TABLE {tmp} RENAME TO {}", ident(last)))?;
+        tx.commit().context("committing the release on PostgreSQL")?;
+        Ok(rows as u64)
+    }
+
+    /// Run a statement for its effect.
+    pub fn execute(&self, statement: &str) -> Result<()> {
+        self.client
+            .borrow_mut()
+            .batch_execute(&dialect(statement))
+            .with_context(|| format!("running on PostgreSQL: {statement}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copy_text_round_trips() {
+        for v in ["plain", "tab\there", "new\nline", "back\\slash", "cr\r", "", "\\N"] {
+            let mut out = Vec::new();
+            copy_text(&mut out, Some(v));
+            assert_eq!(copy_field(&out).as_deref(), Some(v), "{v:?}");
+        }
+        let mut out = Vec::new();
+        copy_text(&mut out, None);
+        assert_eq!(copy_field(&out), None);
+        assert_eq!(copy_field(b"\\x41\\101\\v").as_deref(), Some("AA\u{b}"));
+    }
+
+    #[test]
+    fn pgpass_matches_as_libpq_does() {
+        let file = "# comment\nother:5432:*:kanon:no\nlocalhost:5432:db:ka\\:non:colon\n*:*:*:kanon:any\n";
+        assert_eq!(pgpass_lookup(file, "localhost", 5432, "db", "ka:non").as_deref(), Some("colon"));
+        assert_eq!(pgpass_lookup(file, "localhost", 5433, "x", "kanon").as_deref(), Some("any"));
+        assert_eq!(pgpass_lookup(file, "other", 5432, "x", "kanon").as_deref(), Some("no"));
+        assert_eq!(pgpass_lookup(file, "h", 1, "d", "nobody"), None);
+    }
+
+    #[test]
+    fn types_and_dialect() {
+        assert_eq!(duckdb_type(&Type::NUMERIC, ((8 << 16) | 2) + 4).as_deref(), Some("DECIMAL(8,2)"));
+        assert_eq!(duckdb_type(&Type::NUMERIC, -1).as_deref(), Some("DOUBLE"));
+        assert_eq!(duckdb_type(&Type::JSON, -1), None);
+        assert_eq!(postgres_type("DECIMAL(8,2)").unwrap(), "numeric(8,2)");
+        assert_eq!(dialect("l0.c0::TINYINT AS g0"), "l0.c0::SMALLINT AS g0");
+        assert_eq!(format!("{:?}", Url("postgresql://u:secret@h/d".into())), "Url(hidden)");
+    }
+}

@@ -1,0 +1,112 @@
+//! The engines a source can live in besides the embedded DuckDB, behind one
+//! seam: Spark ([`crate::spark`]) and PostgreSQL ([`crate::postgres`]). The
+//! scans run there (`fetch` brings their results into a local DuckDB
+//! table), small local tables go there (`share`), and the release is one
+//! statement of joins written there (`write_table`); everything else runs
+//! locally as for any other source. What differs by engine is spelled in its
+//! own module; this enum only routes.
+
+use crate::database::SourceColumn;
+use crate::job::Job;
+use crate::postgres::Postgres;
+use crate::spark::Spark;
+use anyhow::Result;
+use duckdb::Connection;
+
+pub enum Remote {
+    Spark(Spark),
+    Postgres(Postgres),
+}
+
+impl Remote {
+    /// Connect to the job's remote engine, if it names one; a release a
+    /// killed Spark run left under its previous name goes back first.
+    pub fn connect(job: &Job) -> Result<Option<Remote>> {
+        if let Some(url) = &job.engine.spark {
+            let spark = Spark::connect(job, url)?;
+            if let Some(t) = &job.output.remote_table {
+                spark.recover(t)?;
+            }
+            return Ok(Some(Remote::Spark(spark)));
+        }
+        if let Some(url) = &job.engine.postgres {
+            return Ok(Some(Remote::Postgres(Postgres::connect(job, url)?)));
+        }
+        Ok(None)
+    }
+
+    /// The engine's name in messages.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Remote::Spark(_) => "Spark",
+            Remote::Postgres(_) => "PostgreSQL",
+        }
+    }
+
+    /// The source as the view `kanon_source` there; its columns as DuckDB types.
+    pub fn open_source(&self, job: &Job) -> Result<Vec<SourceColumn>> {
+        match self {
+            Remote::Spark(s) => s.open_source(job),
+            Remote::Postgres(p) => p.open_source(job),
+        }
+    }
+
+    /// The prefix of a column type the engine has and kanon does not read.
+    pub fn unread(&self) -> &'static str {
+        match self {
+            Remote::Spark(_) => crate::spark::UNREAD,
+            Remote::Postgres(_) => crate::postgres::UNREAD,
+        }
+    }
+
+    /// Run `select` there; its rows into the local temp table `target`.
+    pub fn fetch(&self, conn: &Connection, select: &str, target: &str) -> Result<u64> {
+        match self {
+            Remote::Spark(s) => s.fetch(conn, select, target),
+            Remote::Postgres(p) => p.fetch(conn, select, target),
+        }
+    }
+
+    /// The rows of the local query `select` there, as `name`.
+    pub fn share(&self, conn: &Connection, select: &str, params: &[i64], name: &str) -> Result<()> {
+        match self {
+            Remote::Spark(s) => s.share(conn, select, params, name),
+            Remote::Postgres(p) => p.share(conn, select, params, name),
+        }
+    }
+
+    /// `select` written as the release table `table`, swapped in; the rows.
+    pub fn write_table(&self, table: &str, select: &str) -> Result<u64> {
+        match self {
+            Remote::Spark(s) => s.write_table(table, select),
+            Remote::Postgres(p) => p.write_table(table, select),
+        }
+    }
+
+    /// The pseudonymization key's padded keys there as the one-row relation
+    /// `kanon_release_key` (inner, outer: hex), sent as data; returns the SQL
+    /// of a column's pseudonym, HMAC-SHA-256 from its definition (neither
+    /// engine has HMAC; both have SHA-256), reading `kk`.
+    pub fn share_key(&self, key: &crate::pseudonym::Key) -> Result<fn(&str) -> String> {
+        let (inner, outer) = key.pads_hex();
+        let row = [("inner", inner), ("outer", outer)];
+        Ok(match self {
+            Remote::Spark(s) => {
+                s.share_secret_row("kanon_release_key", &row)?;
+                |column| {
+                    format!(
+                        "sha2(concat(unhex(kk.outer), unhex(sha2(concat(unhex(kk.inner), encode(CAST({column} AS STRING), 'UTF-8')), 256))), 256)"
+                    )
+                }
+            }
+            Remote::Postgres(p) => {
+                p.share_secret_row("kanon_release_key", &row)?;
+                |column| {
+                    format!(
+                        "encode(sha256(decode(kk.outer, 'hex') || sha256(decode(kk.inner, 'hex') || convert_to(CAST({column} AS TEXT), 'UTF8'))), 'hex')"
+                    )
+                }
+            }
+        })
+    }
+}
