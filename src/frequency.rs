@@ -176,8 +176,17 @@ pub fn encode(
     qis: &[String],
     rows: u64,
     extra: &[(&str, &str)],
+    columns: &[crate::database::SourceColumn],
 ) -> Result<()> {
     let n = qis.len();
+    // Source value = code table value, NULL matching NULL, as the engine joins fastest.
+    let same = |left: &str, right: &str, column: &str| match remote {
+        Some(r) => {
+            let t = columns.iter().find(|c| c.name == column).map_or("", |c| c.type_name.as_str());
+            r.same_value(left, right, t)
+        }
+        None => format!("{left} IS NOT DISTINCT FROM {right}"),
+    };
     // A leaf code is below its hierarchy's top divisor (the top level has code 0).
     let tops: Vec<i64> = crate::hierarchy::divisors(conn, n)?.iter().map(|d| *d.last().unwrap_or(&1)).collect();
     let aliases: Vec<&str> = extra.iter().map(|e| e.0).collect();
@@ -192,10 +201,12 @@ pub fn encode(
     }
     let mut codes = list(0..n, ", ", |a| format!("l{a}.c0::{} AS g{a}", int_type(tops[a])));
     let mut joins = list(qis.iter().enumerate(), " ", |(a, c)| {
-        format!("JOIN {} l{a} ON src.{} IS NOT DISTINCT FROM l{a}.n", crate::hierarchy::code_table(a), ident(c))
+        let on = same(&format!("src.{}", ident(c)), &format!("l{a}.n"), c);
+        format!("JOIN {} l{a} ON {on}", crate::hierarchy::code_table(a))
     });
     for (col, c) in extra {
-        joins.push_str(&format!(" {}", extra_join(col, c)));
+        let on = same(&format!("src.{}", ident(c)), &format!("k{col}.n"), c);
+        joins.push_str(&format!(" JOIN {} k{col} ON {on}", extra_codes(col)));
         codes.push_str(&format!(", k{col}.code AS {col}"));
     }
     let count = int_type(rows.saturating_add(1).min(i64::MAX as u64) as i64);
@@ -242,7 +253,7 @@ pub fn code_tables(conn: &Connection, n: usize, aliases: &[&str]) -> Result<()> 
 }
 
 /// The join giving source rows (aliased `src`) the code `k{col}.code` of
-/// their `column` value: `col` is `s` (sensitive) or `y` (label).
+/// their `column` value, in DuckDB: `col` is `s` (sensitive) or `y` (label).
 pub fn extra_join(col: &str, column: &str) -> String {
     format!("JOIN {} k{col} ON src.{} IS NOT DISTINCT FROM k{col}.n", extra_codes(col), ident(column))
 }

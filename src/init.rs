@@ -6,14 +6,14 @@
 //! distinct values, range, text lengths, digit strings, white space, dates),
 //! then one small query per date column (distinct values per date unit) and
 //! per mask candidate (distinct prefixes). Each column is then classified, in
-//! this order: a type kanon cannot generalize is released as it is; a column
-//! whose name says it identifies a person (and whose values are varied) is
-//! dropped; a column whose name says it is sensitive is released as it is,
-//! suggested for ℓ-diversity; a constant column is released as it is; a
-//! column unique on (almost) every row is dropped, unless it is a date or a
-//! measurement; everything else is a quasi-identifier with the built-in
-//! hierarchy its type and values suggest, or, text with many values, is
-//! released as it is with a warning.
+//! this order: a column whose name says it identifies a person (and whose
+//! values are varied) is dropped; a column whose name says it is sensitive is
+//! released as it is, suggested for ℓ-diversity; a constant column is
+//! released as it is; a type kanon cannot generalize is released as it is
+//! (dropped when unique on almost every row); a column unique on (almost)
+//! every row is dropped, unless it is a date or a measurement; everything
+//! else is a quasi-identifier with the built-in hierarchy its type and values
+//! suggest, or, text with many values, is released as it is with a warning.
 
 use crate::database::write_atomically;
 use crate::error::{bad, OrBadInput};
@@ -374,7 +374,11 @@ pub fn run(opts: &Options) -> Result<Written> {
         let nulls = rows - c.profile.non_null;
         match hierarchy_file(&conn, &c.profile.name, h).or_bad_input(|| format!("reading source {src}"))? {
             Some(text) => {
-                let name = format!("{}.csv", file_stem(&c.profile.name, files.len()));
+                let mut name = format!("{}.csv", file_stem(&c.profile.name, files.len()));
+                if files.iter().any(|(f, _)| f.file_name() == Some(name.as_ref())) {
+                    // Two names that differ only in characters a file name leaves out.
+                    name = format!("{}-{}.csv", file_stem(&c.profile.name, files.len()), files.len());
+                }
                 let rel = format!("{hdir_name}/{name}");
                 c.why.push(format!(
                     "It has {} NULLs, which a built-in hierarchy does not list, so the same levels are written to",
@@ -393,6 +397,12 @@ pub fn run(opts: &Options) -> Result<Written> {
                 c.why.push("so it is dropped rather than released as it is.".into());
             }
         }
+    }
+    if !choices.iter().any(|c| matches!(c.role, Role::Qi(_))) {
+        return Err(bad(format!(
+            "no column of {src} can be a quasi-identifier (their NULLs and values fit no hierarchy file); \
+             a job needs at least one"
+        )));
     }
     for (path, _) in &files {
         if path.exists() {
@@ -576,12 +586,17 @@ fn is_date(p: &Profile) -> bool {
     matches!(class_of(&p.type_name), Class::Temporal | Class::Text) && p.non_null > 0 && p.dates == p.non_null
 }
 
-/// A column masked from the right: fixed-length text without white space, or
-/// an integer code (a code-like name, every value with the same number of
-/// digits). Its length and the prefix every value shares.
+/// A column masked from the right: text without white space that is of one
+/// length, all digits, or named like a code; or an integer code (a code-like
+/// name, every value with the same number of digits). Its longest value's
+/// length and the prefix every value shares.
 fn mask_shape(p: &Profile) -> Option<(usize, usize)> {
     let (first, last) = match class_of(&p.type_name) {
-        Class::Text if p.min_len == p.max_len && p.min_len >= 2 && !p.spaces => (p.first.clone()?, p.last.clone()?),
+        Class::Text
+            if !p.spaces && p.max_len >= 2 && (p.min_len == p.max_len || p.digits || has_word(&p.name, CODE_WORDS)) =>
+        {
+            (p.first.clone()?, p.last.clone()?)
+        }
         Class::Integer if has_word(&p.name, CODE_WORDS) => {
             let (lo, hi) = (p.min?, p.max?);
             let (lo, hi) = (format!("{lo:.0}"), format!("{hi:.0}"));
@@ -594,7 +609,8 @@ fn mask_shape(p: &Profile) -> Option<(usize, usize)> {
     };
     // min and max bound every value, so their common prefix is every value's.
     let lcp = first.chars().zip(last.chars()).take_while(|(a, b)| a == b).count();
-    Some((first.chars().count(), lcp))
+    let len = first.chars().count().max(last.chars().count()).max(p.max_len.max(0) as usize);
+    Some((len, lcp))
 }
 
 /// The column name's words: split at non-alphanumerics and lower-to-upper
@@ -645,25 +661,6 @@ fn identifier_word(name: &str) -> Option<(String, bool)> {
 fn first_role(p: &Profile) -> Option<(Role, Vec<String>)> {
     let class = class_of(&p.type_name);
     let d = p.distinct;
-    if class == Class::Other && p.non_null >= 10 && d as f64 >= NEAR_UNIQUE * p.non_null as f64 {
-        return Some((
-            Role::Drop { key: false },
-            vec![format!(
-                "It is distinct on {:.0}% of its non-NULL rows, and kanon init picks no hierarchy for a {} column: dropped.",
-                100.0 * d as f64 / p.non_null as f64,
-                p.type_name
-            )],
-        ));
-    }
-    if class == Class::Other {
-        return Some((
-            Role::AsIs,
-            vec![format!(
-                "kanon init picks no hierarchy for a {} column: released as it is (drop it if it identifies anyone).",
-                p.type_name
-            )],
-        ));
-    }
     if d == 0 {
         return Some((Role::AsIs, vec!["Every row is NULL: nothing to generalize; released as it is.".into()]));
     }
@@ -705,6 +702,25 @@ fn first_role(p: &Profile) -> Option<(Role, Vec<String>)> {
     }
     if d + i64::from(p.non_null < p.rows) <= 1 {
         return Some((Role::AsIs, vec!["One value on every row: it tells no one apart; released as it is.".into()]));
+    }
+    if class == Class::Other && p.non_null >= 10 && d as f64 >= NEAR_UNIQUE * p.non_null as f64 {
+        return Some((
+            Role::Drop { key: false },
+            vec![format!(
+                "It is distinct on {:.0}% of its non-NULL rows, and kanon init picks no hierarchy for a {} column: dropped.",
+                100.0 * d as f64 / p.non_null as f64,
+                p.type_name
+            )],
+        ));
+    }
+    if class == Class::Other {
+        return Some((
+            Role::AsIs,
+            vec![format!(
+                "kanon init picks no hierarchy for a {} column: released as it is (drop it if it identifies anyone).",
+                p.type_name
+            )],
+        ));
     }
     let near_unique = d as f64 >= NEAR_UNIQUE * p.non_null as f64 && p.non_null >= 10;
     if !near_unique {
@@ -753,12 +769,13 @@ fn qi_role(p: &Profile) -> (Role, Vec<String>) {
     if let Some((len, lcp)) = mask_shape(p) {
         let n = (len - lcp).min(MAX_MASK);
         let merges = p.prefixes.is_some_and(|x| x < d);
+        let one = if p.min_len == p.max_len { " of one length" } else { " named like a code" };
         let what = if class == Class::Integer {
-            "Integers of one digit count, named like a code,"
+            "Integers of one digit count, named like a code,".to_string()
         } else if p.digits {
-            "Digit strings of one length"
+            format!("Digit strings{}", if p.min_len == p.max_len { one } else { "" })
         } else {
-            "Codes of one length"
+            format!("Codes without spaces{one}")
         };
         if n >= 2 && merges {
             let shared = if lcp > 0 {
@@ -994,8 +1011,11 @@ fn short(s: &str) -> String {
     }
 }
 
-/// The line of facts about a column: type, distinct values, NULLs, range or lengths.
-fn facts(p: &Profile, rows: i64) -> String {
+/// The line of facts about a column: type, distinct values, NULLs, range or
+/// lengths. Values (a range, the first and last text) only with `values`:
+/// never for a dropped or free-text column, whose values would put personal
+/// data into the job file.
+fn facts(p: &Profile, rows: i64, values: bool) -> String {
     let nulls = rows - p.non_null;
     let mut s = format!(
         "{} ({}): {} distinct value{} in {} rows, {}",
@@ -1008,7 +1028,7 @@ fn facts(p: &Profile, rows: i64) -> String {
     );
     match class_of(&p.type_name) {
         Class::Integer | Class::Decimal => {
-            if let (Some(lo), Some(hi)) = (p.min, p.max) {
+            if let (Some(lo), Some(hi), true) = (p.min, p.max, values) {
                 let _ = write!(s, "; {} to {}", number(lo), number(hi));
             }
         }
@@ -1020,7 +1040,7 @@ fn facts(p: &Profile, rows: i64) -> String {
             };
             let digits = if p.digits { ", all digits" } else { "" };
             let range = match (&p.first, &p.last) {
-                (Some(a), Some(b)) => format!(", {} to {}", short(a), short(b)),
+                (Some(a), Some(b)) if values => format!(", {} to {}", short(a), short(b)),
                 _ => String::new(),
             };
             let _ = write!(s, "; {lens}{digits}{range}");
@@ -1060,7 +1080,18 @@ fn job_text(
     capped: usize,
 ) -> Result<String> {
     let src_rel = relative(&opts.source, job_dir)?.to_string_lossy().into_owned();
-    let stem = opts.source.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "source".into());
+    let name = opts.source.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "source".into());
+    // extract.csv.gz → extract; release.duckdb → release.
+    let mut stem = name.as_str();
+    for _ in 0..2 {
+        if let Some((head, _)) = stem.rsplit_once('.').filter(|(h, _)| !h.is_empty()) {
+            let known = [".csv", ".tsv", ".txt", ".gz", ".zst", ".parquet", ".pq", ".duckdb", ".db"];
+            if known.iter().any(|e| stem[head.len()..].eq_ignore_ascii_case(e)) {
+                stem = head;
+            }
+        }
+    }
+    let stem = stem.to_string();
     let k = K.min(rows);
     let job_name = opts.out.display().to_string();
     let mut t = String::new();
@@ -1170,8 +1201,8 @@ fn job_text(
     let suggestions: Vec<&String> =
         choices.iter().filter_map(|c| if let Role::Sensitive(Some(s)) = &c.role { Some(s) } else { None }).collect();
     if !suggestions.is_empty() {
-        t.push_str("# Sensitive columns (see [output]): to protect one, uncomment one line of each kind\n");
-        t.push_str("# (kanon run exits 3 and says what to relax when the data cannot meet it):\n");
+        t.push_str("# Sensitive columns (see [output]): to protect one, uncomment its line (one l_diversity and\n");
+        t.push_str("# one t_closeness at most); when the data cannot meet it, kanon run exits 3 naming it:\n");
         for s in suggestions {
             let _ = writeln!(t, "# {s}");
         }
@@ -1203,7 +1234,8 @@ fn job_text(
 
 /// A column's facts line and its reasons, as comment lines.
 fn explain(t: &mut String, c: &Choice, rows: i64, first: &str, rest: &str) {
-    let _ = writeln!(t, "{first}{}.", facts(&c.profile, rows));
+    let values = matches!(c.role, Role::Qi(_) | Role::Sensitive(_));
+    let _ = writeln!(t, "{first}{}.", facts(&c.profile, rows, values));
     for line in &c.why {
         let _ = writeln!(t, "{rest}{}", clean(line));
     }

@@ -62,6 +62,24 @@ fn dialect(statement: &str) -> String {
     statement.replace("::TINYINT", "::SMALLINT")
 }
 
+/// `left IS NOT DISTINCT FROM right` as PostgreSQL can hash-join it: it
+/// cannot hash `IS NOT DISTINCT FROM`, and a nested loop over the source and
+/// a value map is quadratic. The NULL tests equal, and the values equal with
+/// NULL replaced by any value of the column's type (`duckdb_type`, as the
+/// source column arrives): together, NULL matches NULL and nothing else.
+pub fn same_value(left: &str, right: &str, duckdb_type: &str) -> String {
+    let t = duckdb_type.to_ascii_uppercase();
+    let any = match t.as_str() {
+        "VARCHAR" => "''",
+        "BOOLEAN" => "false",
+        "DATE" => "DATE '2000-01-01'",
+        "TIMESTAMPTZ" | "TIMESTAMP WITH TIME ZONE" => "TIMESTAMPTZ '2000-01-01 00:00:00+00'",
+        "TIMESTAMP" => "TIMESTAMP '2000-01-01'",
+        _ => "0",
+    };
+    format!("({left} IS NULL) = ({right} IS NULL) AND coalesce({left}, {any}) = coalesce({right}, {any})")
+}
+
 /// A dot-separated table name, each part quoted.
 pub fn qualified(name: &str) -> String {
     list(name.split('.'), ".", ident)
@@ -371,6 +389,23 @@ impl Postgres {
     /// The rows of the local query `select` (with `params`) as the
     /// PostgreSQL temporary table `name` (replaced), analyzed.
     pub fn share(&self, conn: &Connection, select: &str, params: &[i64], name: &str) -> Result<()> {
+        self.copy_into(
+            conn,
+            select,
+            params,
+            &format!("pg_temp.{}", ident(name)),
+            &format!("TEMP TABLE {}", ident(name)),
+        )
+    }
+
+    /// The rows of the local query `select` as the table `name` (`schema.table`,
+    /// replaced, committed): how tests and benchmarks load a source.
+    pub fn create_table(&self, conn: &Connection, select: &str, name: &str) -> Result<()> {
+        self.copy_into(conn, select, &[], &qualified(name), &format!("TABLE {}", qualified(name)))
+    }
+
+    /// `select`'s rows into the table `target`, dropped and created as `create`.
+    fn copy_into(&self, conn: &Connection, select: &str, params: &[i64], target: &str, create: &str) -> Result<()> {
         let described: Vec<(String, String)> = {
             let mut stmt = conn.prepare(&format!("DESCRIBE {select}"))?;
             let rows = stmt.query_map(duckdb::params_from_iter(params), |r| Ok((r.get(0)?, r.get(1)?)))?;
@@ -382,11 +417,10 @@ impl Postgres {
         let mut rows = stmt.query(duckdb::params_from_iter(params))?;
         let mut client = self.client.borrow_mut();
         client.batch_execute(&format!(
-            "DROP TABLE IF EXISTS pg_temp.{0}; CREATE TEMP TABLE {0} ({1})",
-            ident(name),
+            "DROP TABLE IF EXISTS {target}; CREATE {create} ({})",
             list(described.iter().zip(&types), ", ", |((n, _), t)| format!("{} {t}", ident(n)))
         ))?;
-        let mut writer = client.copy_in(&format!("COPY {} FROM STDIN", ident(name)))?;
+        let mut writer = client.copy_in(&format!("COPY {target} FROM STDIN"))?;
         let mut buf = Vec::new();
         while let Some(r) = rows.next()? {
             for i in 0..described.len() {
@@ -402,8 +436,8 @@ impl Postgres {
             }
         }
         writer.write_all(&buf)?;
-        writer.finish().with_context(|| format!("sending {name} to PostgreSQL"))?;
-        client.batch_execute(&format!("ANALYZE {}", ident(name)))?;
+        writer.finish().with_context(|| format!("sending {target} to PostgreSQL"))?;
+        client.batch_execute(&format!("ANALYZE {target}"))?;
         Ok(())
     }
 

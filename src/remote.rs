@@ -35,6 +35,15 @@ impl Remote {
         Ok(None)
     }
 
+    /// The join condition of a source value and a map's value (NULL matching
+    /// NULL), as the engine runs it fast; `duckdb_type` the column's type.
+    pub fn same_value(&self, left: &str, right: &str, duckdb_type: &str) -> String {
+        match self {
+            Remote::Spark(_) => format!("{left} IS NOT DISTINCT FROM {right}"),
+            Remote::Postgres(_) => crate::postgres::same_value(left, right, duckdb_type),
+        }
+    }
+
     /// The engine's name in messages.
     pub fn name(&self) -> &'static str {
         match self {

@@ -122,6 +122,10 @@ fn init_demo_table() {
     let release = fs::read_to_string(tmp.path().join("patients_k5.csv")).unwrap();
     assert_eq!(release.lines().next(), Some("zip,age,birth_date,sex,education,diagnosis"));
     assert!(tmp.path().join("patients-report.json").is_file());
+    // The suggested ℓ-diversity, uncommented, runs too: exit 0, or 3 naming what is infeasible.
+    fs::write(tmp.path().join("l2.toml"), text.replace("# l_diversity =", "l_diversity =")).unwrap();
+    let out = kanon(tmp.path(), &["run", "l2.toml"]);
+    assert!(out.code == 0 || (out.code == 3 && out.stderr.contains("no generalization is feasible")), "{}", out.show());
 }
 
 #[test]
@@ -254,6 +258,12 @@ fn init_handwritten_csv() {
             ("city", "file people-hierarchies/city.csv"),
         ])
     );
+    // No dropped column's values are written into the job, only its shape.
+    assert!(!text.contains("user1@example.org") && !text.contains("Ann ") && !text.contains("P00000"), "{text}");
+    assert!(
+        text.contains("# - email (VARCHAR): 400 distinct values in 400 rows, no NULLs; lengths 17 to 19.\n"),
+        "{text}"
+    );
     // Only the key is offered for pseudonymization; names, emails and free text are not keys.
     assert!(text.contains("# pseudonymize = [\"patient_id\"]   # instead of drop"), "{text}");
     assert!(text.contains("# l_diversity = { column = \"diagnosis\", l = 2 }"), "{text}");
@@ -293,7 +303,7 @@ fn init_numbers_with_nulls_and_small_tables() {
     assert_eq!(roles(&job), expect(&[("age", "file ages-hierarchies/age.csv")]));
     let rows = crate::util::hierarchy_rows(&dir.join("ages-hierarchies/age.csv"));
     assert_eq!(rows.last().unwrap(), &["NULL", "NULL", "NULL", "NULL", "*"]);
-    assert!(rows.contains(&vec!["18".into(), "[15, 20)".into(), "[10, 20)".into(), "[0, 20)".into(), "*".into()]));
+    assert!(rows.contains(&vec!["19".into(), "[15, 20)".into(), "[10, 20)".into(), "[0, 20)".into(), "*".into()]));
     runs(dir, "ages.toml");
 }
 
@@ -313,13 +323,18 @@ fn init_refusals_exit_2_and_write_nothing() {
     fails(&["missing.csv", "--out", "a.toml"], &["missing.csv", "not found"]);
     let conn = Connection::open(dir.join("two.duckdb")).unwrap();
     conn.execute_batch(
-        "CREATE TABLE patients AS SELECT i AS age, 'F' AS sex FROM range(20) r(i);
-         CREATE TABLE visits AS SELECT i AS n FROM range(3) r(i);",
+        "CREATE TABLE patients AS SELECT 20 + i AS age, (['F', 'M'])[1 + i % 2] AS sex FROM range(20) r(i);
+         CREATE TABLE visits AS SELECT i AS visit_id, 'note ' || i AS note FROM range(300) r(i);",
     )
     .unwrap();
     drop(conn);
     fails(&["two.duckdb", "--out", "a.toml"], &["two.duckdb", "--table", "\"patients\", \"visits\""]);
     fails(&["two.duckdb", "--table", "nope", "--out", "a.toml"], &["table \"nope\" not found in two.duckdb"]);
+    // A key and free text only: no quasi-identifier, so no job.
+    fails(
+        &["two.duckdb", "--table", "visits", "--out", "a.toml"],
+        &["no column of two.duckdb looks like a quasi-identifier", "visit_id"],
+    );
     fs::write(dir.join("junk.parquet"), b"PAR1 not really").unwrap();
     fails(&["junk.parquet", "--out", "a.toml"], &["junk.parquet"]);
     fs::write(dir.join("empty.csv"), "a,b\n").unwrap();
@@ -334,4 +349,94 @@ fn init_refusals_exit_2_and_write_nothing() {
     fails(&["two.duckdb", "--table", "patients"], &["job.toml already exists", "--out"]);
     assert_eq!(fs::read_to_string(dir.join("job.toml")).unwrap(), before);
     runs(dir, "job.toml");
+}
+
+/// Types init picks no hierarchy for, a time zone, huge and negative
+/// numbers, fractions, a flag, a constant, a hostile column name, NULLs in a
+/// date and a zip-like code.
+const ODD: &str = r#"CREATE TABLE odd AS SELECT
+  (TIMESTAMP '2024-01-01 00:00:00' + to_hours(i * 37))::TIMESTAMPTZ AS "ts tz",
+  TIME '08:00:00' + to_minutes(i % 600) AS t,
+  ('x' || i)::BLOB AS b,
+  [i, i+1] AS l,
+  uuid() AS u,
+  (i % 97)::DECIMAL(10,2) / 7 AS dec,
+  (i::HUGEINT * 1000000000000) AS huge,
+  (i % 41) - 20 AS neg,
+  (i % 100) / 100.0 AS prob,
+  i % 3 = 0 AS flag,
+  'same' AS const,
+  (['a"b', 'c''d', 'e;f'])[1 + i % 3] AS "we""ird;name",
+  CASE WHEN i % 5 = 0 THEN NULL ELSE DATE '2000-01-01' + (i * 17 % 9000)::INT END AS dnull,
+  CASE WHEN i % 7 = 0 THEN NULL ELSE lpad(((i * 31) % 900 + 100)::VARCHAR, 5, '0') END AS postcode,
+  'AB' || (i % 30)::VARCHAR AS grp
+FROM range(1000) r(i)"#;
+
+#[test]
+fn init_odd_types_and_names() {
+    let tmp = TempDir::new().unwrap();
+    let dir = tmp.path();
+    let conn = Connection::open(dir.join("odd.duckdb")).unwrap();
+    conn.execute_batch(ODD).unwrap();
+    drop(conn);
+    let (job, text) = init(dir, &["odd.duckdb"], "odd.toml");
+    assert_eq!(
+        roles(&job),
+        expect(&[
+            ("ts tz", "date [month, year]"),
+            ("b", "drop"),
+            ("l", "drop"),
+            ("u", "drop"),
+            ("dec", "intervals [0.5, 1, 5]"),
+            ("huge", "intervals [10000000000000, 50000000000000, 100000000000000, 200000000000000]"),
+            ("neg", "intervals [5, 10]"),
+            ("prob", "intervals [0.05, 0.1, 0.2]"),
+            ("flag", "suppress"),
+            ("we\"ird;name", "suppress"),
+            ("dnull", "file odd-hierarchies/dnull.csv"),
+            ("postcode", "file odd-hierarchies/postcode.csv"),
+            ("grp", "suppress"),
+        ])
+    );
+    // TIME has no hierarchy and is not unique; the constant tells no one apart.
+    assert!(text.contains("# - t (TIME): 600 distinct values in 1,000 rows"), "{text}");
+    assert!(text.contains("# - const (VARCHAR): 1 distinct value in 1,000 rows"), "{text}");
+    assert!(text.contains("# pseudonymize = [\"u\"]"), "{text}");
+    assert!(text.contains("the levels of { mask = 3 }"), "{text}");
+    let rows = crate::util::hierarchy_rows(&dir.join("odd-hierarchies/postcode.csv"));
+    // Every postcode starts with 00: three masked characters reach one value, the top.
+    assert_eq!(rows.last().unwrap(), &["NULL", "NULL", "NULL", "00***"]);
+    assert!(rows.contains(&vec!["00131".into(), "0013*".into(), "001**".into(), "00***".into()]));
+    assert_explained(&text, &job);
+    runs(dir, "odd.toml");
+}
+
+#[test]
+fn init_caps_the_lattice() {
+    let tmp = TempDir::new().unwrap();
+    let dir = tmp.path();
+    // 22 categories (2 to 5 values each) and an age: 2^22 · … nodes would not
+    // fit, so the columns with the fewest values are dropped until it does.
+    let cats =
+        (0..22).map(|j| format!("chr((65 + (i // {}) % {})::INTEGER) AS c{j}", j + 1, 2 + j % 4)).collect::<Vec<_>>();
+    let conn = Connection::open_in_memory().unwrap();
+    conn.execute_batch(&format!(
+        "COPY (SELECT 20 + (i * 13) % 60 AS age, {} FROM range(300) r(i)) TO '{}' (HEADER)",
+        cats.join(", "),
+        dir.join("wide.csv").display()
+    ))
+    .unwrap();
+    let (job, text) = init(dir, &["wide.csv"], "wide.toml");
+    let roles = roles(&job);
+    assert_eq!(roles["age"], "intervals [5, 10, 20]");
+    let qis: Vec<&String> = roles.iter().filter(|(_, r)| *r != "drop").map(|(c, _)| c).collect();
+    let dropped: Vec<&String> = roles.iter().filter(|(_, r)| *r == "drop").map(|(c, _)| c).collect();
+    // 5 levels for age, 2 for each category: 5 · 2^16 ≤ 500,000 < 5 · 2^17.
+    assert_eq!(qis.len(), 17, "{roles:?}");
+    assert_eq!(dropped.len(), 6, "{roles:?}");
+    // The categories with 2 values go first: c0, c4, c8, c12, c16, c20 (2 + j % 4 = 2).
+    assert_eq!(dropped, ["c0", "c12", "c16", "c20", "c4", "c8"]);
+    assert!(text.contains("# 6 more columns looked like quasi-identifiers"), "{text}");
+    assert!(text.contains("the search's lattice would exceed 500,000 nodes"), "{text}");
+    runs(dir, "wide.toml");
 }

@@ -11,6 +11,7 @@ mod init;
 mod models;
 mod nightly;
 mod pbg;
+mod postgres;
 mod release;
 mod risk;
 mod schemes;

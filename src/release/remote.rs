@@ -57,7 +57,9 @@ pub(super) fn write_levels(
     let qis = job.qi_names();
     let out = &job.output;
     let mut joins = list(qis.iter().enumerate(), "\n", |(a, q)| {
-        format!("JOIN kanon_release_map_{a} m{a} ON s.{} IS NOT DISTINCT FROM m{a}.n", ident(q))
+        let t = columns.iter().find(|c| &c.name == q).map_or("", |c| c.type_name.as_str());
+        let on = remote.same_value(&format!("s.{}", ident(q)), &format!("m{a}.n"), t);
+        format!("JOIN kanon_release_map_{a} m{a} ON {on}")
     });
     let pseudonym = match out.pseudonymize.is_empty() {
         true => None,

@@ -1,0 +1,396 @@
+//! The same jobs on embedded DuckDB and on PostgreSQL (`[engine] kind =
+//! "postgres"`): each job runs once per engine on the same rows (a Parquet
+//! file DuckDB reads, loaded into a PostgreSQL table); the node, the report
+//! (timings, the output's location and the job's hash aside) and the
+//! released rows must be identical. A run killed at any moment leaves the
+//! previous release or the new one, never a partial table.
+//!
+//! Needs a PostgreSQL server: `tests/spark.sh` starts a throwaway cluster
+//! and sets KANON_PG_URL. Without it these tests print a notice and pass.
+
+use crate::util::{kanon_env, manifest_dir, Out};
+use duckdb::Connection;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn pg_url() -> Option<String> {
+    let url = std::env::var("KANON_PG_URL").ok().filter(|u| !u.is_empty());
+    if url.is_none() {
+        eprintln!("notice: KANON_PG_URL is unset, so the PostgreSQL tests skip (tests/spark.sh starts a server)");
+    }
+    url
+}
+
+/// The password in the test server's URL, which nothing kanon prints or writes may hold.
+fn password(url: &str) -> String {
+    url.split("://").nth(1).unwrap().split('@').next().unwrap().split(':').nth(1).unwrap().to_string()
+}
+
+const KEY: &str = "pg-test-key";
+
+fn run(dir: &Path, args: &[&str]) -> Out {
+    kanon_env(dir, args, &[("KANON_KEY", KEY)])
+}
+
+fn ok(dir: &Path, args: &[&str]) -> Out {
+    let out = run(dir, args);
+    assert_eq!(out.code, 0, "kanon {args:?}:\n{}", out.show());
+    out
+}
+
+/// A session of our own, for loading sources and reading releases.
+fn session(dir: &Path, url: &str) -> kanon::postgres::Postgres {
+    let path = dir.join("session.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "[engine]\nkind = \"postgres\"\nurl = \"{url}\"\n[source]\ntable = \"t\"\n[output]\ntable = \"o\"\n\
+             [privacy]\nk = 2\n[[quasi_identifiers]]\ncolumn = \"a\"\nhierarchy = \"suppress\"\n"
+        ),
+    )
+    .unwrap();
+    let job = kanon::job::Job::load(&path).unwrap();
+    kanon::postgres::Postgres::connect(&job, job.engine.postgres.as_ref().unwrap()).unwrap()
+}
+
+/// Every row of `relation` (a DuckDB relation) as text, sorted.
+fn sorted_rows(conn: &Connection, relation: &str) -> Vec<String> {
+    let texts = |q: &str| -> Vec<String> {
+        conn.prepare(q).unwrap().query_map([], |r| r.get(0)).unwrap().collect::<duckdb::Result<_>>().unwrap()
+    };
+    let columns = texts(&format!("SELECT column_name FROM (DESCRIBE SELECT * FROM {relation})"));
+    let text = columns
+        .iter()
+        .map(|c| format!("coalesce(CAST(\"{c}\" AS VARCHAR), '∅')"))
+        .collect::<Vec<_>>()
+        .join(" || '|' || ");
+    let mut rows = texts(&format!("SELECT {text} FROM {relation}"));
+    rows.sort();
+    rows
+}
+
+/// The rows of PostgreSQL table `table`, brought into DuckDB, sorted.
+fn pg_rows(pg: &kanon::postgres::Postgres, table: &str) -> Vec<String> {
+    let conn = Connection::open_in_memory().unwrap();
+    pg.fetch(&conn, &format!("SELECT * FROM {}", kanon::postgres::qualified(table)), "fetched").unwrap();
+    sorted_rows(&conn, "fetched")
+}
+
+/// A report without what differs by engine: timings, where the release went, the job's hash.
+fn report(path: &Path) -> Value {
+    let mut r: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    for key in ["seconds", "output", "job_sha256"] {
+        r.as_object_mut().unwrap().remove(key);
+    }
+    r
+}
+
+/// A job's rows (a Parquet file) and its body below [output].
+struct Case {
+    name: String,
+    parquet: PathBuf,
+    /// [output] lines beside the table and report.
+    output: String,
+    body: String,
+}
+
+/// Load `case` into PostgreSQL as `schema.table` (quoted names with spaces
+/// and mixed case), run it on both engines and compare. Returns the
+/// PostgreSQL job's path.
+fn same_on_both(dir: &Path, url: &str, pg: &kanon::postgres::Postgres, case: &Case) -> PathBuf {
+    // A schema per case (tests run at once), its names quoted, spaced and mixed case.
+    let schema = format!("Kanon {}", case.name);
+    let source = format!("{schema}.Source Table");
+    pg.execute(&format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE; CREATE SCHEMA \"{schema}\"")).unwrap();
+    let conn = Connection::open_in_memory().unwrap();
+    pg.create_table(&conn, &format!("SELECT * FROM '{}'", case.parquet.display()), &source).unwrap();
+    let release = format!("{schema}.Release");
+    let duck = dir.join(format!("{}-duckdb.toml", case.name));
+    std::fs::write(
+        &duck,
+        format!(
+            "[source]\nparquet = \"{}\"\n[output]\ndatabase = \"{}.duckdb\"\ntable = \"release\"\nreport = \"{}-duckdb.json\"\n{}\n{}",
+            case.parquet.display(),
+            case.name,
+            case.name,
+            case.output,
+            case.body
+        ),
+    )
+    .unwrap();
+    let on_pg = dir.join(format!("{}-pg.toml", case.name));
+    std::fs::write(
+        &on_pg,
+        format!(
+            "[engine]\nkind = \"postgres\"\nurl = \"{url}\"\n[source]\ntable = \"{source}\"\n[output]\ntable = \"{release}\"\nreport = \"{}-pg.json\"\n{}\n{}",
+            case.name, case.output, case.body
+        ),
+    )
+    .unwrap();
+    let said_duck = ok(dir, &["run", duck.to_str().unwrap(), "--quiet"]);
+    let said_pg = ok(dir, &["run", on_pg.to_str().unwrap(), "--quiet"]);
+    let node = |s: &str| s.split(" at node ").nth(1).map(|t| t.split(':').next().unwrap().to_string());
+    assert_eq!(node(&said_duck.stdout), node(&said_pg.stdout), "{}: nodes differ", case.name);
+    let (a, b) =
+        (report(&dir.join(format!("{}-duckdb.json", case.name))), report(&dir.join(format!("{}-pg.json", case.name))));
+    assert_eq!(a, b, "{}: reports differ", case.name);
+    let local = Connection::open(dir.join(format!("{}.duckdb", case.name))).unwrap();
+    let (x, y) = (sorted_rows(&local, "release"), pg_rows(pg, &release));
+    assert!(!x.is_empty(), "{}: an empty release", case.name);
+    assert_eq!(x.len(), y.len(), "{}: row counts differ", case.name);
+    assert!(x == y, "{}: released rows differ (first: {:?} / {:?})", case.name, x.first(), y.first());
+    // The password is in nothing kanon printed or wrote.
+    let secret = password(url);
+    for out in [&said_duck, &said_pg] {
+        assert!(!out.both().contains(&secret));
+    }
+    assert!(!std::fs::read_to_string(dir.join(format!("{}-pg.json", case.name))).unwrap().contains(&secret));
+    on_pg
+}
+
+/// The demo's patients as Parquet.
+fn demo(dir: &Path) -> Case {
+    let fixtures = manifest_dir().join("fixtures/demo");
+    let parquet = dir.join("patients.parquet");
+    Connection::open_in_memory()
+        .unwrap()
+        .execute_batch(&format!(
+            "COPY (SELECT * FROM read_csv('{}', header = true)) TO '{}' (FORMAT PARQUET)",
+            fixtures.join("patients.csv").display(),
+            parquet.display()
+        ))
+        .unwrap();
+    let job = std::fs::read_to_string(fixtures.join("job.toml")).unwrap();
+    let body = job[job.find("[privacy]").unwrap()..]
+        .replace("hierarchies/education.csv", &fixtures.join("hierarchies/education.csv").display().to_string());
+    Case { name: "demo".into(), parquet, output: "drop = [\"name\", \"ssn\"]".into(), body }
+}
+
+/// `kanon generate`'s extract of `rows` rows as Parquet, with its job's QIs
+/// and ℓ-diversity on the diagnosis.
+fn generated(dir: &Path, rows: u64) -> Case {
+    let db = dir.join("people.duckdb");
+    let job = dir.join("people.toml");
+    let rows = rows.to_string();
+    let args = ["generate", "--rows", &rows, "--seed", "7", "--database", db.to_str().unwrap(), "--table", "people"];
+    ok(dir, &[&args[..], &["--job", job.to_str().unwrap()]].concat());
+    let parquet = dir.join("people.parquet");
+    Connection::open(&db)
+        .unwrap()
+        .execute_batch(&format!("COPY people TO '{}' (FORMAT PARQUET)", parquet.display()))
+        .unwrap();
+    let text = std::fs::read_to_string(&job).unwrap();
+    let qis = &text[text.find("[[quasi_identifiers]]").unwrap()..];
+    let qis = qis.replace("\"hierarchies/", &format!("\"{}/hierarchies/", dir.display()));
+    let body = format!(
+        "[privacy]\nk = 5\nmax_suppression = 0.02\nl_diversity = {{ column = \"diagnosis\", l = 2 }}\n[search]\nmetric = \"glm\"\n{qis}"
+    );
+    Case { name: "generated".into(), parquet, output: "drop = [\"row_id\"]".into(), body }
+}
+
+#[test]
+fn the_demo_adult_and_a_generated_extract_are_the_same_on_postgres() {
+    let Some(url) = pg_url() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let pg = session(dir.path(), &url);
+    same_on_both(dir.path(), &url, &pg, &demo(dir.path()));
+    same_on_both(dir.path(), &url, &pg, &generated(dir.path(), 100_000));
+    if let Some(root) = crate::util::adult_dir() {
+        let parquet = dir.path().join("adult.parquet");
+        Connection::open_in_memory()
+            .unwrap()
+            .execute_batch(&format!(
+                "COPY (SELECT * FROM read_csv('{}', header = true, delim = ';')) TO '{}' (FORMAT PARQUET)",
+                root.join("adult.csv").display(),
+                parquet.display()
+            ))
+            .unwrap();
+        let mut body = "[privacy]\nk = 5\nmax_suppression = 0.01\n[search]\nmetric = \"glm\"\n".to_string();
+        for q in ["age", "education", "marital-status", "native-country", "occupation", "race", "sex", "workclass"] {
+            body.push_str(&format!(
+                "[[quasi_identifiers]]\ncolumn = \"{q}\"\nhierarchy = {{ file = \"{}\" }}\n",
+                root.join(format!("hierarchy_{q}.csv")).display()
+            ));
+        }
+        same_on_both(dir.path(), &url, &pg, &Case { name: "adult".into(), parquet, output: String::new(), body });
+    }
+}
+
+#[test]
+fn numbers_dates_timestamps_booleans_and_nulls_release_the_same_rows_on_postgres() {
+    let Some(url) = pg_url() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let pg = session(dir.path(), &url);
+    let parquet = dir.path().join("types.parquet");
+    // Every class of the leaf node has 4 rows; NULLs in two QIs (whose file
+    // hierarchies list a NULL leaf: built-in ones refuse NULL).
+    Connection::open_in_memory()
+        .unwrap()
+        .execute_batch(&format!(
+            "COPY (SELECT i AS id,
+                   ((i % 50) * 1.25)::DECIMAL(6,2) AS d,
+                   CASE WHEN i % 25 = 4 THEN NULL ELSE (i % 50)::INTEGER END AS n,
+                   DATE '2024-02-29' + (i % 50)::INTEGER AS day,
+                   TIMESTAMP '2024-02-29 13:45:00.123456' + INTERVAL (i % 50) HOUR AS ts,
+                   (i % 50) / 7.0 AS f, CASE WHEN i % 25 = 4 THEN NULL ELSE i % 2 = 0 END AS b,
+                   ['x', 'y'][1 + i % 2] AS t, 'p' || (i % 7) AS patient
+                   FROM range(200) r(i)) TO '{}' (FORMAT PARQUET)",
+            parquet.display()
+        ))
+        .unwrap();
+    let n_file = dir.path().join("n.csv");
+    let mut n_rows: Vec<String> = (0..50).map(|i| format!("{i};{}s;*", i / 10 * 10)).collect();
+    n_rows.push("NULL;unknown;*".into());
+    std::fs::write(&n_file, n_rows.join("\n")).unwrap();
+    let b_file = dir.path().join("b.csv");
+    std::fs::write(&b_file, "true;*\nfalse;*\nNULL;*\n").unwrap();
+    let (n_h, b_h) =
+        (format!("{{ file = \"{}\" }}", n_file.display()), format!("{{ file = \"{}\" }}", b_file.display()));
+    let mut body = "[privacy]\nk = 4\nmax_suppression = 1.0\n".to_string();
+    for (q, h) in [
+        ("d", "{ intervals = [5, 10] }"),
+        ("n", n_h.as_str()),
+        ("day", "{ date = [\"month\", \"year\"] }"),
+        ("ts", "\"suppress\""),
+        ("f", "\"suppress\""),
+        ("b", b_h.as_str()),
+        ("t", "\"suppress\""),
+    ] {
+        body.push_str(&format!("[[quasi_identifiers]]\ncolumn = \"{q}\"\nhierarchy = {h}\n"));
+    }
+    let case = Case { name: "types".into(), parquet, output: "pseudonymize = [\"id\", \"patient\"]".into(), body };
+    let job = same_on_both(dir.path(), &url, &pg, &case);
+    // At the leaves (--node), every value must find itself in the maps PostgreSQL joins.
+    let leaves = "d=0,n=0,day=0,ts=0,f=0,b=0,t=0";
+    assert!(case_has_nulls(&pg));
+    for (name, path) in [("duckdb", dir.path().join("types-duckdb.toml")), ("pg", job)] {
+        ok(
+            dir.path(),
+            &["run", path.to_str().unwrap(), "--quiet", "--node", leaves, "--report", &format!("{name}-leaves.json")],
+        );
+    }
+    assert_eq!(report(&dir.path().join("duckdb-leaves.json")), report(&dir.path().join("pg-leaves.json")));
+    // The pseudonyms are HMAC-SHA-256 under the key, computed there from its definition.
+    let key = kanon::pseudonym::Key::new(KEY.as_bytes());
+    let rows = pg_rows(&pg, "Kanon types.Release");
+    assert!(rows.iter().any(|r| r.starts_with(&format!("{}|", key.pseudonym(b"0")))), "{:?}", rows.first());
+}
+
+/// The types case's source has NULL QI values on PostgreSQL.
+fn case_has_nulls(pg: &kanon::postgres::Postgres) -> bool {
+    let conn = Connection::open_in_memory().unwrap();
+    pg.fetch(
+        &conn,
+        "SELECT count(*) AS c FROM \"Kanon types\".\"Source Table\" WHERE n IS NULL AND b IS NULL",
+        "nulls",
+    )
+    .unwrap();
+    conn.query_row("SELECT c FROM nulls", [], |r| r.get::<_, i64>(0)).unwrap() > 0
+}
+
+#[test]
+fn a_killed_postgres_run_leaves_the_old_release_or_the_new_one() {
+    let Some(url) = pg_url() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let pg = session(dir.path(), &url);
+    let mut case = generated(dir.path(), 300_000);
+    case.name = "killed".into();
+    let job = same_on_both(dir.path(), &url, &pg, &case);
+    let release = "Kanon killed.Release";
+    let full = pg_rows(&pg, release);
+    // A previous release to keep: a table of other rows.
+    pg.execute("DROP TABLE \"Kanon killed\".\"Release\"").unwrap();
+    pg.execute("CREATE TABLE \"Kanon killed\".\"Release\" AS SELECT 1 AS previous").unwrap();
+    let previous = pg_rows(&pg, release);
+    let mut finished = false;
+    for delay_ms in [100u64, 400, 800, 1200, 1600, 2000, 3000, 5000] {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kanon"))
+            .args(["run", job.to_str().unwrap(), "--quiet"])
+            .current_dir(dir.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        let _ = child.kill(); // SIGKILL
+        let status = child.wait().unwrap();
+        // The server rolls back a killed client's transaction once it sees the
+        // connection gone; until then the old release is what others see.
+        let now = pg_rows(&pg, release);
+        assert!(now == previous || now == full, "after a kill at {delay_ms} ms: a release neither old nor new");
+        finished |= now == full;
+        if now == full && status.success() {
+            break;
+        }
+    }
+    if !finished {
+        ok(dir.path(), &["run", job.to_str().unwrap(), "--quiet"]);
+    }
+    assert_eq!(pg_rows(&pg, release), full);
+}
+
+#[test]
+fn postgres_settings_and_inputs_are_checked() {
+    let Some(url) = pg_url() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let pg = session(dir.path(), &url);
+    let mut case = demo(dir.path());
+    case.name = "checked".into();
+    same_on_both(dir.path(), &url, &pg, &case);
+    let source = "Kanon checked.Source Table";
+    pg.execute("CREATE TABLE \"Kanon checked\".\"odd types\" AS SELECT '{}'::json AS doc, 1 AS x").unwrap();
+    let job = |name: &str, url: &str, source: &str, body: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(
+            &path,
+            format!(
+                "[engine]\nkind = \"postgres\"\nurl = \"{url}\"\n[source]\ntable = \"{source}\"\n[output]\ntable = \"Kanon checked.out\"\n{body}"
+            ),
+        )
+        .unwrap();
+        path
+    };
+    let wrong = url.replace(&password(&url), "not-the-password");
+    let closed = "postgresql://kanon@127.0.0.1:1/postgres";
+    let body = &case.body;
+    let cases = [
+        (job("down.toml", closed, source, body), "[engine] url: cannot connect to PostgreSQL at 127.0.0.1:1/postgres"),
+        (job("login.toml", &wrong, source, body), "password authentication failed"),
+        (job("missing.toml", &url, "Kanon checked.no such table", body), "not found in PostgreSQL"),
+        (job("column.toml", &url, source, &body.replace("\"sex\"", "\"gender\"")), "\"gender\" is not a column"),
+        (
+            job(
+                "json.toml",
+                &url,
+                "Kanon checked.odd types",
+                "[privacy]\nk = 1\n[[quasi_identifiers]]\ncolumn = \"doc\"\nhierarchy = \"suppress\"\n",
+            ),
+            "quasi-identifier \"doc\" has PostgreSQL type json,",
+        ),
+        (job("scheme.toml", &url, source, &body.replace("[search]", "[search]\nscheme = \"gsps\"")), "full-domain"),
+        (
+            job("cells.toml", &url, source, &body.replace("algorithm = \"incognito\"", "algorithm = \"cdgh\"")),
+            "full-domain",
+        ),
+    ];
+    for (path, says) in cases {
+        let out = run(dir.path(), &["run", path.to_str().unwrap(), "--quiet"]);
+        assert_eq!(out.code, 2, "{}: {}", path.display(), out.show());
+        assert!(out.stderr.contains(says), "{}: expected \"{says}\" in: {}", path.display(), out.stderr);
+        assert!(!out.both().contains(&password(&url)), "{}: the password was shown", path.display());
+    }
+    // A password from PGPASSWORD, and from a password file, as libpq takes them.
+    let bare = url.replace(&format!(":{}@", password(&url)), "@");
+    let from_env = job("env.toml", &bare, source, body);
+    let out =
+        kanon_env(dir.path(), &["run", from_env.to_str().unwrap(), "--quiet"], &[("PGPASSWORD", &password(&url))]);
+    assert_eq!(out.code, 0, "{}", out.show());
+    let pgpass = dir.path().join("pgpass");
+    std::fs::write(&pgpass, format!("# test\n127.0.0.1:*:postgres:kanon:{}\n", password(&url))).unwrap();
+    let out = kanon_env(
+        dir.path(),
+        &["run", from_env.to_str().unwrap(), "--quiet"],
+        &[("PGPASSFILE", pgpass.to_str().unwrap())],
+    );
+    assert_eq!(out.code, 0, "{}", out.show());
+}
