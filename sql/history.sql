@@ -1,6 +1,7 @@
 -- name: create
--- The run history in the output database ({{runs}}: kanon_out.main.kanon_runs),
--- one row per successful run, appended in the release's transaction.
+-- The run history in the output database ({{runs}}: kanon_out.main.kanon_runs;
+-- on PostgreSQL kanon_runs in the release's schema), one row per successful
+-- run, appended in the release's transaction. Spelled for both engines.
 CREATE TABLE IF NOT EXISTS {{runs}} (
     started_at TIMESTAMP,           -- UTC, when the run started
     job VARCHAR,                    -- the job file as given
@@ -18,14 +19,15 @@ CREATE TABLE IF NOT EXISTS {{runs}} (
     reused BOOLEAN,                 -- NULL when the job does not reuse
     drift VARCHAR,                  -- JSON: the previous node, the failed model, the new node
     risk VARCHAR,                   -- JSON: the release's re-identification risk summary
-    seconds DOUBLE
+    seconds DOUBLE PRECISION
 )
 -- name: insert
 INSERT INTO {{runs}} (started_at, job, job_sha256, source, output_table, model, rows_in, rows_out,
     suppressed, node, k, l, metrics, reused, drift, risk, seconds)
-VALUES (make_timestamp(?::BIGINT), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+VALUES (CAST(CAST($1 AS VARCHAR) AS TIMESTAMP), $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
 -- name: read
+-- (the rows, in DuckDB: on PostgreSQL they are fetched into a local table first)
 SELECT strftime(started_at, '%Y-%m-%dT%H:%M:%S.%fZ') AS started_at, job, job_sha256, source, output_table,
        model, rows_in, rows_out, suppressed, node, k, l, metrics, reused, drift, risk, seconds
 FROM {{runs}}
-ORDER BY started_at, rowid
+ORDER BY started_at

@@ -180,12 +180,14 @@ pub fn encode(
 ) -> Result<()> {
     let n = qis.len();
     // Source value = code table value, NULL matching NULL, as the engine joins fastest.
-    let same = |left: &str, right: &str, column: &str| match remote {
-        Some(r) => {
-            let t = columns.iter().find(|c| c.name == column).map_or("", |c| c.type_name.as_str());
-            r.same_value(left, right, t)
-        }
-        None => format!("{left} IS NOT DISTINCT FROM {right}"),
+    let same = |left: &str, right: &str, column: &str, table: &str| -> Result<String> {
+        Ok(match remote {
+            Some(r) => {
+                let t = columns.iter().find(|c| c.name == column).map_or("", |c| c.type_name.as_str());
+                r.same_value(left, right, t, Remote::has_null(conn, table)?)
+            }
+            None => format!("{left} IS NOT DISTINCT FROM {right}"),
+        })
     };
     // A leaf code is below its hierarchy's top divisor (the top level has code 0).
     let tops: Vec<i64> = crate::hierarchy::divisors(conn, n)?.iter().map(|d| *d.last().unwrap_or(&1)).collect();
@@ -200,12 +202,14 @@ pub fn encode(
         }
     }
     let mut codes = list(0..n, ", ", |a| format!("l{a}.c0::{} AS g{a}", int_type(tops[a])));
-    let mut joins = list(qis.iter().enumerate(), " ", |(a, c)| {
-        let on = same(&format!("src.{}", ident(c)), &format!("l{a}.n"), c);
-        format!("JOIN {} l{a} ON {on}", crate::hierarchy::code_table(a))
-    });
+    let mut joins = String::new();
+    for (a, c) in qis.iter().enumerate() {
+        let table = crate::hierarchy::code_table(a);
+        let on = same(&format!("src.{}", ident(c)), &format!("l{a}.n"), c, &table)?;
+        joins.push_str(&format!(" JOIN {table} l{a} ON {on}"));
+    }
     for (col, c) in extra {
-        let on = same(&format!("src.{}", ident(c)), &format!("k{col}.n"), c);
+        let on = same(&format!("src.{}", ident(c)), &format!("k{col}.n"), c, &extra_codes(col))?;
         joins.push_str(&format!(" JOIN {} k{col} ON {on}", extra_codes(col)));
         codes.push_str(&format!(", k{col}.code AS {col}"));
     }

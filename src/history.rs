@@ -7,6 +7,7 @@
 use crate::database::{self, OUT};
 use crate::error::bad;
 use crate::job::Job;
+use crate::release::CommitTarget;
 use crate::sql::{self, ident, render};
 use anyhow::{Context, Result};
 use duckdb::Connection;
@@ -28,47 +29,116 @@ fn runs_table() -> String {
     format!("{}.main.{}", ident(OUT), ident(RUNS))
 }
 
+/// On PostgreSQL: `kanon_runs` in the release table's schema.
+fn postgres_runs(job: &Job) -> Result<String> {
+    let table = job.output.remote_table.as_deref().unwrap_or_default();
+    let mut parts: Vec<&str> = table.split('.').collect();
+    if parts.last().is_some_and(|t| t.eq_ignore_ascii_case(RUNS)) {
+        return Err(bad(format!(
+            "{}: [output] table \"{table}\" is the run history's table; name the release otherwise, or set [output] history = false",
+            job.path.display()
+        )));
+    }
+    parts.pop();
+    parts.push(RUNS);
+    Ok(crate::postgres::qualified(&parts.join(".")))
+}
+
 fn text(v: Option<&Value>) -> Option<String> {
     v.filter(|v| !v.is_null()).map(Value::to_string)
 }
 
-/// Append `run` to the attached output database's history (inside the caller's transaction).
-pub fn append(conn: &Connection, job: &Job, run: &Run) -> Result<()> {
-    let runs = runs_table();
-    conn.execute_batch(&render(sql::fragment(sql::HISTORY, "create"), &[("runs", &runs)]))?;
+/// Append `run` to the history where the release is about to commit (inside its transaction).
+pub fn append(target: CommitTarget, job: &Job, run: &Run) -> Result<()> {
     let r = &run.report;
     let int = |key: &str| r.get(key).and_then(Value::as_i64);
     let output = r.get("output");
+    let started = chrono::DateTime::from_timestamp_micros(run.started_micros)
+        .map(|t| t.format("%Y-%m-%d %H:%M:%S%.6f").to_string())
+        .context("the run's start time")?;
     let output_table = output.and_then(|o| o.get("table")).and_then(Value::as_str).map(String::from);
     let model = r.get("algorithm").or_else(|| r.get("scheme")).and_then(Value::as_str).map(String::from);
-    let risk = r.get("risk").and_then(|x| x.get("release"));
-    let params: Vec<duckdb::types::Value> = vec![
-        run.started_micros.into(),
-        job.path.display().to_string().into(),
-        job.sha256.clone().into(),
-        job.source.describe().into(),
-        output_table.into(),
-        model.into(),
-        int("rows_in").into(),
-        int("rows_out").into(),
-        int("suppressed").into(),
-        text(r.get("node")).into(),
-        int("k").or_else(|| int("k_requested")).into(),
-        int("l").into(),
-        text(r.get("metrics")).into(),
-        r.get("reused").and_then(Value::as_bool).into(),
-        text(r.get("drift")).into(),
-        text(risk).into(),
-        run.seconds.into(),
-    ];
-    conn.execute(&render(sql::fragment(sql::HISTORY, "insert"), &[("runs", &runs)]), duckdb::params_from_iter(params))
-        .with_context(|| format!("appending the run to {RUNS}"))?;
+    let risk = text(r.get("risk").and_then(|x| x.get("release")));
+    let (job_path, source) = (job.path.display().to_string(), job.source.describe());
+    let (rows_in, rows_out, suppressed) = (int("rows_in"), int("rows_out"), int("suppressed"));
+    let (node, k, l) = (text(r.get("node")), int("k").or_else(|| int("k_requested")), int("l"));
+    let (metrics, reused, drift) =
+        (text(r.get("metrics")), r.get("reused").and_then(Value::as_bool), text(r.get("drift")));
+    let context = || format!("appending the run to {RUNS}");
+    match target {
+        CommitTarget::DuckDb(conn) => {
+            let runs = runs_table();
+            conn.execute_batch(&render(sql::fragment(sql::HISTORY, "create"), &[("runs", &runs)]))?;
+            let params: Vec<duckdb::types::Value> = vec![
+                started.into(),
+                job_path.into(),
+                job.sha256.clone().into(),
+                source.into(),
+                output_table.into(),
+                model.into(),
+                rows_in.into(),
+                rows_out.into(),
+                suppressed.into(),
+                node.into(),
+                k.into(),
+                l.into(),
+                metrics.into(),
+                reused.into(),
+                drift.into(),
+                risk.into(),
+                run.seconds.into(),
+            ];
+            conn.execute(
+                &render(sql::fragment(sql::HISTORY, "insert"), &[("runs", &runs)]),
+                duckdb::params_from_iter(params),
+            )
+            .with_context(context)?;
+        }
+        CommitTarget::Postgres(tx) => {
+            let runs = postgres_runs(job)?;
+            tx.batch_execute(&render(sql::fragment(sql::HISTORY, "create"), &[("runs", &runs)]))
+                .with_context(context)?;
+            tx.execute(
+                &render(sql::fragment(sql::HISTORY, "insert"), &[("runs", &runs)]),
+                &[
+                    &started,
+                    &job_path,
+                    &job.sha256,
+                    &source,
+                    &output_table,
+                    &model,
+                    &rows_in,
+                    &rows_out,
+                    &suppressed,
+                    &node,
+                    &k,
+                    &l,
+                    &metrics,
+                    &reused,
+                    &drift,
+                    &risk,
+                    &run.seconds,
+                ],
+            )
+            .with_context(context)?;
+        }
+    }
     Ok(())
 }
 
 /// The job's history, oldest first (empty when no run has been recorded).
 pub fn read(job: &Job) -> Result<Vec<Map<String, Value>>> {
     let file = job.path.display();
+    if let Some(url) = &job.engine.postgres {
+        let pg = crate::postgres::Postgres::connect(job, url)?;
+        let conn = Connection::open_in_memory()?;
+        let runs = postgres_runs(job)?;
+        if !pg.exists(&runs)? {
+            return Ok(Vec::new());
+        }
+        pg.fetch(&conn, &format!("SELECT * FROM {runs}"), "kanon_runs_fetched")?;
+        return rows(&conn, "kanon_runs_fetched");
+    }
     let Some(out) = &job.output.table else {
         return Err(bad(format!(
             "{file}: the run history is kept in the output database; this job writes no [output] database"
@@ -82,7 +152,12 @@ pub fn read(job: &Job) -> Result<Vec<Map<String, Value>>> {
     if !database::table_exists(&conn, OUT, RUNS)? {
         return Ok(Vec::new());
     }
-    let mut stmt = conn.prepare(&render(sql::fragment(sql::HISTORY, "read"), &[("runs", &runs_table())]))?;
+    rows(&conn, &runs_table())
+}
+
+/// The history table `runs` (on `conn`) as JSON objects, oldest first.
+fn rows(conn: &Connection, runs: &str) -> Result<Vec<Map<String, Value>>> {
+    let mut stmt = conn.prepare(&render(sql::fragment(sql::HISTORY, "read"), &[("runs", runs)]))?;
     let mut rows = stmt.query([])?;
     let names: Vec<String> = rows.as_ref().context("the history's columns")?.column_names();
     let mut out = Vec::new();

@@ -64,10 +64,15 @@ fn dialect(statement: &str) -> String {
 
 /// `left IS NOT DISTINCT FROM right` as PostgreSQL can hash-join it: it
 /// cannot hash `IS NOT DISTINCT FROM`, and a nested loop over the source and
-/// a value map is quadratic. The NULL tests equal, and the values equal with
-/// NULL replaced by any value of the column's type (`duckdb_type`, as the
-/// source column arrives): together, NULL matches NULL and nothing else.
-pub fn same_value(left: &str, right: &str, duckdb_type: &str) -> String {
+/// a value map is quadratic. A column with no NULL (`nullable` false: its
+/// marginal has none) joins on plain `=`, which the planner estimates from
+/// the column's statistics. Otherwise the NULL tests equal, and the values
+/// equal with NULL replaced by any value of the column's type (`duckdb_type`,
+/// as the source column arrives): together, NULL matches NULL and nothing else.
+pub fn same_value(left: &str, right: &str, duckdb_type: &str, nullable: bool) -> String {
+    if !nullable {
+        return format!("{left} = {right}");
+    }
     let t = duckdb_type.to_ascii_uppercase();
     let any = match t.as_str() {
         "VARCHAR" => "''",
@@ -474,7 +479,12 @@ impl Postgres {
     /// dropped and the new one renamed over it, then the commit. A client
     /// killed before the commit leaves the server to roll it all back.
     /// Returns the rows.
-    pub fn write_table(&self, table: &str, select: &str) -> Result<u64> {
+    pub fn write_table(
+        &self,
+        table: &str,
+        select: &str,
+        before_commit: Option<&crate::release::BeforeCommit>,
+    ) -> Result<u64> {
         let select = dialect(select);
         let mut client = self.client.borrow_mut();
         let mut tx = client.transaction()?;
@@ -490,8 +500,18 @@ impl Postgres {
         let rows: i64 = tx.query_one(&format!("SELECT count(*) FROM {tmp}"), &[])?.get(0);
         tx.batch_execute(&format!("DROP TABLE IF EXISTS {}", qualified(table)))?;
         tx.batch_execute(&format!("ALTER TABLE {tmp} RENAME TO {}", ident(last)))?;
+        if let Some(f) = before_commit {
+            f(crate::release::CommitTarget::Postgres(&mut tx), rows as u64)?;
+        }
         tx.commit().context("committing the release on PostgreSQL")?;
         Ok(rows as u64)
+    }
+
+    /// Does the table `qualified` (quoted) exist?
+    pub fn exists(&self, qualified: &str) -> Result<bool> {
+        let found: Option<u32> =
+            self.client.borrow_mut().query_one("SELECT to_regclass($1)::oid", &[&qualified])?.get(0);
+        Ok(found.is_some())
     }
 
     /// Run a statement for its effect.
@@ -531,6 +551,8 @@ mod tests {
 
     #[test]
     fn types_and_dialect() {
+        assert_eq!(same_value("s.a", "m.n", "VARCHAR", false), "s.a = m.n");
+        assert!(same_value("s.a", "m.n", "DATE", true).contains("coalesce(s.a, DATE '2000-01-01')"));
         assert_eq!(duckdb_type(&Type::NUMERIC, ((8 << 16) | 2) + 4).as_deref(), Some("DECIMAL(8,2)"));
         assert_eq!(duckdb_type(&Type::NUMERIC, -1).as_deref(), Some("DOUBLE"));
         assert_eq!(duckdb_type(&Type::JSON, -1), None);

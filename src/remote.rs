@@ -36,12 +36,19 @@ impl Remote {
     }
 
     /// The join condition of a source value and a map's value (NULL matching
-    /// NULL), as the engine runs it fast; `duckdb_type` the column's type.
-    pub fn same_value(&self, left: &str, right: &str, duckdb_type: &str) -> String {
+    /// NULL), as the engine runs it fast; `duckdb_type` the column's type,
+    /// `nullable` whether the column has NULLs (its marginal does).
+    pub fn same_value(&self, left: &str, right: &str, duckdb_type: &str, nullable: bool) -> String {
         match self {
             Remote::Spark(_) => format!("{left} IS NOT DISTINCT FROM {right}"),
-            Remote::Postgres(_) => crate::postgres::same_value(left, right, duckdb_type),
+            Remote::Postgres(_) => crate::postgres::same_value(left, right, duckdb_type, nullable),
         }
+    }
+
+    /// Does the local value table `table` (column `n`) hold a NULL?
+    pub fn has_null(conn: &Connection, table: &str) -> Result<bool> {
+        let q = format!("SELECT count(*) FROM {} WHERE n IS NULL", crate::sql::ident(table));
+        Ok(conn.query_row(&q, [], |r| r.get::<_, i64>(0))? > 0)
     }
 
     /// The engine's name in messages.
@@ -85,10 +92,17 @@ impl Remote {
     }
 
     /// `select` written as the release table `table`, swapped in; the rows.
-    pub fn write_table(&self, table: &str, select: &str) -> Result<u64> {
+    /// `before_commit` runs in PostgreSQL's transaction; Spark's catalog has
+    /// none, so it is not called there (no run history on Spark).
+    pub fn write_table(
+        &self,
+        table: &str,
+        select: &str,
+        before_commit: Option<&crate::release::BeforeCommit>,
+    ) -> Result<u64> {
         match self {
             Remote::Spark(s) => s.write_table(table, select),
-            Remote::Postgres(p) => p.write_table(table, select),
+            Remote::Postgres(p) => p.write_table(table, select, before_commit),
         }
     }
 

@@ -336,7 +336,16 @@ fn postgres_settings_and_inputs_are_checked() {
     let pg = session(dir.path(), &url);
     let mut case = demo(dir.path());
     case.name = "checked".into();
-    same_on_both(dir.path(), &url, &pg, &case);
+    let on_pg = same_on_both(dir.path(), &url, &pg, &case);
+    // The run's history row, committed with the release in the release's schema.
+    let out = ok(dir.path(), &["history", on_pg.to_str().unwrap(), "--json"]);
+    let history: Vec<Value> = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(history.len(), 1, "{}", out.stdout);
+    let reported = report(&dir.path().join("checked-pg.json"));
+    assert_eq!(history[0]["node"], reported["node"]);
+    assert_eq!(history[0]["rows_out"], reported["rows_out"]);
+    assert_eq!(history[0]["output_table"], "Kanon checked.Release");
+    assert!(!out.stdout.contains(&password(&url)));
     let source = "Kanon checked.Source Table";
     pg.execute("CREATE TABLE \"Kanon checked\".\"odd types\" AS SELECT '{}'::json AS doc, 1 AS x").unwrap();
     let job = |name: &str, url: &str, source: &str, body: &str| {

@@ -110,7 +110,7 @@ pub fn run(plan: &Plan, quiet: bool) -> Result<()> {
     crate::trace(|| format!("run recoding: {:.3}s", clock.start.elapsed().as_secs_f64() - t_load - t_search));
 
     // Write, with the run's history row in the release's transaction.
-    let history = |conn: &duckdb::Connection, rows_out: u64| -> Result<()> {
+    let history = |target: release::CommitTarget, rows_out: u64| -> Result<()> {
         let seconds = clock.start.elapsed().as_secs_f64();
         let report = Report {
             kanon_version: env!("CARGO_PKG_VERSION"),
@@ -122,7 +122,7 @@ pub fn run(plan: &Plan, quiet: bool) -> Result<()> {
             seconds: Seconds { load: t_load, search: t_search, release: 0.0, reconstruct: None, total: seconds },
         };
         let run = history::Run { started_micros, report: serde_json::to_value(&report)?, seconds };
-        history::append(conn, job, &run)
+        history::append(target, job, &run)
     };
     let before_commit: Option<&release::BeforeCommit> = job.output.history.then_some(&history);
     let written = release::write(&source, job, &job.output, &recoding, None, before_commit)?;

@@ -163,7 +163,14 @@ pub struct CellRecoding {
 
 /// Run inside the release's transaction, just before it commits, with the
 /// rows written (the run history's row: [`crate::history`]).
-pub type BeforeCommit<'a> = dyn Fn(&duckdb::Connection, u64) -> Result<()> + 'a;
+pub type BeforeCommit<'a> = dyn Fn(CommitTarget, u64) -> Result<()> + 'a;
+
+/// Where a release is about to commit: the DuckDB connection (the output
+/// database attached) or the PostgreSQL transaction.
+pub enum CommitTarget<'a, 'b> {
+    DuckDb(&'a duckdb::Connection),
+    Postgres(&'a mut postgres::Transaction<'b>),
+}
 
 /// What was written.
 #[derive(Debug, Clone)]
@@ -192,7 +199,7 @@ pub fn write(
     }
     match (&source.remote, recoding) {
         (Some(engine), Recoding::Levels { levels, dropped }) => {
-            remote::write_levels(conn, engine, job, columns, levels, dropped)
+            remote::write_levels(conn, engine, job, columns, levels, dropped, before_commit)
         }
         (Some(engine), _) => bail!("on the {} engine kanon writes full-domain releases only", engine.name()),
         (None, Recoding::Levels { levels, dropped }) => {

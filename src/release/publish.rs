@@ -143,7 +143,7 @@ fn write_table(
         conn.execute_batch(&format!("DROP TABLE IF EXISTS {final_name}"))?;
         conn.execute_batch(&format!("ALTER TABLE {tmp_name} RENAME TO {}", ident(table)))?;
         if let Some(f) = before_commit {
-            f(conn, rows as u64)?;
+            f(super::CommitTarget::DuckDb(conn), rows as u64)?;
         }
         trace("copies, rename");
         conn.execute_batch("COMMIT")?;

@@ -20,6 +20,7 @@ pub(super) fn write_levels(
     columns: &[SourceColumn],
     levels: &[u8],
     dropped: &[Box<[i64]>],
+    before_commit: Option<&super::BeforeCommit>,
 ) -> Result<Written> {
     let n = levels.len();
     let table = job.output.remote_table.as_deref().context("a remote job names its release table")?;
@@ -56,11 +57,13 @@ pub(super) fn write_levels(
     remote.share(conn, "SELECT * FROM kanon_release_dropped", &[], "kanon_release_dropped")?;
     let qis = job.qi_names();
     let out = &job.output;
-    let mut joins = list(qis.iter().enumerate(), "\n", |(a, q)| {
+    let mut joins = String::new();
+    for (a, q) in qis.iter().enumerate() {
         let t = columns.iter().find(|c| &c.name == q).map_or("", |c| c.type_name.as_str());
-        let on = remote.same_value(&format!("s.{}", ident(q)), &format!("m{a}.n"), t);
-        format!("JOIN kanon_release_map_{a} m{a} ON {on}")
-    });
+        let nullable = Remote::has_null(conn, &crate::hierarchy::code_table(a))?;
+        let on = remote.same_value(&format!("s.{}", ident(q)), &format!("m{a}.n"), t, nullable);
+        joins.push_str(&format!("\nJOIN kanon_release_map_{a} m{a} ON {on}"));
+    }
     let pseudonym = match out.pseudonymize.is_empty() {
         true => None,
         false => {
@@ -83,6 +86,6 @@ pub(super) fn write_levels(
         sql::RELEASE_JOINED,
         &[("columns", &select), ("joins", &joins), ("match", &list(0..n, " AND ", |a| format!("d.c{a} = m{a}.code")))],
     );
-    let rows = remote.write_table(table, &select)?;
+    let rows = remote.write_table(table, &select, before_commit)?;
     Ok(Written { rows })
 }
