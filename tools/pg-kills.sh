@@ -34,6 +34,7 @@ PY
 psql "$pg_url" -q -v ON_ERROR_STOP=1 <<SQL
 CREATE TABLE people ($columns);
 \copy people FROM '$work/people.csv' CSV HEADER
+ANALYZE people;
 SQL
 {
   printf '[engine]\nkind = "postgres"\nurl = "%s"\n[source]\ntable = "public.people"\n[output]\ntable = "public.people_k5"\ndrop = ["row_id"]\n' "$pg_url"
