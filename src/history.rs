@@ -4,10 +4,10 @@
 //! reads it back. The row is taken from the run's report (one source of
 //! truth for what was released).
 
+use crate::commit::CommitTarget;
 use crate::database::{self, OUT};
 use crate::error::bad;
 use crate::job::Job;
-use crate::release::CommitTarget;
 use crate::sql::{self, ident, render};
 use anyhow::{Context, Result};
 use duckdb::Connection;

@@ -329,7 +329,17 @@ pub struct Engine {
     /// source scans and the release write.
     pub spark: Option<String>,
     /// `kind = "postgres"`: the server (`url`, which may hold a password) that does.
-    pub postgres: Option<crate::postgres::Url>,
+    pub postgres: Option<SecretUrl>,
+}
+
+/// A connection URL, which may hold a password: never shown.
+#[derive(Clone, PartialEq)]
+pub struct SecretUrl(pub String);
+
+impl std::fmt::Debug for SecretUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Url(hidden)")
+    }
 }
 
 /// A validated job.
@@ -566,7 +576,7 @@ impl Job {
 
         let postgres = match (raw.engine.kind.as_deref(), &raw.engine.url) {
             (Some("postgres"), Some(url)) if url.starts_with("postgresql://") || url.starts_with("postgres://") => {
-                Some(crate::postgres::Url(url.clone()))
+                Some(SecretUrl(url.clone()))
             }
             (Some("postgres"), Some(_)) => {
                 return Err(bad(format!(

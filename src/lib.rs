@@ -8,6 +8,7 @@
 
 // The public surface: what the binary, the tests and a library user reach.
 pub mod cli;
+pub mod commit;
 pub mod evaluator;
 pub mod frequency;
 pub mod hierarchy;

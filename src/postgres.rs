@@ -36,15 +36,7 @@ use std::time::Duration;
 /// The type name of a source column whose PostgreSQL type kanon does not read.
 pub const UNREAD: &str = "unread PostgreSQL type ";
 
-/// A connection URL, which may hold a password: never shown.
-#[derive(Clone, PartialEq)]
-pub struct Url(pub String);
-
-impl std::fmt::Debug for Url {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Url(hidden)")
-    }
-}
+pub use crate::job::SecretUrl as Url;
 
 /// Rows per batch brought back into DuckDB.
 const BATCH: usize = 64 * 1024;
@@ -483,7 +475,7 @@ impl Postgres {
         &self,
         table: &str,
         select: &str,
-        before_commit: Option<&crate::release::BeforeCommit>,
+        before_commit: Option<&crate::commit::BeforeCommit>,
     ) -> Result<u64> {
         let select = dialect(select);
         let mut client = self.client.borrow_mut();
@@ -501,7 +493,7 @@ impl Postgres {
         tx.batch_execute(&format!("DROP TABLE IF EXISTS {}", qualified(table)))?;
         tx.batch_execute(&format!("ALTER TABLE {tmp} RENAME TO {}", ident(last)))?;
         if let Some(f) = before_commit {
-            f(crate::release::CommitTarget::Postgres(&mut tx), rows as u64)?;
+            f(crate::commit::CommitTarget::Postgres(&mut tx), rows as u64)?;
         }
         tx.commit().context("committing the release on PostgreSQL")?;
         Ok(rows as u64)

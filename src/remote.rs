@@ -98,7 +98,7 @@ impl Remote {
         &self,
         table: &str,
         select: &str,
-        before_commit: Option<&crate::release::BeforeCommit>,
+        before_commit: Option<&crate::commit::BeforeCommit>,
     ) -> Result<u64> {
         match self {
             Remote::Spark(s) => s.write_table(table, select),

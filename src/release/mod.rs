@@ -161,16 +161,7 @@ pub struct CellRecoding {
     pub position: String,
 }
 
-/// Run inside the release's transaction, just before it commits, with the
-/// rows written (the run history's row: [`crate::history`]).
-pub type BeforeCommit<'a> = dyn Fn(CommitTarget, u64) -> Result<()> + 'a;
-
-/// Where a release is about to commit: the DuckDB connection (the output
-/// database attached) or the PostgreSQL transaction.
-pub enum CommitTarget<'a, 'b> {
-    DuckDb(&'a duckdb::Connection),
-    Postgres(&'a mut postgres::Transaction<'b>),
-}
+pub use crate::commit::{BeforeCommit, CommitTarget};
 
 /// What was written.
 #[derive(Debug, Clone)]
