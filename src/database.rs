@@ -250,3 +250,16 @@ pub fn population_relation(conn: &Connection, job: &Job) -> Result<Option<String
     };
     Ok(Some(relation))
 }
+
+/// The table function `kanon_arrow(batch)` on `conn` (once): how an engine's
+/// results, as Arrow batches, become rows of a local table.
+pub fn register_arrow_scan(conn: &Connection) -> Result<()> {
+    let registered: i64 =
+        conn.query_row("SELECT count(*) FROM duckdb_functions() WHERE function_name = 'kanon_arrow'", [], |r| {
+            r.get(0)
+        })?;
+    if registered == 0 {
+        conn.register_table_function::<duckdb::vtab::arrow::ArrowVTab>("kanon_arrow")?;
+    }
+    Ok(())
+}

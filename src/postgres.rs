@@ -23,7 +23,7 @@ use anyhow::{anyhow, Context, Result};
 use duckdb::arrow::array::{ArrayRef, StringArray};
 use duckdb::arrow::datatypes::{DataType as ArrowType, Field, Schema};
 use duckdb::arrow::record_batch::RecordBatch;
-use duckdb::vtab::arrow::{ArrowBatchRegistration, ArrowVTab};
+use duckdb::vtab::arrow::ArrowBatchRegistration;
 use duckdb::Connection;
 use postgres::config::Host;
 use postgres::types::Type;
@@ -332,13 +332,7 @@ impl Postgres {
             ident(target),
             list(&columns, ", ", |(n, t)| format!("{} {t}", ident(n)))
         ))?;
-        let registered: i64 =
-            conn.query_row("SELECT count(*) FROM duckdb_functions() WHERE function_name = 'kanon_arrow'", [], |r| {
-                r.get(0)
-            })?;
-        if registered == 0 {
-            conn.register_table_function::<ArrowVTab>("kanon_arrow")?;
-        }
+        crate::database::register_arrow_scan(conn)?;
         let schema = Arc::new(Schema::new(
             (0..columns.len()).map(|i| Field::new(format!("c{i}"), ArrowType::Utf8, true)).collect::<Vec<_>>(),
         ));

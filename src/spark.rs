@@ -21,7 +21,7 @@ use duckdb::arrow::array::StructArray;
 use duckdb::arrow::datatypes::DataType as ArrowType;
 use duckdb::arrow::record_batch::RecordBatch;
 use duckdb::types::{TimeUnit, ValueRef};
-use duckdb::vtab::arrow::{ArrowBatchRegistration, ArrowVTab};
+use duckdb::vtab::arrow::ArrowBatchRegistration;
 use duckdb::Connection;
 use spark_connect::row::{Row, Value};
 use spark_connect::types::{DataType, StructField};
@@ -115,13 +115,7 @@ impl Spark {
     /// Run `select` on Spark; its rows land in the local temp table `target`
     /// (replaced). Returns the rows.
     pub fn fetch(&self, conn: &Connection, select: &str, target: &str) -> Result<u64> {
-        let registered: i64 =
-            conn.query_row("SELECT count(*) FROM duckdb_functions() WHERE function_name = 'kanon_arrow'", [], |r| {
-                r.get(0)
-            })?;
-        if registered == 0 {
-            conn.register_table_function::<ArrowVTab>("kanon_arrow")?;
-        }
+        crate::database::register_arrow_scan(conn)?;
         let frame = self.session.sql(&dialect(select))?;
         let batches = frame.collect_record_batches().with_context(|| format!("running on Spark: {select}"))?;
         let (mut rows, mut bytes) = (0u64, 0usize);

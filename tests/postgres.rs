@@ -8,7 +8,7 @@
 //! Needs a PostgreSQL server: `tests/spark.sh` starts a throwaway cluster
 //! and sets KANON_PG_URL. Without it these tests print a notice and pass.
 
-use crate::util::{kanon_env, manifest_dir, Out};
+use crate::util::{engine_report as report, kanon_env, manifest_dir, sorted_rows, Out};
 use duckdb::Connection;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -53,36 +53,11 @@ fn session(dir: &Path, url: &str) -> kanon::postgres::Postgres {
     kanon::postgres::Postgres::connect(&job, job.engine.postgres.as_ref().unwrap()).unwrap()
 }
 
-/// Every row of `relation` (a DuckDB relation) as text, sorted.
-fn sorted_rows(conn: &Connection, relation: &str) -> Vec<String> {
-    let texts = |q: &str| -> Vec<String> {
-        conn.prepare(q).unwrap().query_map([], |r| r.get(0)).unwrap().collect::<duckdb::Result<_>>().unwrap()
-    };
-    let columns = texts(&format!("SELECT column_name FROM (DESCRIBE SELECT * FROM {relation})"));
-    let text = columns
-        .iter()
-        .map(|c| format!("coalesce(CAST(\"{c}\" AS VARCHAR), '∅')"))
-        .collect::<Vec<_>>()
-        .join(" || '|' || ");
-    let mut rows = texts(&format!("SELECT {text} FROM {relation}"));
-    rows.sort();
-    rows
-}
-
 /// The rows of PostgreSQL table `table`, brought into DuckDB, sorted.
 fn pg_rows(pg: &kanon::postgres::Postgres, table: &str) -> Vec<String> {
     let conn = Connection::open_in_memory().unwrap();
     pg.fetch(&conn, &format!("SELECT * FROM {}", kanon::postgres::qualified(table)), "fetched").unwrap();
     sorted_rows(&conn, "fetched")
-}
-
-/// A report without what differs by engine: timings, where the release went, the job's hash.
-fn report(path: &Path) -> Value {
-    let mut r: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    for key in ["seconds", "output", "job_sha256"] {
-        r.as_object_mut().unwrap().remove(key);
-    }
-    r
 }
 
 /// A job's rows (a Parquet file) and its body below [output].

@@ -9,8 +9,8 @@
 //! Needs a Spark Connect server: `tests/spark.sh` starts one and sets
 //! KANON_SPARK_URL. Without it these tests print a notice and pass.
 
+use crate::util::{engine_report as report, sorted_rows};
 use duckdb::Connection;
-use serde_json::Value as Json;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -83,34 +83,6 @@ fn jobs(dir: &Path, case: &Case, url: &str, spark_source: &str, spark_table: &st
     std::fs::write(&a, duck).unwrap();
     std::fs::write(&b, spark).unwrap();
     (a, b)
-}
-
-/// A report without what differs by engine: timings, where the release went, the job's hash.
-fn report(path: &Path) -> Json {
-    let mut r: Json = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let o = r.as_object_mut().unwrap();
-    for key in ["seconds", "output", "job_sha256"] {
-        o.remove(key);
-    }
-    r
-}
-
-/// The first column of `query`'s rows, as text.
-fn texts(conn: &Connection, query: &str) -> Vec<String> {
-    conn.prepare(query).unwrap().query_map([], |r| r.get(0)).unwrap().collect::<duckdb::Result<_>>().unwrap()
-}
-
-/// Every row of `relation` as text, sorted (Spark keeps no row order).
-fn sorted_rows(conn: &Connection, relation: &str) -> Vec<String> {
-    let columns = texts(conn, &format!("SELECT column_name FROM (DESCRIBE SELECT * FROM {relation})"));
-    let text = columns
-        .iter()
-        .map(|c| format!("coalesce(CAST(\"{c}\" AS VARCHAR), '∅')"))
-        .collect::<Vec<_>>()
-        .join(" || '|' || ");
-    let mut rows = texts(conn, &format!("SELECT {text} FROM {relation}"));
-    rows.sort();
-    rows
 }
 
 /// The rows of Spark table `table`, sorted.

@@ -67,3 +67,30 @@ pub fn adult_dir() -> Option<PathBuf> {
 pub fn hierarchy_rows(path: &Path) -> Vec<Vec<String>> {
     std::fs::read_to_string(path).unwrap().lines().map(|l| l.split(';').map(String::from).collect()).collect()
 }
+
+/// A run's report without what differs by engine: timings, where the release
+/// went, the job's hash.
+pub fn engine_report(path: &Path) -> serde_json::Value {
+    let mut r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    for key in ["seconds", "output", "job_sha256"] {
+        r.as_object_mut().unwrap().remove(key);
+    }
+    r
+}
+
+/// Every row of the DuckDB relation `relation` as text, sorted (Spark and
+/// PostgreSQL keep no row order).
+pub fn sorted_rows(conn: &duckdb::Connection, relation: &str) -> Vec<String> {
+    let texts = |q: &str| -> Vec<String> {
+        conn.prepare(q).unwrap().query_map([], |r| r.get(0)).unwrap().collect::<duckdb::Result<_>>().unwrap()
+    };
+    let columns = texts(&format!("SELECT column_name FROM (DESCRIBE SELECT * FROM {relation})"));
+    let text = columns
+        .iter()
+        .map(|c| format!("coalesce(CAST(\"{c}\" AS VARCHAR), '∅')"))
+        .collect::<Vec<_>>()
+        .join(" || '|' || ");
+    let mut rows = texts(&format!("SELECT {text} FROM {relation}"));
+    rows.sort();
+    rows
+}
