@@ -31,14 +31,9 @@ fn runs_table() -> String {
 
 /// On PostgreSQL: `kanon_runs` in the release table's schema.
 fn postgres_runs(job: &Job) -> Result<String> {
+    // (A release named kanon_runs is refused when the run is planned.)
     let table = job.output.remote_table.as_deref().unwrap_or_default();
     let mut parts: Vec<&str> = table.split('.').collect();
-    if parts.last().is_some_and(|t| t.eq_ignore_ascii_case(RUNS)) {
-        return Err(bad(format!(
-            "{}: [output] table \"{table}\" is the run history's table; name the release otherwise, or set [output] history = false",
-            job.path.display()
-        )));
-    }
     parts.pop();
     parts.push(RUNS);
     Ok(crate::postgres::qualified(&parts.join(".")))

@@ -364,3 +364,18 @@ fn kanon_runs_gains_one_row_per_successful_run_and_none_for_a_failed_or_killed_o
     assert!(out.stdout.starts_with("started_at"), "{}", out.stdout);
     assert_eq!(out.stdout.lines().count() as i64, nights.runs() + 1);
 }
+
+#[test]
+fn a_release_named_like_the_history_is_refused_before_anything_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = demo(dir.path(), "");
+    let text = std::fs::read_to_string(&job).unwrap().replace("table = \"patients_k3\"", "table = \"KANON_RUNS\"");
+    std::fs::write(&job, &text).unwrap();
+    let out = run(dir.path(), &["run", job.to_str().unwrap(), "--quiet"], None);
+    assert_eq!(out.code, 2, "{}", out.show());
+    assert!(out.stderr.contains("is the run history's table"), "{}", out.stderr);
+    assert_eq!(files(&dir.path().join("out")), Vec::<PathBuf>::new());
+    // With the history off, the name is the user's to take.
+    std::fs::write(&job, text.replace("[output]", "[output]\nhistory = false")).unwrap();
+    assert_eq!(run(dir.path(), &["run", job.to_str().unwrap(), "--quiet"], None).code, 0);
+}

@@ -156,6 +156,14 @@ impl Plan {
 fn check_outputs(job: &Job) -> Result<()> {
     let file = job.path.display();
     let out = &job.output;
+    let release = out.table.as_ref().map(|t| t.name.as_str()).or(out.remote_table.as_deref());
+    if let Some(name) = release
+        .filter(|n| out.history && n.rsplit('.').next().is_some_and(|t| t.eq_ignore_ascii_case(crate::history::RUNS)))
+    {
+        return Err(bad(format!(
+            "{file}: [output] table \"{name}\" is the run history's table; name the release otherwise, or set [output] history = false"
+        )));
+    }
     let reconstructed = match &out.reconstructed {
         Some(crate::job::Reconstructed::Csv(p) | crate::job::Reconstructed::Parquet(p)) => Some(p),
         _ => None,

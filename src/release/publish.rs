@@ -51,13 +51,6 @@ pub(super) fn write_select(
     let Some(table) = &out.table else {
         return write_files(conn, &select, &copies);
     };
-    if out.history && table.name.eq_ignore_ascii_case(crate::history::RUNS) {
-        return Err(crate::error::bad(format!(
-            "{}: [output] table \"{}\" is the run history's table; name the release otherwise, or set [output] history = false",
-            job.path.display(),
-            table.name
-        )));
-    }
     let created = database::attach_output(conn, job, table, false)?;
     let result = write_table(conn, &table.name, &select, &copies, before_commit);
     if result.is_err() && created {
