@@ -40,16 +40,7 @@ fn ok(dir: &Path, args: &[&str]) -> Out {
 
 /// A session of our own, for loading sources and reading releases.
 fn session(dir: &Path, url: &str) -> kanon::postgres::Postgres {
-    let path = dir.join("session.toml");
-    std::fs::write(
-        &path,
-        format!(
-            "[engine]\nkind = \"postgres\"\nurl = \"{url}\"\n[source]\ntable = \"t\"\n[output]\ntable = \"o\"\n\
-             [privacy]\nk = 2\n[[quasi_identifiers]]\ncolumn = \"a\"\nhierarchy = \"suppress\"\n"
-        ),
-    )
-    .unwrap();
-    let job = kanon::job::Job::load(&path).unwrap();
+    let job = crate::util::engine_job(dir, "postgres", url);
     kanon::postgres::Postgres::connect(&job, job.engine.postgres.as_ref().unwrap()).unwrap()
 }
 

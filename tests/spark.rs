@@ -49,16 +49,7 @@ struct Case {
 
 /// A session of our own, for what the tests do on Spark themselves.
 fn session(dir: &Path, url: &str) -> kanon::spark::Spark {
-    let path = dir.join("session.toml");
-    std::fs::write(
-        &path,
-        format!(
-            "[engine]\nkind = \"spark\"\nurl = \"{url}\"\n[source]\ntable = \"t\"\n[output]\ntable = \"o\"\n\
-             [privacy]\nk = 2\n[[quasi_identifiers]]\ncolumn = \"a\"\nhierarchy = \"suppress\"\n"
-        ),
-    )
-    .unwrap();
-    let job = kanon::job::Job::load(&path).unwrap();
+    let job = crate::util::engine_job(dir, "spark", url);
     kanon::spark::Spark::connect(&job, url).unwrap()
 }
 

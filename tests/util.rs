@@ -94,3 +94,18 @@ pub fn sorted_rows(conn: &duckdb::Connection, relation: &str) -> Vec<String> {
     rows.sort();
     rows
 }
+
+/// A minimal job on engine `kind` at `url` (written in `dir`), for a test's
+/// own session with a Spark or PostgreSQL server.
+pub fn engine_job(dir: &Path, kind: &str, url: &str) -> kanon::job::Job {
+    let path = dir.join("session.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "[engine]\nkind = \"{kind}\"\nurl = \"{url}\"\n[source]\ntable = \"t\"\n[output]\ntable = \"o\"\n\
+             [privacy]\nk = 2\n[[quasi_identifiers]]\ncolumn = \"a\"\nhierarchy = \"suppress\"\n"
+        ),
+    )
+    .unwrap();
+    kanon::job::Job::load(&path).unwrap()
+}

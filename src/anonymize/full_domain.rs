@@ -1,14 +1,14 @@
 //! Full-domain generalization: a search of the lattice of levels (or the node
 //! given with `--node`), the release at the node's levels.
 
-use super::reuse::{reuse_or_search, Previous, ReusePlan};
+use super::reuse::{reuse_or_search, ReusePlan};
 use super::{requirement, Plan, Stages};
 use crate::error::bad;
 use crate::frequency;
 use crate::lattice::{Lattice, Node};
 use crate::load::Loaded;
 use crate::metrics::{classes_ambiguity, full_domain_ambiguity, Requirement};
-use crate::options::{Algorithm, Reuse};
+use crate::options::Algorithm;
 use crate::privacy::ClassFigures;
 use crate::progress::Progress;
 use crate::release::{write_node_classes, Judged, Recoding, Written};
@@ -37,7 +37,7 @@ pub(super) struct FullDomain {
     /// The optimum's suppressed classes, when the evaluator held them in memory.
     dropped: Option<Vec<Box<[i64]>>>,
     /// `[search] reuse`: the plan, then what became of it.
-    reuse: Option<(Reuse, bool, Previous)>,
+    reuse: Option<ReusePlan>,
     reused: Option<ReuseReport>,
 }
 
@@ -74,7 +74,7 @@ pub(super) fn prepare(
         judged: Judged::default(),
         release_sizes: Vec::new(),
         dropped: None,
-        reuse: reuse.map(|r| (r.mode, r.compare, r.previous.clone())),
+        reuse: reuse.cloned(),
         reused: None,
     })
 }
@@ -107,9 +107,8 @@ impl Stages for FullDomain {
         };
         let result = match &self.reuse {
             None => search(&mut ev, self.node.as_ref())?,
-            Some((mode, compare, previous)) => {
-                let (result, report) =
-                    reuse_or_search(plan, &self.lattice, req, (*mode, *compare, previous), &mut ev, search)?;
+            Some(reuse) => {
+                let (result, report) = reuse_or_search(plan, &self.lattice, req, reuse, &mut ev, search)?;
                 self.reused = Some(report);
                 result
             }

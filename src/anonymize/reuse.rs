@@ -17,6 +17,7 @@ use anyhow::Result;
 use serde_json::{Map, Value};
 
 /// What the plan settled about reuse.
+#[derive(Clone)]
 pub struct ReusePlan {
     pub mode: Reuse,
     /// `--compare`: also search, to report what keeping the node costs.
@@ -124,7 +125,7 @@ pub(super) fn reuse_or_search(
     plan: &Plan,
     lattice: &Lattice,
     req: &Requirement,
-    (mode, compare, previous): (Reuse, bool, &Previous),
+    ReusePlan { mode, compare, previous }: &ReusePlan,
     ev: &mut Evaluator,
     search: impl Fn(&mut Evaluator, Option<&Vec<u8>>) -> Result<SearchResult>,
 ) -> Result<(SearchResult, ReuseReport)> {
@@ -157,7 +158,7 @@ pub(super) fn reuse_or_search(
                     checked: 1,
                 };
                 report.reused = true;
-                if compare {
+                if *compare {
                     let searched = search(ev, None)?;
                     let optimum = searched.best.as_ref().expect("a feasible node exists, so the search finds one");
                     let kept = result.best.as_ref().expect("kept").outcome.metrics.get(job.metric);
@@ -185,7 +186,7 @@ pub(super) fn reuse_or_search(
         }
     };
     let failed = failed.expect("the previous node failed");
-    if mode == Reuse::Required {
+    if *mode == Reuse::Required {
         let node = previous_node.iter().map(|(q, l)| format!("{q}={l}")).collect::<Vec<_>>().join(",");
         return Err(anyhow::Error::new(Infeasible(format!(
             "reuse = \"required\": the previous node {node} no longer meets the job ({failed} fails); run with reuse = \"previous\" (or without reuse) to search for a new one"
