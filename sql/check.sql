@@ -14,12 +14,19 @@ GROUP BY ALL
 -- code; its text comes back (s_missing, t_missing) to name it. Each class's
 -- QI values come back as text (to tell classes apart and name them), with its
 -- population size when a population table is joined; rows arrive ordered by
--- class, so each class's rows arrive together.
+-- class, so each class's rows arrive together. A row is a record, or (on a
+-- remote engine) a group of records, counted by {{count}}.
 WITH g AS (
-    SELECT {{qis}}{{codes}}, count(*)::BIGINT AS cnt
+    SELECT {{qis}}{{codes}}, {{count}} AS cnt
     FROM {{table}} src{{joins}}
     GROUP BY ALL
 )
 SELECT {{names}}{{extras}}, g.cnt{{population}}
 FROM g{{population_join}}
 ORDER BY {{order}}
+-- name: grouped
+-- On a remote engine, run there: a table grouped by the columns the audit
+-- reads, each group with its records; only the groups come back.
+SELECT {{columns}}, count(*) AS {{weight}}
+FROM {{relation}}
+GROUP BY {{ordinals}}

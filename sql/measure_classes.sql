@@ -1,8 +1,9 @@
 -- Independent re-measure of a table: class sizes over the given columns and,
--- when given, distinct sensitive values per class.
+-- when given, distinct sensitive values per class; {{count}} counts a row's
+-- records (count(*), or the sum of a grouped table's counts).
 SELECT size, ldiv, count(*)::BIGINT AS classes
 FROM (
-    SELECT count(*)::BIGINT AS size, {{ldiv}}::BIGINT AS ldiv
+    SELECT {{count}} AS size, {{ldiv}}::BIGINT AS ldiv
     FROM {{table}}
     GROUP BY {{columns}}
 )

@@ -14,8 +14,9 @@ use crate::database::{self, SourceColumn, OUT};
 use crate::error::{bad, CheckFailed, OrBadInput};
 use crate::frequency;
 use crate::job::{Column, DistanceSpec, DiversityKind, Job, PopulationTable};
-use crate::load::{class_models, ordered_type};
+use crate::load::{check_remote_types, class_models, ordered_type};
 use crate::privacy::{entropy, entropy_at_least, recursive, ClassModels, Closeness, Distance};
+use crate::remote::Remote;
 use crate::risk::{self, ClassSizes, Risk};
 use crate::sql::{self, fragment, ident, list, render};
 use anyhow::{Context, Result};
@@ -40,9 +41,81 @@ pub struct Request {
 const S: &str = "s";
 const T: &str = "t";
 
+/// The audited table's name on a remote engine (a view there, a table here).
+const AUDITED: &str = "kanon_audited";
+
+/// How the audit counts records: DuckDB reads the tables as they are, a row
+/// per record; on a remote engine the tables are grouped there by the columns
+/// the audit reads, and only the groups come back (as `kanon_source` and
+/// [`AUDITED`]), each with its records in `weight`.
+#[derive(Default)]
+struct Records {
+    weight: Option<String>,
+}
+
+impl Records {
+    /// Group the source by the `source` columns (none: it is not read) and
+    /// the audited table by the `table` columns, there; bring the groups here.
+    fn fetch<'a>(
+        conn: &Connection,
+        remote: &Remote,
+        source: &[(&'a Column, &str)],
+        table: Option<&[(&'a Column, &str)]>,
+    ) -> Result<Records> {
+        fn names<'a>(named: &[(&'a Column, &str)]) -> Vec<&'a str> {
+            let mut names: Vec<&str> = Vec::new();
+            for (c, _) in named {
+                if !names.contains(&c.name.as_str()) {
+                    names.push(&c.name);
+                }
+            }
+            names
+        }
+        let (source, table) = (names(source), table.map(names));
+        let weight = (0..)
+            .map(|i| format!("kanon_count{i}"))
+            .find(|w| !source.iter().chain(table.iter().flatten()).any(|c| c.eq_ignore_ascii_case(w)))
+            .unwrap_or_default();
+        let grouped = |columns: &[&str], relation: &str| {
+            render(
+                fragment(sql::CHECK, "grouped"),
+                &[
+                    ("columns", &list(columns, ", ", |c| ident(c))),
+                    ("weight", &ident(&weight)),
+                    ("relation", relation),
+                    ("ordinals", &list(1..=columns.len(), ", ", |i| i.to_string())),
+                ],
+            )
+        };
+        if !source.is_empty() {
+            remote.fetch(conn, &grouped(&source, "kanon_source"), "kanon_source").context("grouping the source")?;
+        }
+        if let Some(table) = table {
+            remote.fetch(conn, &grouped(&table, AUDITED), AUDITED).context("grouping the audited table")?;
+        }
+        Ok(Records { weight: Some(weight) })
+    }
+
+    /// A group's records, as an aggregate.
+    fn count(&self) -> String {
+        match &self.weight {
+            None => "count(*)::BIGINT".into(),
+            Some(w) => format!("sum({})::BIGINT", ident(w)),
+        }
+    }
+}
+
 pub fn run(args: Request) -> Result<()> {
     let job = Job::load(&args.job)?;
-    let (conn, columns) = database::open(&job)?;
+    let remote = Remote::connect(&job)?;
+    let (conn, columns) = match &remote {
+        None => database::open(&job)?,
+        Some(r) => {
+            let columns = r.open_source(&job)?;
+            check_remote_types(&job, r, &columns)?;
+            (database::open_local(&job.engine)?, columns)
+        }
+    };
     let target = args.table.clone().unwrap_or_else(|| "source".into());
     let qis: Vec<&Column> = job.quasi_identifiers.iter().map(|q| &q.column).collect();
     // (alias, column) of the sensitive columns the models read.
@@ -56,9 +129,11 @@ pub fn run(args: Request) -> Result<()> {
         named.extend(qis.iter().map(|c| (*c, "quasi-identifier")));
     }
     require(&job, "the source", &columns, &named)?;
-    let relation = match &args.table {
-        None => "kanon_source".to_string(),
-        Some(t) => {
+    let mut named_in_table: Vec<(&Column, &str)> = qis.iter().map(|c| (*c, "quasi-identifier")).collect();
+    named_in_table.extend(extra.iter().map(|(_, c)| (*c, "sensitive column")));
+    let relation = match (&args.table, &remote) {
+        (None, _) => "kanon_source".to_string(),
+        (Some(t), None) => {
             let Some(out) = &job.output.table else {
                 return Err(bad(format!("{}: --table needs an [output] database", job.path.display())));
             };
@@ -68,22 +143,30 @@ pub fn run(args: Request) -> Result<()> {
             }
             let relation = format!("{}.main.{}", ident(OUT), ident(t));
             let have = relation_columns(&conn, &relation).or_bad_input(|| format!("reading table \"{t}\""))?;
-            let mut named: Vec<(&Column, &str)> = qis.iter().map(|c| (*c, "quasi-identifier")).collect();
-            named.extend(extra.iter().map(|(_, c)| (*c, "sensitive column")));
-            require(&job, &format!("table \"{t}\""), &have, &named)?;
+            require(&job, &format!("table \"{t}\""), &have, &named_in_table)?;
             relation
         }
+        (Some(t), Some(r)) => {
+            let have =
+                r.open_table(t, AUDITED)?.ok_or_else(|| bad(format!("table \"{t}\" not found in {}", r.name())))?;
+            require(&job, &format!("table \"{t}\""), &have, &named_in_table)?;
+            AUDITED.to_string()
+        }
     };
-    let models = source_models(&conn, &job, &columns, &extra)?;
+    let records = match &remote {
+        None => Records::default(),
+        Some(r) => Records::fetch(&conn, r, &named, args.table.is_some().then_some(&named_in_table[..]))?,
+    };
+    let models = source_models(&conn, &job, &columns, &extra, &records)?;
     let population = population(&conn, &job, &relation)?;
 
     let mut audit = Audit::new(&job, &models, &columns);
-    classes(&conn, &job, &target, &relation, &extra, population.as_deref(), &mut audit)?;
+    classes(&conn, &job, &target, &relation, &extra, population.as_deref(), &records, &mut audit)?;
     let table_risk = risk::analyse(&audit.class_sizes(), &job.risk.settings);
     if let Some(path) = &args.svg {
         let source_risk = match &args.table {
             None => table_risk.clone(),
-            Some(_) => source_risk(&conn, &job)?,
+            Some(_) => source_risk(&conn, &job, &records)?,
         };
         database::write_atomically(path, risk::distribution_svg(&source_risk, &table_risk).as_bytes())?;
     }
@@ -142,18 +225,23 @@ fn source_models(
     job: &Job,
     columns: &[SourceColumn],
     extra: &[(&str, &Column)],
+    records: &Records,
 ) -> Result<ClassModels> {
     if extra.is_empty() {
         return class_models(conn, job, columns);
     }
     let m = extra.len();
+    let mut read = list(extra, ", ", |(a, c)| format!("{} AS {a}", ident(&c.name)));
+    if let Some(w) = &records.weight {
+        read.push_str(&format!(", {}", ident(w)));
+    }
     let scan = render(
         fragment(sql::SOURCE_MARGINALS, "scan"),
         &[
             ("all", &list(extra, ", ", |(a, _)| a.to_string())),
-            ("columns", &list(extra, ", ", |(a, c)| format!("{} AS {a}", ident(&c.name)))),
+            ("columns", &read),
             ("relation", "kanon_source"),
-            ("count", "count(*)"),
+            ("count", &records.count()),
             ("sets", &list(extra, ", ", |(a, _)| format!("({a})"))),
         ],
     );
@@ -228,6 +316,7 @@ fn classes(
     relation: &str,
     extra: &[(&str, &Column)],
     population: Option<&str>,
+    records: &Records,
     audit: &mut Audit,
 ) -> Result<()> {
     let n = job.quasi_identifiers.len();
@@ -248,6 +337,7 @@ fn classes(
             ("qis", &qis),
             ("codes", &codes),
             ("table", relation),
+            ("count", &records.count()),
             ("joins", &joins),
             ("names", &list(0..n, ", ", |a| format!("CAST(g.q{a} AS VARCHAR)"))),
             ("extras", &list(extra, "", |(a, _)| format!(", g.{a}, g.{a}_missing"))),
@@ -319,10 +409,15 @@ fn quoted(v: Option<&str>) -> String {
 
 /// The source's risk (its class sizes over the QIs), for the chart; F = f
 /// (the chart's bands read f only).
-fn source_risk(conn: &Connection, job: &Job) -> Result<Risk> {
+fn source_risk(conn: &Connection, job: &Job, records: &Records) -> Result<Risk> {
     let q = render(
         sql::MEASURE_CLASSES,
-        &[("table", "kanon_source"), ("columns", &list(job.qi_names(), ", ", |c| ident(&c))), ("ldiv", "0")],
+        &[
+            ("table", "kanon_source"),
+            ("columns", &list(job.qi_names(), ", ", |c| ident(&c))),
+            ("count", &records.count()),
+            ("ldiv", "0"),
+        ],
     );
     let mut stmt = conn.prepare(&q)?;
     let sizes: Vec<ClassSizes> = stmt

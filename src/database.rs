@@ -58,7 +58,7 @@ pub fn open_with(job: &Job, positions: bool) -> Result<(Connection, Vec<SourceCo
         SourceSpec::Database { path, .. } | SourceSpec::Csv { path, .. } | SourceSpec::Parquet { path } => path,
         SourceSpec::SparkTable { .. } | SourceSpec::SparkParquet { .. } | SourceSpec::PostgresTable { .. } => {
             return Err(bad(format!(
-                "{}: this command runs on the DuckDB engine only; on {}, `kanon run` takes full-domain jobs",
+                "{}: this command runs on the DuckDB engine only; on {}, `kanon run`, `check` and `pareto` take full-domain jobs",
                 job.path.display(),
                 job.output.remote_engine
             )))

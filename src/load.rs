@@ -64,7 +64,7 @@ pub fn check_columns(job: &Job, columns: &[SourceColumn]) -> Result<()> {
 }
 
 /// Every column the search reads has a type of the remote engine kanon reads (a scalar).
-fn check_remote_types(job: &Job, remote: &crate::remote::Remote, columns: &[SourceColumn]) -> Result<()> {
+pub fn check_remote_types(job: &Job, remote: &crate::remote::Remote, columns: &[SourceColumn]) -> Result<()> {
     let mut named: Vec<(&Column, &str)> =
         job.quasi_identifiers.iter().map(|q| (&q.column, "quasi-identifier")).collect();
     named.extend(job.sensitive.iter().map(|c| (c, "sensitive column")));

@@ -274,17 +274,24 @@ impl Postgres {
     /// Expose the job's source as the temporary view `kanon_source`; return
     /// its columns with the DuckDB type each arrives as.
     pub fn open_source(&self, job: &Job) -> Result<Vec<SourceColumn>> {
-        let file = job.path.display();
         let SourceSpec::PostgresTable { name } = &job.source else {
             unreachable!("a PostgreSQL job has a PostgreSQL source")
         };
+        self.open_table(name, "kanon_source")?.ok_or_else(|| {
+            bad(format!("{}: [source] table \"{name}\" not found in PostgreSQL at {}", job.path.display(), self.at))
+        })
+    }
+
+    /// The table `name` ("schema.table" or "table") as the temp view `view`;
+    /// its columns as DuckDB types, or None when there is no such table.
+    pub fn open_table(&self, name: &str, view: &str) -> Result<Option<Vec<SourceColumn>>> {
         let mut client = self.client.borrow_mut();
         let found: Option<u32> = client
             .query_one("SELECT to_regclass($1)::oid", &[&qualified(name)])
             .map(|r| r.get::<_, Option<u32>>(0))
             .unwrap_or(None);
         let Some(oid) = found else {
-            return Err(bad(format!("{file}: [source] table \"{name}\" not found in PostgreSQL at {}", self.at)));
+            return Ok(None);
         };
         let rows = client.query(
             "SELECT attname::text, atttypid, atttypmod FROM pg_attribute
@@ -307,9 +314,9 @@ impl Postgres {
             columns.push(SourceColumn { name, type_name });
         }
         client
-            .batch_execute(&format!("CREATE OR REPLACE TEMP VIEW kanon_source AS SELECT * FROM {}", qualified(name)))
-            .context("defining the source view on PostgreSQL")?;
-        Ok(columns)
+            .batch_execute(&format!("CREATE OR REPLACE TEMP VIEW {} AS SELECT * FROM {}", ident(view), qualified(name)))
+            .with_context(|| format!("defining the view of \"{name}\" on PostgreSQL"))?;
+        Ok(Some(columns))
     }
 
     /// Run `select` on PostgreSQL; its rows land in the local temp table

@@ -67,6 +67,15 @@ impl Remote {
         }
     }
 
+    /// The engine's table `name` as the view `view` there; its columns as
+    /// DuckDB types, or None when there is no such table.
+    pub fn open_table(&self, name: &str, view: &str) -> Result<Option<Vec<SourceColumn>>> {
+        match self {
+            Remote::Spark(s) => s.open_table(name, view),
+            Remote::Postgres(p) => p.open_table(name, view),
+        }
+    }
+
     /// The prefix of a column type the engine has and kanon does not read.
     pub fn unread(&self) -> &'static str {
         match self {

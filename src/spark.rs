@@ -98,10 +98,30 @@ impl Spark {
             _ => unreachable!("a Spark job has a Spark source"),
         };
         let frame = frame.map_err(|e| bad(format!("{file}: [source] {}: {e}", job.source.describe())))?;
-        let schema = frame.schema().map_err(|e| bad(format!("{file}: [source] {}: {e}", job.source.describe())))?;
-        frame.create_or_replace_temp_view("kanon_source").context("defining the source view on Spark")?;
+        Self::view(frame, "kanon_source").map_err(|e| bad(format!("{file}: [source] {}: {e:#}", job.source.describe())))
+    }
+
+    /// The catalog's table `name` as the temp view `view`; its columns as
+    /// DuckDB types, or None when the catalog has no such table.
+    pub fn open_table(&self, name: &str, view: &str) -> Result<Option<Vec<SourceColumn>>> {
+        let exists = self
+            .session
+            .catalog()
+            .table_exists(name)
+            .map_err(|e| anyhow!("table \"{name}\": Spark's catalog cannot tell: {e}"))?;
+        if !exists {
+            return Ok(None);
+        }
+        let frame = self.session.table(name).map_err(|e| anyhow!("table \"{name}\": {e}"))?;
+        Self::view(frame, view).map(Some)
+    }
+
+    /// `frame` as the temp view `view`; its columns as DuckDB types.
+    fn view(frame: spark_connect::DataFrame, view: &str) -> Result<Vec<SourceColumn>> {
+        let schema = frame.schema().map_err(|e| anyhow!("{e}"))?;
+        frame.create_or_replace_temp_view(view).with_context(|| format!("defining the view {view} on Spark"))?;
         let DataType::Struct { fields } = schema else {
-            return Err(anyhow!("Spark gave the source a non-struct schema"));
+            return Err(anyhow!("Spark gave the table a non-struct schema"));
         };
         Ok(fields
             .iter()

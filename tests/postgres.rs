@@ -369,3 +369,75 @@ fn postgres_settings_and_inputs_are_checked() {
     );
     assert_eq!(out.code, 0, "{}", out.show());
 }
+
+/// `kanon check` (the source, and a release with `--table`, with ℓ, t,
+/// risk and the chart) and `kanon pareto` read PostgreSQL tables there, and
+/// give the figures DuckDB gives for the same rows.
+#[test]
+fn check_and_pareto_give_the_same_figures_on_postgres() {
+    let Some(url) = pg_url() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let pg = session(dir.path(), &url);
+    let mut case = generated(dir.path(), 20_000);
+    case.name = "audited".into();
+    let on_pg = same_on_both(dir.path(), &url, &pg, &case);
+    let on_duck = dir.path().join("audited-duckdb.toml");
+    // The audits add t-closeness (each distance) to the job's k and ℓ.
+    let with_t = |job: &Path, distance: &str| {
+        let path = job.with_extension(format!("{distance}.toml"));
+        let text = std::fs::read_to_string(job).unwrap().replace(
+            "[privacy]\n",
+            &format!("[privacy]\nt_closeness = {{ column = \"diagnosis\", t = 0.3, distance = \"{distance}\" }}\n"),
+        );
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let check = |job: &Path, extra: &[&str]| -> (i32, Value) {
+        let out = run(dir.path(), &[&["check", job.to_str().unwrap(), "--json"], extra].concat());
+        assert!(out.code == 0 || out.code == 4, "check {}: {}", job.display(), out.show());
+        assert!(!out.both().contains(&password(&url)), "the password was shown");
+        let mut audit: Value = serde_json::from_str(&out.stdout).unwrap();
+        audit.as_object_mut().unwrap().remove("table");
+        (out.code, audit)
+    };
+    let release = "Kanon audited.Release";
+    let mut checked = 0;
+    for (duck, on_pg) in [(on_duck.clone(), on_pg.clone()), (with_t(&on_duck, "equal"), with_t(&on_pg, "equal"))] {
+        // The source: near-unique, so it fails k on both.
+        let (a, b) = (check(&duck, &[]), check(&on_pg, &[]));
+        assert_eq!(a.0, 4, "{}", a.1);
+        assert_eq!(a, b, "check of the source differs");
+        // The release, with both distributions charted.
+        let (svg_duck, svg_pg) = (dir.path().join("duck.svg"), dir.path().join("pg.svg"));
+        let a = check(&duck, &["--table", "release", "--svg", svg_duck.to_str().unwrap()]);
+        let b = check(&on_pg, &["--table", release, "--svg", svg_pg.to_str().unwrap()]);
+        assert_eq!(a, b, "check of the release differs");
+        assert_eq!(a.1["rows"], report(&dir.path().join("audited-duckdb.json"))["rows_out"]);
+        assert_eq!(std::fs::read(&svg_duck).unwrap(), std::fs::read(&svg_pg).unwrap(), "the charts differ");
+        checked += 1;
+    }
+    assert_eq!(checked, 2);
+    let audit = check(&with_t(&on_pg, "equal"), &["--table", release]).1;
+    assert!(audit["t_closeness"]["equal"].as_f64().is_some(), "{audit}");
+    assert!(audit["l_diversity"]["entropy"].as_f64().is_some(), "{audit}");
+    // A table PostgreSQL does not have, and one without the QIs.
+    let out = run(dir.path(), &["check", on_pg.to_str().unwrap(), "--table", "Kanon audited.nothing"]);
+    assert_eq!(out.code, 2, "{}", out.show());
+    assert!(out.stderr.contains("table \"Kanon audited.nothing\" not found in PostgreSQL"), "{}", out.stderr);
+    pg.execute("CREATE TABLE \"Kanon audited\".narrow AS SELECT 1 AS x").unwrap();
+    let out = run(dir.path(), &["check", on_pg.to_str().unwrap(), "--table", "Kanon audited.narrow"]);
+    assert_eq!(out.code, 2, "{}", out.show());
+    assert!(out.stderr.contains("is not a column of table \"Kanon audited.narrow\""), "{}", out.stderr);
+
+    // The exact front of k and the loss.
+    let front = |job: &Path, name: &str| -> Value {
+        let path = dir.path().join(name);
+        ok(dir.path(), &["pareto", job.to_str().unwrap(), "--json", path.to_str().unwrap(), "--quiet"]);
+        let mut front: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        front.as_object_mut().unwrap().remove("seconds");
+        front
+    };
+    let (a, b) = (front(&on_duck, "duck-front.json"), front(&on_pg, "pg-front.json"));
+    assert!(a["front"].as_array().is_some_and(|f| !f.is_empty()), "{a}");
+    assert_eq!(a, b, "the fronts differ");
+}

@@ -235,6 +235,39 @@ fn the_demo_with_entropy_l_and_t_closeness_is_the_same_on_spark() {
     assert!(case.body.contains("t_closeness"));
     case.name = "demo_models";
     same_on_both(dir.path(), &url, &spark, &case, false);
+    // `kanon check` reads Spark's tables there: the source's figures and the
+    // release's (ℓ, t, risk) are DuckDB's.
+    let check = |job: &str, table: &str| -> (i32, serde_json::Value) {
+        let job = dir.path().join(job);
+        let out =
+            crate::util::kanon_env(dir.path(), &["check", job.to_str().unwrap(), "--table", table, "--json"], &[]);
+        assert!(out.code == 0 || out.code == 4, "{}", out.show());
+        let mut audit: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+        audit.as_object_mut().unwrap().remove("table");
+        (out.code, audit)
+    };
+    let (a, b) =
+        (check("demo_models-duckdb.toml", "release"), check("demo_models-spark.toml", "kanon_test_demo_models"));
+    assert_eq!(a.0, 0, "{}", a.1);
+    assert!(a.1["t_closeness"]["equal"].as_f64().is_some(), "{}", a.1);
+    assert_eq!(a, b, "check of the release differs");
+    let source = |job: &str| {
+        let job = dir.path().join(job);
+        let out = crate::util::kanon_env(dir.path(), &["check", job.to_str().unwrap(), "--json"], &[]);
+        (out.code, out.stdout)
+    };
+    assert_eq!(source("demo_models-duckdb.toml"), source("demo_models-spark.toml"), "check of the source differs");
+    // `kanon pareto` loads through the same seam: the same exact front.
+    let front = |job: &str| {
+        let (job, path) = (dir.path().join(job), dir.path().join(format!("{job}.front.json")));
+        ok(dir.path(), &["pareto", job.to_str().unwrap(), "--json", path.to_str().unwrap(), "--quiet"]);
+        let mut front: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        front.as_object_mut().unwrap().remove("seconds");
+        front
+    };
+    let (a, b) = (front("demo_models-duckdb.toml"), front("demo_models-spark.toml"));
+    assert!(a["front"].as_array().is_some_and(|f| !f.is_empty()), "{a}");
+    assert_eq!(a, b, "the fronts differ");
 }
 
 #[test]

@@ -16,7 +16,9 @@ Audits the source (or table T of the output database, e.g. a release) against th
              for a numeric or date column; hierarchical with the job's hierarchy
   risk       prosecutor, journalist, marketer, uniqueness ([risk]; F from
              [risk] population_table, grouped as it is, when given)
-and the class-size histogram. Reads no QI hierarchy; changes nothing.
+and the class-size histogram. Reads no QI hierarchy; changes nothing. On Spark
+and PostgreSQL, T is a table there (schema.table), grouped there by the QI and
+sensitive columns; only the groups come back.
 
 Exit codes: 0 the table meets every model of the job (k, l of its kind,
 t-closeness); 4 it does not, with a line on stderr per failing model, e.g.
@@ -29,7 +31,7 @@ More: docs/risk.md.")]
 pub struct Args {
     /// The job file (TOML).
     pub job: PathBuf,
-    /// Audit this table of the output database instead of the source.
+    /// Audit this table of the output database (on Spark or PostgreSQL: of the engine) instead of the source.
     #[arg(long, value_name = "T")]
     pub table: Option<String>,
     /// Print one JSON object instead of text (with "meets" and "failures").
