@@ -8,7 +8,8 @@
 //! whether every class meets every model of the job (exit 0) or not (exit 4,
 //! a line per failing model). t-closeness compares each class with the
 //! source's distribution over all its rows. Reads no hierarchy but
-//! t-closeness's own; changes nothing.
+//! t-closeness's own; changes nothing. On Spark and PostgreSQL the tables
+//! are grouped there and only the groups come back ([`Records`]).
 
 use crate::database::{self, SourceColumn, OUT};
 use crate::error::{bad, CheckFailed, OrBadInput};
