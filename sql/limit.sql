@@ -5,6 +5,10 @@ CREATE OR REPLACE TEMP TABLE kanon_limit_groups AS
 SELECT {{columns}}, count(*) AS cnt
 FROM kanon_source
 GROUP BY ALL
+-- name: scan
+-- When the GROUP BY does not fit in memory: one scan reading and hashing
+-- every QI value, which any GROUP BY of them costs at least.
+SELECT count(*), sum(hash({{columns}}) % 1024) FROM kanon_source
 -- name: map
 -- A QI's value (as the source has it) → label map at one level: the QI's
 -- marginal joined to its text hierarchy table, so the write casts no row.

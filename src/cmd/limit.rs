@@ -9,8 +9,12 @@
 //! SQL expression its hierarchy allows (`substr`-like masks, `floor(x / w) *
 //! w`, `year(d) // 10 * 10`, a constant at the top) and joins only file
 //! hierarchies' maps; `maps_write_seconds` / `maps_total_seconds` join every
-//! QI to its value → label map (the figure `kanon limit` gave before). Prints
-//! one JSON object with the times, the distinct QI combinations and the rows.
+//! QI to its value → label map (the figure `kanon limit` gave before;
+//! `--plain-only` skips it). When the GROUP BY does not fit in `[engine]
+//! memory_limit`, the first half is one scan hashing every QI value instead
+//! (`"group_by": "scan"`, no combinations): a lower bound of any GROUP BY of
+//! them, so the ratio to it is an upper bound. Prints one JSON object with the
+//! times, the distinct QI combinations and the rows.
 //! Building the hierarchies is timed apart (`hierarchy_seconds`).
 
 use crate::database;
@@ -33,6 +37,14 @@ pub struct Args {
     /// The node to recode at, e.g. zip=2,birth_date=1,… (every QI).
     #[arg(long)]
     pub node: String,
+    /// Time one scan hashing every QI value instead of the GROUP BY (what
+    /// `limit` falls back to when the GROUP BY does not fit in memory).
+    #[arg(long)]
+    pub scan: bool,
+    /// Time only the plain-SQL write, not today's write through the maps
+    /// (at 10⁹ rows each write takes tens of minutes).
+    #[arg(long)]
+    pub plain_only: bool,
     /// No progress spinner.
     #[arg(long)]
     pub quiet: bool,
@@ -50,16 +62,39 @@ pub fn run(args: Args) -> Result<()> {
     let bar = spinner(args.quiet);
 
     bar.set_message("GROUP BY of the quasi-identifiers");
+    let cols = list(qis.iter(), ", ", |q| ident(q));
     let start = Instant::now();
     let by = list(qis.iter().enumerate(), ", ", |(a, q)| format!("{} AS g{a}", ident(q)));
-    conn.execute_batch(&render(fragment(sql::LIMIT, "group_by"), &[("columns", &by)]))
-        .context("grouping the source by its quasi-identifiers")?;
-    let (combinations, rows): (i64, i64) =
-        conn.query_row("SELECT count(*), coalesce(sum(cnt), 0)::BIGINT FROM kanon_limit_groups", [], |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })?;
-    let group_by = start.elapsed().as_secs_f64();
-    conn.execute_batch("DROP TABLE kanon_limit_groups")?;
+    let grouped = (!args.scan).then(|| {
+        conn.execute_batch(&render(fragment(sql::LIMIT, "group_by"), &[("columns", &by)]))
+            .context("grouping the source by its quasi-identifiers")
+    });
+    // DuckDB's GROUP BY of the raw values may not fit in [engine] memory_limit
+    // (at 10⁹ near-unique rows in 8 GB it does not): the yardstick is then one
+    // scan hashing every QI value, which any GROUP BY of them costs at least.
+    let scan = || -> Result<(&str, f64, Option<i64>, i64)> {
+        bar.set_message("a scan of the quasi-identifiers");
+        conn.execute_batch("DROP TABLE IF EXISTS kanon_limit_groups")?;
+        // Timed from here: a failed attempt is no part of the yardstick.
+        let start = Instant::now();
+        let rows: i64 = conn
+            .query_row(&render(fragment(sql::LIMIT, "scan"), &[("columns", &cols)]), [], |r| r.get(0))
+            .context("scanning the quasi-identifiers")?;
+        Ok(("scan", start.elapsed().as_secs_f64(), None, rows))
+    };
+    let (yardstick, group_by, combinations, rows) = match grouped {
+        Some(Ok(())) => {
+            let (combinations, rows): (i64, i64) =
+                conn.query_row("SELECT count(*), coalesce(sum(cnt), 0)::BIGINT FROM kanon_limit_groups", [], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })?;
+            ("group_by", start.elapsed().as_secs_f64(), Some(combinations), rows)
+        }
+        Some(Err(e)) if crate::error::resource_hint(&e).is_some() => scan()?,
+        Some(Err(e)) => return Err(e),
+        None => scan()?,
+    };
+    conn.execute_batch("DROP TABLE IF EXISTS kanon_limit_groups")?;
 
     // Hierarchies as `kanon run` builds them; the generated ones need the marginals.
     bar.set_message("building hierarchies");
@@ -105,20 +140,25 @@ pub fn run(args: Args) -> Result<()> {
     let plain_seconds = start.elapsed().as_secs_f64();
     check_rows(written, rows)?;
     // Today's figure: every QI joined to its value → label map.
-    let joined: Vec<Recode> = (0..qis.len()).map(|_| Recode::Map).collect();
-    let start = Instant::now();
-    let written = write(&conn, &job, &columns, &qis, &joined, &scratch.path().join("maps"), kind)?;
-    let maps_seconds = start.elapsed().as_secs_f64();
-    check_rows(written, rows)?;
+    let maps_seconds = if args.plain_only {
+        None
+    } else {
+        let joined: Vec<Recode> = (0..qis.len()).map(|_| Recode::Map).collect();
+        let start = Instant::now();
+        let written = write(&conn, &job, &columns, &qis, &joined, &scratch.path().join("maps"), kind)?;
+        check_rows(written, rows)?;
+        Some(start.elapsed().as_secs_f64())
+    };
     bar.finish_and_clear();
     let node: serde_json::Map<String, serde_json::Value> =
         qis.iter().zip(&levels).map(|(q, &l)| (q.clone(), l.into())).collect();
     let out = json!({
         "group_by_seconds": group_by,
+        "group_by": yardstick,
         "write_seconds": plain_seconds,
         "total_seconds": group_by + plain_seconds,
         "maps_write_seconds": maps_seconds,
-        "maps_total_seconds": group_by + maps_seconds,
+        "maps_total_seconds": maps_seconds.map(|m| group_by + m),
         "written_as": kind.name(),
         "combinations": combinations,
         "rows": rows,
