@@ -186,7 +186,8 @@ pub fn encode(
                 let t = columns.iter().find(|c| c.name == column).map_or("", |c| c.type_name.as_str());
                 r.same_value(left, right, t, Remote::has_null(conn, table)?)
             }
-            None => format!("{left} IS NOT DISTINCT FROM {right}"),
+            None if Remote::has_null(conn, table)? => format!("{left} IS NOT DISTINCT FROM {right}"),
+            None => format!("{left} = {right}"),
         })
     };
     // A leaf code is below its hierarchy's top divisor (the top level has code 0).
