@@ -213,6 +213,13 @@ fn quoted(v: &Option<String>) -> String {
 fn check_structure(rows: &Rows) -> std::result::Result<(), String> {
     let height = rows[0].len() - 1;
     for lo in 0..height {
+        // Each value's first parent, in a hash map; only a level with a
+        // second parent is mapped in order, to name its first such value.
+        let mut parent: FxHashMap<&Option<String>, &Option<String>> = FxHashMap::default();
+        parent.reserve(rows.len());
+        if rows.iter().all(|row| *parent.entry(&row[lo]).or_insert(&row[lo + 1]) == &row[lo + 1]) {
+            continue;
+        }
         let mut parents: BTreeMap<&Option<String>, BTreeSet<&Option<String>>> = BTreeMap::new();
         for row in rows {
             parents.entry(&row[lo]).or_default().insert(&row[lo + 1]);
