@@ -70,8 +70,9 @@ pub fn run(args: Args) -> Result<()> {
             .context("grouping the source by its quasi-identifiers")
     });
     // DuckDB's GROUP BY of the raw values may not fit in [engine] memory_limit
-    // (at 10⁹ near-unique rows in 8 GB it does not): the yardstick is then one
-    // scan hashing every QI value, which any GROUP BY of them costs at least.
+    // and its spill folder (at 10⁹ near-unique rows in 8 GB it does not): the
+    // yardstick is then one scan hashing every QI value, which any GROUP BY of
+    // them costs at least.
     let scan = || -> Result<(&str, f64, Option<i64>, i64)> {
         bar.set_message("a scan of the quasi-identifiers");
         conn.execute_batch("DROP TABLE IF EXISTS kanon_limit_groups")?;
