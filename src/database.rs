@@ -197,6 +197,13 @@ pub fn table_exists(conn: &Connection, catalog: &str, table: &str) -> Result<boo
     Ok(n > 0)
 }
 
+/// Does the local value table `table` (column `n`) hold a NULL? A join on
+/// its values needs `IS NOT DISTINCT FROM` only then.
+pub fn has_null(conn: &Connection, table: &str) -> Result<bool> {
+    let q = format!("SELECT count(*) FROM {} WHERE n IS NULL", sql::ident(table));
+    Ok(conn.query_row(&q, [], |r| r.get::<_, i64>(0))? > 0)
+}
+
 /// Write `bytes` to `path` through a temporary file in the same folder and a rename.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));

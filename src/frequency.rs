@@ -184,9 +184,9 @@ pub fn encode(
         Ok(match remote {
             Some(r) => {
                 let t = columns.iter().find(|c| c.name == column).map_or("", |c| c.type_name.as_str());
-                r.same_value(left, right, t, Remote::has_null(conn, table)?)
+                r.same_value(left, right, t, crate::database::has_null(conn, table)?)
             }
-            None if Remote::has_null(conn, table)? => format!("{left} IS NOT DISTINCT FROM {right}"),
+            None if crate::database::has_null(conn, table)? => format!("{left} IS NOT DISTINCT FROM {right}"),
             None => format!("{left} = {right}"),
         })
     };

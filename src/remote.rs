@@ -45,12 +45,6 @@ impl Remote {
         }
     }
 
-    /// Does the local value table `table` (column `n`) hold a NULL?
-    pub fn has_null(conn: &Connection, table: &str) -> Result<bool> {
-        let q = format!("SELECT count(*) FROM {} WHERE n IS NULL", crate::sql::ident(table));
-        Ok(conn.query_row(&q, [], |r| r.get::<_, i64>(0))? > 0)
-    }
-
     /// The engine's name in messages.
     pub fn name(&self) -> &'static str {
         match self {

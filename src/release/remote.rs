@@ -60,7 +60,7 @@ pub(super) fn write_levels(
     let mut joins = String::new();
     for (a, q) in qis.iter().enumerate() {
         let t = columns.iter().find(|c| &c.name == q).map_or("", |c| c.type_name.as_str());
-        let nullable = Remote::has_null(conn, &crate::hierarchy::code_table(a))?;
+        let nullable = crate::database::has_null(conn, &crate::hierarchy::code_table(a))?;
         let on = remote.same_value(&format!("s.{}", ident(q)), &format!("m{a}.n"), t, nullable);
         joins.push_str(&format!("\nJOIN kanon_release_map_{a} m{a} ON {on}"));
     }
