@@ -73,10 +73,7 @@ impl Records {
             names
         }
         let (source, table) = (names(source), table.map(names));
-        let weight = (0..)
-            .map(|i| format!("kanon_count{i}"))
-            .find(|w| !source.iter().chain(table.iter().flatten()).any(|c| c.eq_ignore_ascii_case(w)))
-            .unwrap_or_default();
+        let weight = frequency::weight_name(source.iter().chain(table.iter().flatten()).copied());
         let grouped = |columns: &[&str], relation: &str| {
             render(
                 fragment(sql::CHECK, "grouped"),

@@ -74,10 +74,7 @@ impl Input {
     /// columns) into `kanon_source_grouped`, counting records in a column
     /// named apart from them.
     pub fn grouped(conn: &Connection, columns: &[&str], source: &str) -> Result<Input> {
-        let weight = (0..)
-            .map(|i| format!("kanon_count{i}"))
-            .find(|w| !columns.iter().any(|c| c.eq_ignore_ascii_case(w)))
-            .unwrap_or_default();
+        let weight = weight_name(columns.iter().copied());
         conn.execute_batch(&render(
             sql::SOURCE_GROUPED,
             &[("columns", &list(columns, ", ", |c| ident(c))), ("count", &ident(&weight))],
@@ -102,6 +99,14 @@ impl Input {
             Some(w) => format!("sum({alias}{})::BIGINT", ident(w)),
         }
     }
+}
+
+/// A name for a grouped table's count column, apart from its `columns`.
+pub fn weight_name<'a>(columns: impl Iterator<Item = &'a str> + Clone) -> String {
+    (0..)
+        .map(|i| format!("kanon_count{i}"))
+        .find(|w| !columns.clone().any(|c| c.eq_ignore_ascii_case(w)))
+        .unwrap_or_default()
 }
 
 /// The light first scan: per-column marginals of the source in one pass, into
