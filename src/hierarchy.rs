@@ -113,7 +113,9 @@ pub fn finish(conn: &Connection, job: &Job, files: Files) -> Result<Vec<Hierarch
         crate::trace(|| format!("hierarchy {a} coded"));
         out.push(Hierarchy { column: qi.column.name.clone(), height, leaves: rows.len() as u64 });
     }
-    if let Some(a) = check_coverage(conn, job.quasi_identifiers.len())? {
+    if let Some(a) =
+        check_coverage(conn, job.quasi_identifiers.len()).context("checking that the hierarchies cover every value")?
+    {
         let qi = &job.quasi_identifiers[a.0];
         return Err(bad(format!("{}: quasi-identifier \"{}\": {}", job.at(&qi.column), qi.column.name, a.1)));
     }

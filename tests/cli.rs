@@ -1174,6 +1174,7 @@ fn limit_times_group_by_and_write() {
     }
     assert_eq!(r["written_as"].as_str(), Some("table"));
     assert_eq!(r["group_by"], "group_by");
+    assert!(r["group_by_failed_after_seconds"].is_null());
     let names: Vec<String> =
         fs::read_dir(tmp.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
     assert!(
@@ -1192,6 +1193,8 @@ fn limit_times_group_by_and_write() {
     assert_eq!(r["group_by"], "scan");
     assert_eq!(int(&r, "rows"), 3000);
     assert!(r["combinations"].is_null() && r["maps_write_seconds"].is_null() && r["maps_total_seconds"].is_null());
+    // Forced, so no GROUP BY was tried.
+    assert!(r["group_by_failed_after_seconds"].is_null());
     let sum = r["group_by_seconds"].as_f64().unwrap() + r["write_seconds"].as_f64().unwrap();
     assert!((r["total_seconds"].as_f64().unwrap() - sum).abs() < 1e-9);
 }

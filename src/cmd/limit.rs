@@ -13,7 +13,8 @@
 //! `--plain-only` skips it). When the GROUP BY does not fit in `[engine]
 //! memory_limit`, the first half is one scan hashing every QI value instead
 //! (`"group_by": "scan"`, no combinations): a lower bound of any GROUP BY of
-//! them, so the ratio to it is an upper bound. Prints one JSON object with the
+//! them, so the ratio to it is an upper bound; `group_by_failed_after_seconds`
+//! says how long the GROUP BY ran before it failed. Prints one JSON object with the
 //! times, the distinct QI combinations and the rows.
 //! Building the hierarchies is timed apart (`hierarchy_seconds`).
 
@@ -83,6 +84,8 @@ pub fn run(args: Args) -> Result<()> {
             .context("scanning the quasi-identifiers")?;
         Ok(("scan", start.elapsed().as_secs_f64(), None, rows))
     };
+    // How long a GROUP BY that ran out of memory or disk ran before it failed.
+    let mut failed_after = None;
     let (yardstick, group_by, combinations, rows) = match grouped {
         Some(Ok(())) => {
             let (combinations, rows): (i64, i64) =
@@ -91,7 +94,10 @@ pub fn run(args: Args) -> Result<()> {
                 })?;
             ("group_by", start.elapsed().as_secs_f64(), Some(combinations), rows)
         }
-        Some(Err(e)) if crate::error::resource_hint(&e).is_some() => scan()?,
+        Some(Err(e)) if crate::error::resource_hint(&e).is_some() => {
+            failed_after = Some(start.elapsed().as_secs_f64());
+            scan()?
+        }
         Some(Err(e)) => return Err(e),
         None => scan()?,
     };
@@ -119,7 +125,8 @@ pub fn run(args: Args) -> Result<()> {
                 ("marginal", &hierarchy::marginal_table(a)),
                 ("col", &format!("v{a}")),
             ],
-        ))?;
+        ))
+        .with_context(|| format!("building the value → label map of \"{}\"", h.column))?;
     }
     let hierarchy_seconds = start.elapsed().as_secs_f64();
 
@@ -137,7 +144,8 @@ pub fn run(args: Args) -> Result<()> {
     let plain: Vec<Recode> =
         (0..qis.len()).map(|a| plain_recode(&job, &columns, a, levels[a], hierarchies[a].height)).collect();
     let start = Instant::now();
-    let written = write(&conn, &job, &columns, &qis, &plain, &scratch.path().join("plain"), kind)?;
+    let written = write(&conn, &job, &columns, &qis, &plain, &scratch.path().join("plain"), kind)
+        .context("the plain-SQL recode-and-write")?;
     let plain_seconds = start.elapsed().as_secs_f64();
     check_rows(written, rows)?;
     // Today's figure: every QI joined to its value → label map.
@@ -146,7 +154,8 @@ pub fn run(args: Args) -> Result<()> {
     } else {
         let joined: Vec<Recode> = (0..qis.len()).map(|_| Recode::Map).collect();
         let start = Instant::now();
-        let written = write(&conn, &job, &columns, &qis, &joined, &scratch.path().join("maps"), kind)?;
+        let written = write(&conn, &job, &columns, &qis, &joined, &scratch.path().join("maps"), kind)
+            .context("the recode-and-write through the value → label maps")?;
         check_rows(written, rows)?;
         Some(start.elapsed().as_secs_f64())
     };
@@ -156,6 +165,7 @@ pub fn run(args: Args) -> Result<()> {
     let out = json!({
         "group_by_seconds": group_by,
         "group_by": yardstick,
+        "group_by_failed_after_seconds": failed_after,
         "write_seconds": plain_seconds,
         "total_seconds": group_by + plain_seconds,
         "maps_write_seconds": maps_seconds,
