@@ -46,7 +46,7 @@ spill_peak() {
   "$@"
   kill "$sampler"; wait "$sampler" 2>/dev/null || true; sampler=
 }
-echo "extract,rows,qis,combinations,load_s,search_s,release_s,total_s,peak_rss_mb,spill_mb,nodes_checked,nodes_evaluated,lattice,node,limit_kind,limit_group_by_s,limit_write_s,limit_s,ratio,maps_limit_s,maps_ratio" > "$out"
+echo "extract,rows,qis,combinations,load_s,search_s,release_s,total_s,peak_rss_mb,spill_mb,nodes_checked,nodes_evaluated,lattice,node,limit_kind,limit_group_by_s,limit_write_s,limit_s,ratio,maps_limit_s,maps_ratio,limit_group_by_failed_s" > "$out"
 for n in "$@"; do
 for kind in ${KANON_BENCH_EXTRACTS:-people patients}; do
   "$kind" "$n"
@@ -63,7 +63,8 @@ for kind in ${KANON_BENCH_EXTRACTS:-people patients}; do
   # run out of memory) still leaves the run's row, with the limit empty.
   # When the plain GROUP BY does not fit in the memory limit, kanon limit
   # times a scan hashing the QIs instead (limit_kind "scan": a lower bound, so
-  # the ratio is an upper bound). KANON_BENCH_PLAIN_ONLY=1 skips the maps write.
+  # the ratio is an upper bound; limit_group_by_failed_s says how long the
+  # GROUP BY ran before it failed). KANON_BENCH_PLAIN_ONLY=1 skips the maps write.
   plain_only=()
   [ "${KANON_BENCH_PLAIN_ONLY:-0}" = 1 ] && plain_only=(--plain-only)
   "$kanon" limit "$job" --node "$node" --quiet "${plain_only[@]}" > "$work/limit.json" || echo '{}' > "$work/limit.json"
@@ -79,7 +80,8 @@ print(",".join(str(x) for x in [sys.argv[1], r["rows_in"], len(r["node"]), r["co
       r["nodes_checked"], r["nodes_evaluated"], r["lattice_size"],
       ";".join(f"{q}={l}" for q, l in r["node"].items()), lim.get("group_by", "none"), round(lim["group_by_seconds"], 2),
       round(lim["write_seconds"], 2), round(lim["total_seconds"], 2), round(s["total"] / lim["total_seconds"], 2),
-      round(lim["maps_total_seconds"], 2), round(s["total"] / lim["maps_total_seconds"], 2)]))
+      round(lim["maps_total_seconds"], 2), round(s["total"] / lim["maps_total_seconds"], 2),
+      round(lim.get("group_by_failed_after_seconds", float("nan")), 2)]))
 PY
 done
 done
