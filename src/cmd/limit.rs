@@ -144,8 +144,7 @@ pub fn run(args: Args) -> Result<()> {
     let plain: Vec<Recode> =
         (0..qis.len()).map(|a| plain_recode(&job, &columns, a, levels[a], hierarchies[a].height)).collect();
     let start = Instant::now();
-    let written = write(&conn, &job, &columns, &qis, &plain, &scratch.path().join("plain"), kind)
-        .context("the plain-SQL recode-and-write")?;
+    let written = write(&conn, &job, &columns, &qis, &plain, &scratch.path().join("plain"), kind)?;
     let plain_seconds = start.elapsed().as_secs_f64();
     check_rows(written, rows)?;
     // Today's figure: every QI joined to its value → label map.
@@ -154,8 +153,7 @@ pub fn run(args: Args) -> Result<()> {
     } else {
         let joined: Vec<Recode> = (0..qis.len()).map(|_| Recode::Map).collect();
         let start = Instant::now();
-        let written = write(&conn, &job, &columns, &qis, &joined, &scratch.path().join("maps"), kind)
-            .context("the recode-and-write through the value → label maps")?;
+        let written = write(&conn, &job, &columns, &qis, &joined, &scratch.path().join("maps"), kind)?;
         check_rows(written, rows)?;
         Some(start.elapsed().as_secs_f64())
     };
