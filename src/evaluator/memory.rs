@@ -40,6 +40,16 @@ thread_local! {
     static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
 }
 
+/// `f` with this worker's buffers; fresh ones when they are in use: a worker
+/// waiting inside a rollup's parallel loop may be handed another rollup of
+/// the same batch.
+fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
+    SCRATCH.with(|sc| match sc.try_borrow_mut() {
+        Ok(mut sc) => f(&mut sc),
+        Err(_) => f(&mut Scratch::default()),
+    })
+}
+
 /// Per QI: what the data holds at every level of its hierarchy.
 struct Qi {
     /// Per level: distinct values of the data there.
@@ -241,24 +251,27 @@ impl Lookup {
             _ => Lookup::Sorted(sorted.to_vec()),
         }
     }
-
-    fn index(&self, code: i64) -> Option<u32> {
-        match self {
-            Lookup::Table(t) => usize::try_from(code).ok().and_then(|c| t.get(c)).copied().filter(|&i| i != u32::MAX),
-            Lookup::Sorted(s) => s.binary_search(&code).ok().map(|i| i as u32),
-        }
-    }
 }
 
 /// One QI's leaf codes in an Arrow batch (the narrow integer types of
 /// `kanon_f0`) appended to `col` as leaf indices.
 fn push_indices(array: &dyn Array, lookup: &Lookup, a: usize, col: &mut Vec<u32>) -> Result<()> {
     fn go<T: Copy + Into<i64>>(values: &[T], lookup: &Lookup, a: usize, col: &mut Vec<u32>) -> Result<()> {
-        for &v in values {
-            let c: i64 = v.into();
-            col.push(lookup.index(c).ok_or_else(|| {
-                anyhow::anyhow!("leaf code {c} of QI {a} in the base frequency set has no code table entry")
-            })?);
+        let from = col.len();
+        match lookup {
+            // u32::MAX marks a code the table lacks: looked for once per batch, not per value.
+            Lookup::Table(t) => col.extend(
+                values
+                    .iter()
+                    .map(|&v| usize::try_from(v.into()).ok().and_then(|c| t.get(c)).copied().unwrap_or(u32::MAX)),
+            ),
+            Lookup::Sorted(s) => {
+                col.extend(values.iter().map(|&v| s.binary_search(&v.into()).map_or(u32::MAX, |i| i as u32)))
+            }
+        }
+        if let Some(at) = col[from..].iter().position(|&i| i == u32::MAX) {
+            let c: i64 = values[at].into();
+            bail!("leaf code {c} of QI {a} in the base frequency set has no code table entry");
         }
         Ok(())
     }
@@ -484,9 +497,9 @@ impl MemorySets {
     pub fn evaluate(&mut self, items: &[(Node, Option<Node>)]) -> Vec<(Node, Histogram)> {
         let jobs: Vec<(Node, Arc<Set>)> = items.iter().map(|(n, h)| (n.clone(), self.source(n, h.as_ref()))).collect();
         let this = &*self;
-        let results: Vec<(Histogram, Set)> = self.pool.install(|| {
-            jobs.par_iter().map(|(node, src)| SCRATCH.with(|sc| this.rollup(&mut sc.borrow_mut(), src, node))).collect()
-        });
+        let results: Vec<(Histogram, Set)> = self
+            .pool
+            .install(|| jobs.par_iter().map(|(node, src)| with_scratch(|sc| this.rollup(sc, src, node))).collect());
         let mut out = Vec::with_capacity(items.len());
         for ((node, _), (h, set)) in jobs.into_iter().zip(results) {
             self.hold(set);
@@ -517,7 +530,7 @@ impl MemorySets {
     /// A full node's classes, rolled up from the smallest held set, and its histogram.
     pub fn classes(&mut self, node: &Node) -> (NodeClasses, Histogram) {
         let src = self.source(node, None);
-        let (histogram, set) = SCRATCH.with(|sc| self.rollup(&mut sc.borrow_mut(), &src, node));
+        let (histogram, set) = with_scratch(|sc| self.rollup(sc, &src, node));
         let count = set.size.len();
         let mut ldiv = vec![0u64; if set.sensitive.is_some() { count } else { 0 }];
         for &c in set.sensitive.as_ref().map_or(&[][..], |p| &p.class[..]) {
