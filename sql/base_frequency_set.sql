@@ -1,3 +1,4 @@
+-- name: grouped
 -- The one heavy scan of the search: the zero-generalization frequency set,
 -- grouped by the integer leaf codes g0..gn-1 (and the sensitive code s and
 -- label code y, when asked), with counts. Each value gets its code by an
@@ -10,3 +11,19 @@
 SELECT {{codes}}, ({{count}})::{{type}} AS cnt
 FROM {{relation}} src {{joins}}
 GROUP BY {{group_by}}
+-- name: rows
+-- When the in-memory evaluator will hold the base set (a local source of at
+-- most [engine] memory_rows rows, no extra columns), it groups the coded rows
+-- itself (evaluator/memory.rs): the joins above without the GROUP BY, as a
+-- view kanon_f0_rows it reads once. On near-unique data grouping in the
+-- engine, then reading the groups back, costs three times the joins alone.
+CREATE OR REPLACE TEMP VIEW kanon_f0_rows AS
+SELECT {{codes}}
+FROM {{relation}} src {{joins}}
+-- name: rows_grouped
+-- kanon_f0 over kanon_f0_rows, for the readers that want it in SQL (risk
+-- analysis, the SQL evaluator): a view, grouped when read; made a table
+-- (frequency.rs base_table) before a reader that reads it more than once.
+SELECT {{codes}}, count(*)::{{type}} AS cnt
+FROM kanon_f0_rows
+GROUP BY ALL

@@ -174,6 +174,7 @@ fn int_type(bound: i64) -> &'static str {
 /// code and the count get the narrowest integer type that holds them: at 100M
 /// rows that keeps the base frequency set in memory (about 15 bytes a row
 /// instead of 64), where every pass from it would otherwise read spilled data.
+#[allow(clippy::too_many_arguments)]
 pub fn encode(
     conn: &Connection,
     remote: Option<&Remote>,
@@ -182,6 +183,7 @@ pub fn encode(
     rows: u64,
     extra: &[(&str, &str)],
     columns: &[crate::database::SourceColumn],
+    memory_rows: u64,
 ) -> Result<()> {
     let n = qis.len();
     // Source value = code table value, NULL matching NULL, as the engine joins fastest.
@@ -220,19 +222,73 @@ pub fn encode(
         codes.push_str(&format!(", k{col}.code AS {col}"));
     }
     let count = int_type(rows.saturating_add(1).min(i64::MAX as u64) as i64);
-    let select = render(
-        sql::BASE_FREQUENCY_SET,
-        &[
-            ("codes", &codes),
-            ("joins", &joins),
-            ("relation", &input.relation),
-            ("count", &input.count("src.")),
-            ("type", count),
-            ("group_by", &list(1..=n + extra.len(), ", ", |i| i.to_string())),
-        ],
-    );
-    materialize(conn, remote, "kanon_f0", &select).context("grouping the source")?;
+    let frag = |name| sql::fragment(sql::BASE_FREQUENCY_SET, name);
+    let local_rows = remote.is_none() && input.weight.is_none() && extra.is_empty() && rows <= memory_rows;
+    if local_rows && packed_bits(&leaf_counts(conn, n)?).is_some() {
+        conn.execute_batch(&render(
+            frag("rows"),
+            &[("codes", &codes), ("joins", &joins), ("relation", &input.relation)],
+        ))?;
+        let grouped =
+            render(frag("rows_grouped"), &[("codes", &list(0..n, ", ", |a| format!("g{a}"))), ("type", count)]);
+        conn.execute_batch(&format!("CREATE OR REPLACE TEMP VIEW kanon_f0 AS {grouped}"))?;
+    } else {
+        let select = render(
+            frag("grouped"),
+            &[
+                ("codes", &codes),
+                ("joins", &joins),
+                ("relation", &input.relation),
+                ("count", &input.count("src.")),
+                ("type", count),
+                ("group_by", &list(1..=n + extra.len(), ", ", |i| i.to_string())),
+            ],
+        );
+        materialize(conn, remote, "kanon_f0", &select).context("grouping the source")?;
+    }
     conn.execute_batch(sql::BASE_F0_NODE)?;
+    Ok(())
+}
+
+/// Per QI, the distinct leaf codes of the data (its code table's).
+pub fn leaf_counts(conn: &Connection, n: usize) -> Result<Vec<u64>> {
+    (0..n)
+        .map(|a| {
+            let q = format!("SELECT count(DISTINCT c0) FROM {}", crate::hierarchy::code_table(a));
+            Ok(conn.query_row(&q, [], |r| r.get::<_, i64>(0))? as u64)
+        })
+        .collect()
+}
+
+/// Per QI, the bits of a leaf index below `counts[a]`, when all of them fit
+/// in one 64-bit key (the in-memory evaluator groups coded rows by such keys).
+pub fn packed_bits(counts: &[u64]) -> Option<Vec<u32>> {
+    let bits: Vec<u32> = counts.iter().map(|&c| u64::BITS - c.saturating_sub(1).leading_zeros()).collect();
+    (bits.iter().sum::<u32>() <= u64::BITS).then_some(bits)
+}
+
+/// Is `name` a temporary view (not a table)?
+fn is_view(conn: &Connection, name: &str) -> Result<bool> {
+    let q = "SELECT count(*) FROM duckdb_views() WHERE temporary AND view_name = ?";
+    Ok(conn.query_row(q, [name], |r| r.get::<_, i64>(0))? > 0)
+}
+
+/// Are the source's coded rows there (`kanon_f0_rows`) for the in-memory
+/// evaluator to group, with `kanon_f0` a view over them?
+pub fn base_as_rows(conn: &Connection) -> Result<bool> {
+    is_view(conn, "kanon_f0_rows")
+}
+
+/// `kanon_f0` as a table, for a reader that reads it more than once: a view
+/// over the coded rows is grouped once, here.
+pub fn base_table(conn: &Connection) -> Result<()> {
+    if is_view(conn, "kanon_f0")? {
+        conn.execute_batch(
+            "CREATE OR REPLACE TEMP TABLE kanon_f0_table AS SELECT * FROM kanon_f0; \
+             DROP VIEW kanon_f0; ALTER TABLE kanon_f0_table RENAME TO kanon_f0",
+        )
+        .context("grouping the source")?;
+    }
     Ok(())
 }
 
@@ -271,7 +327,10 @@ pub fn extra_join(col: &str, column: &str) -> String {
 /// Drop the base frequency set once nothing reads it any more: at scale it is
 /// the largest table, and the release's sort wants the memory.
 pub fn drop_base(conn: &Connection) -> Result<()> {
-    conn.execute_batch("DROP VIEW IF EXISTS kanon_f0_node; DROP TABLE IF EXISTS kanon_f0")?;
+    let kind = if is_view(conn, "kanon_f0")? { "VIEW" } else { "TABLE" };
+    conn.execute_batch(&format!(
+        "DROP VIEW IF EXISTS kanon_f0_node; DROP {kind} IF EXISTS kanon_f0; DROP VIEW IF EXISTS kanon_f0_rows"
+    ))?;
     Ok(())
 }
 

@@ -173,7 +173,8 @@ fn load_as(job: &Job, bar: &indicatif::ProgressBar, records: bool) -> Result<Loa
         frequency::code_tables(&conn, job.quasi_identifiers.len(), &aliases)?;
     } else {
         bar.set_message(format!("grouping the {rows} source rows by their quasi-identifiers"));
-        frequency::encode(&conn, remote.as_ref(), &input, &job.qi_names(), rows, &extra, &columns)?;
+        let memory_rows = job.engine.memory_rows.unwrap_or(MEMORY_ROWS);
+        frequency::encode(&conn, remote.as_ref(), &input, &job.qi_names(), rows, &extra, &columns, memory_rows)?;
         trace("base frequency set");
     }
     let models = Arc::new(class_models(&conn, job, &columns)?);

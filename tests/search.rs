@@ -357,6 +357,83 @@ fn memory_and_sql_backends_agree_on_every_node() {
     }
 }
 
+/// A table in a DuckDB database (not a file, which is grouped on reading):
+/// the in-memory evaluator groups the coded rows itself, and its base set
+/// gives the same histograms, combinations and class sizes as the engine's
+/// GROUP BY. With a sensitive column, or keys too wide for 64 bits, the
+/// engine groups.
+#[test]
+fn the_base_set_grouped_in_memory_equals_the_engines() {
+    use kanon::frequency::base_as_rows;
+    use kanon::lattice::Node;
+    for (seed, rows, diversity, wide) in [(21, 600, false, false), (22, 400, true, false), (23, 3000, false, true)] {
+        let case = format!("seed {seed} l {diversity} wide {wide}");
+        let dir = tempfile::tempdir().unwrap();
+        let conn = duckdb::Connection::open(dir.path().join("t.duckdb")).unwrap();
+        let qis: &[&str] = if wide {
+            // Five QIs of 3000 distinct values each: 12 bits apiece, 60 in all, fit; a sixth does not.
+            conn.execute_batch(&format!(
+                "CREATE TABLE t AS SELECT i AS a, (i * 7) % {rows} AS b, (i * 11) % {rows} AS c, \
+                 (i * 13) % {rows} AS d, (i * 17) % {rows} AS e, (i * 19) % {rows} AS f, 'x' AS diagnosis \
+                 FROM range({rows}) r(i)"
+            ))
+            .unwrap();
+            &["a", "b", "c", "d", "e", "f"]
+        } else {
+            write_table(dir.path(), rows, seed);
+            let csv = dir.path().join("t.csv");
+            // A QI of one value: a field of no bits.
+            conn.execute("CREATE TABLE t AS SELECT *, 'x' AS one FROM read_csv(?)", [csv.to_str().unwrap()]).unwrap();
+            &["zip", "one", "age", "sex"]
+        };
+        drop(conn);
+        let mut text = String::from(
+            "[source]\ndatabase = \"t.duckdb\"\ntable = \"t\"\n[output]\ndatabase = \"out.duckdb\"\ntable = \"r\"\n[privacy]\nk = 2\n",
+        );
+        if diversity {
+            text.push_str("l_diversity = { column = \"diagnosis\", l = 2 }\n");
+        }
+        for q in qis {
+            let hierarchy = match *q {
+                "zip" => "{ mask = 3 }",
+                "sex" | "one" => "\"suppress\"",
+                "age" => "{ intervals = [5, 10, 20] }",
+                _ => "{ intervals = [100, 1000] }",
+            };
+            writeln!(text, "[[quasi_identifiers]]\ncolumn = \"{q}\"\nhierarchy = {hierarchy}").unwrap();
+        }
+        let loaded = load(&Job::parse(&dir.path().join("job.toml"), &text).unwrap()).unwrap();
+        assert_eq!(base_as_rows(&loaded.conn).unwrap(), !diversity && !wide, "{case}");
+        let lattice = Lattice::new(loaded.data.heights.clone());
+        let nodes: Vec<Node> = lattice.nodes().into_iter().map(Node::full).collect();
+        // The memory evaluator first, while kanon_f0 may still be a view over the rows.
+        let mut mem = loaded.evaluator_on(Backend::Memory).unwrap();
+        let histograms = mem.histograms(&nodes).unwrap();
+        let (combinations, sizes) = (mem.combinations().unwrap(), mem.source_sizes());
+        drop(mem);
+        let mut sql = loaded.evaluator_on(Backend::Sql).unwrap();
+        assert_eq!(sql.histograms(&nodes).unwrap(), histograms, "{case}");
+        assert_eq!(sql.combinations().unwrap(), combinations, "{case}");
+        let columns = qis.join(", ");
+        let distinct: i64 = loaded
+            .conn
+            .query_row(&format!("SELECT count(*) FROM (SELECT DISTINCT {columns} FROM kanon_source)"), [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(combinations, distinct as u64, "{case}");
+        let mut stmt = loaded
+            .conn
+            .prepare(&format!("SELECT n::BIGINT, count(*) FROM (SELECT count(*) AS n FROM kanon_source GROUP BY {columns}) GROUP BY 1 ORDER BY 1"))
+            .unwrap();
+        let counted: Vec<(u64, u64)> = stmt
+            .query_map([], |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64)))
+            .unwrap()
+            .map(|r| r.unwrap())
+            .collect();
+        // A set with a sensitive code has a row per (class, value): its sizes are not the classes'.
+        assert_eq!(sizes, (!diversity).then_some(counted), "{case}");
+    }
+}
+
 /// The exact front equals the exhaustive front (the same nodes, k and loss)
 /// on generated tables, for every loss metric and several budgets, with
 /// fewer evaluations than the lattice has nodes on the glm cases.

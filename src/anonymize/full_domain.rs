@@ -4,7 +4,6 @@
 use super::reuse::{reuse_or_search, ReusePlan};
 use super::{requirement, Plan, Stages};
 use crate::error::bad;
-use crate::frequency;
 use crate::lattice::{Lattice, Node};
 use crate::load::Loaded;
 use crate::metrics::{classes_ambiguity, full_domain_ambiguity, Requirement};
@@ -34,6 +33,8 @@ pub(super) struct FullDomain {
     judged: Judged,
     /// The released classes' (size, count), from the node's histogram.
     release_sizes: Vec<(u64, u64)>,
+    /// The source's class sizes, when the evaluator held them.
+    source_sizes: Option<Vec<(u64, u64)>>,
     /// The optimum's suppressed classes, when the evaluator held them in memory.
     dropped: Option<Vec<Box<[i64]>>>,
     /// `[search] reuse`: the plan, then what became of it.
@@ -56,13 +57,12 @@ pub(super) fn prepare(
             return Err(bad(format!("--node: level {l} is above the hierarchy's height {h}")));
         }
     }
-    let combinations = frequency::combinations(&source.conn, source.data.heights.len(), source.extras)?;
     let (algorithm, why) = search::choose(job.algorithm);
     Ok(FullDomain {
         node: node.map(<[u8]>::to_vec),
         req,
         lattice,
-        combinations,
+        combinations: 0,
         algorithm,
         why,
         result: None,
@@ -73,6 +73,7 @@ pub(super) fn prepare(
         figures: None,
         judged: Judged::default(),
         release_sizes: Vec::new(),
+        source_sizes: None,
         dropped: None,
         reuse: reuse.cloned(),
         reused: None,
@@ -84,6 +85,8 @@ impl Stages for FullDomain {
         let req = &self.req;
         // k is fixed here: classes under k are suppressed, so their glm terms are never needed.
         let mut ev = source.evaluator()?.leaf_sums_from(req.k);
+        self.combinations = ev.combinations()?;
+        self.source_sizes = ev.source_sizes();
         crate::trace(|| format!("run evaluator ({}) ready", ev.backend()));
         let problem = Problem { lattice: &self.lattice, req, metric: plan.job.metric };
         let search = |ev: &mut crate::evaluator::Evaluator, node: Option<&Vec<u8>>| -> Result<SearchResult> {
@@ -167,6 +170,10 @@ impl Stages for FullDomain {
 
     fn release_sizes(&self) -> Option<Vec<(u64, u64)>> {
         Some(self.release_sizes.clone())
+    }
+
+    fn source_sizes(&self) -> Option<Vec<(u64, u64)>> {
+        self.source_sizes.clone()
     }
 
     fn recoding(&mut self, _plan: &Plan, source: &Loaded) -> Result<Recoding> {

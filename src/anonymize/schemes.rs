@@ -24,6 +24,8 @@ pub(super) struct Schemes {
     domains: Vec<ValueTree>,
     leaf_codes: Vec<Vec<i64>>,
     sets: Option<MemorySets>,
+    /// The source's class sizes, off the base set (without extra columns).
+    source_sizes: Option<Vec<(u64, u64)>>,
     cap: Option<u64>,
     best: Option<Optimum>,
     dropped: Vec<Vec<u32>>,
@@ -55,6 +57,7 @@ pub(super) fn prepare(
         domains,
         leaf_codes,
         sets: Some(sets),
+        source_sizes: None,
         cap,
         best: None,
         dropped: Vec::new(),
@@ -66,6 +69,9 @@ impl Stages for Schemes {
     fn search(&mut self, plan: &Plan, source: &Loaded, progress: &dyn Progress) -> Result<bool> {
         progress.message(format!("searching {} anonymizations", self.scheme.name()));
         let sets = self.sets.take().expect("searched once");
+        if !source.extras.any() {
+            self.source_sizes = Some(sets.base_sizes());
+        }
         let (codes, counts) = sets.base_columns();
         let problem = Problem {
             codes,
@@ -95,6 +101,10 @@ impl Stages for Schemes {
 
     fn suppressed(&self) -> u64 {
         self.best.as_ref().map_or(0, |b| b.measures.suppressed)
+    }
+
+    fn source_sizes(&self) -> Option<Vec<(u64, u64)>> {
+        self.source_sizes.clone()
     }
 
     fn recoding(&mut self, _plan: &Plan, _source: &Loaded) -> Result<Recoding> {

@@ -296,6 +296,117 @@ fn ints(array: &dyn Array, out: &mut Vec<i64>) -> Result<()> {
     Ok(())
 }
 
+/// Per QI column, extra column and size: the base frequency set `kanon_f0`
+/// as the engine grouped it, QI codes as leaf indices.
+type Fetched = (Vec<Vec<u32>>, Vec<Vec<u32>>, Vec<u64>);
+
+/// `kanon_f0` read through Arrow: per QI its leaf indices, per extra column
+/// (`extras`) its codes, and the counts.
+fn fetch_groups(conn: &Connection, lookups: &[Lookup], extras: Extras) -> Result<Fetched> {
+    let n = lookups.len();
+    let mut select: Vec<String> = (0..n).map(|a| format!("g{a}")).collect();
+    select.extend(extras.names().into_iter().map(String::from));
+    select.push("cnt".into());
+    let mut stmt = conn.prepare(&format!("SELECT {} FROM kanon_f0", select.join(", ")))?;
+    // Sized once: growing 10M-row columns by doubling copies each and touches fresh pages.
+    let base_rows: i64 = conn.query_row("SELECT count(*) FROM kanon_f0", [], |r| r.get(0))?;
+    let capacity = base_rows as usize;
+    let mut codes: Vec<Vec<u32>> = (0..n).map(|_| Vec::with_capacity(capacity)).collect();
+    let mut extra: Vec<Vec<u32>> = (0..select.len() - n - 1).map(|_| Vec::with_capacity(capacity)).collect();
+    let mut size: Vec<u64> = Vec::with_capacity(capacity);
+    let mut buf: Vec<i64> = Vec::new();
+    for batch in stmt.query_arrow([])? {
+        for (a, (col, lookup)) in codes.iter_mut().zip(lookups).enumerate() {
+            push_indices(batch.column(a).as_ref(), lookup, a, col)?;
+        }
+        for (j, col) in extra.iter_mut().enumerate() {
+            buf.clear();
+            ints(batch.column(n + j).as_ref(), &mut buf)?;
+            col.extend(buf.iter().map(|&v| v as u32));
+        }
+        buf.clear();
+        ints(batch.column(select.len() - 1).as_ref(), &mut buf)?;
+        size.extend(buf.iter().map(|&v| v as u64));
+    }
+    Ok((codes, extra, size))
+}
+
+/// The base frequency set grouped here from the source's coded rows
+/// (`kanon_f0_rows`, a record each): each row's leaf indices
+/// packed into one key of `bits[a]`-bit fields, the keys sorted, and each run
+/// of equal keys a class. The classes come out in key order, whatever the
+/// threads. Per QI its leaf indices, and the counts.
+fn group_rows(
+    conn: &Connection,
+    lookups: &[Lookup],
+    bits: &[u32],
+    pool: &rayon::ThreadPool,
+) -> Result<(Vec<Vec<u32>>, Vec<u64>)> {
+    let n = lookups.len();
+    let shifts: Vec<u32> = bits
+        .iter()
+        .scan(0, |at, &b| {
+            *at += b;
+            Some(*at - b)
+        })
+        .collect();
+    let select = format!("SELECT {} FROM kanon_f0_rows", crate::sql::list(0..n, ", ", |a| format!("g{a}")));
+    let read = |keys: &mut Vec<u64>| -> Result<()> {
+        let mut stmt = conn.prepare(&select)?;
+        let mut buf: Vec<u32> = Vec::new();
+        for batch in stmt.query_arrow([])? {
+            let from = keys.len();
+            keys.resize(from + batch.num_rows(), 0);
+            for (a, lookup) in lookups.iter().enumerate() {
+                buf.clear();
+                push_indices(batch.column(a).as_ref(), lookup, a, &mut buf)?;
+                // A QI of one leaf has 0 bits (its index is 0), and maybe a shift of 64.
+                for (k, &i) in keys[from..].iter_mut().zip(&buf) {
+                    *k |= (i as u64).checked_shl(shifts[a]).unwrap_or(0);
+                }
+            }
+        }
+        Ok(())
+    };
+    // The keys are sorted here, so the engine need not keep the rows' order
+    // (which makes it collect them on one thread).
+    let order = "preserve_insertion_order";
+    let kept: bool = conn.query_row(&format!("SELECT current_setting('{order}')::BOOLEAN"), [], |r| r.get(0))?;
+    conn.execute_batch(&format!("SET {order} = false"))?;
+    // Sized once (the records, off a marginal): growing by doubling copies and touches fresh pages.
+    let marginal = crate::hierarchy::marginal_table(0);
+    let q = format!("SELECT coalesce(sum(cnt), 0)::BIGINT FROM {marginal}");
+    let rows: i64 = conn.query_row(&q, [], |r| r.get(0))?;
+    let mut keys: Vec<u64> = Vec::with_capacity(rows as usize);
+    let outcome = read(&mut keys);
+    conn.execute_batch(&format!("SET {order} = {kept}"))?;
+    outcome?;
+    pool.install(|| keys.par_sort_unstable());
+    // Equal keys merged in place, counted.
+    let mut size: Vec<u64> = Vec::new();
+    let mut classes = 0;
+    for i in 0..keys.len() {
+        if classes > 0 && keys[i] == keys[classes - 1] {
+            size[classes - 1] += 1;
+        } else {
+            keys[classes] = keys[i];
+            classes += 1;
+            size.push(1);
+        }
+    }
+    keys.truncate(classes);
+    let codes = pool.install(|| {
+        (0..n)
+            .into_par_iter()
+            .map(|a| {
+                let mask = u64::MAX.checked_shr(64 - bits[a]).unwrap_or(0);
+                keys.iter().map(|&k| (k.checked_shr(shifts[a]).unwrap_or(0) & mask) as u32).collect()
+            })
+            .collect()
+    });
+    Ok((codes, size))
+}
+
 impl MemorySets {
     /// Fetch the base frequency set and the hierarchies' level structure.
     pub fn new(conn: &Connection, heights: &[u8], extras: Extras, threads: Option<usize>) -> Result<MemorySets> {
@@ -352,34 +463,18 @@ impl MemorySets {
         }
 
         crate::trace(|| "evaluator: hierarchies read".into());
-        let mut select: Vec<String> = (0..n).map(|a| format!("g{a}")).collect();
-        select.extend(extras.names().into_iter().map(String::from));
-        select.push("cnt".into());
-        let mut stmt = conn.prepare(&format!("SELECT {} FROM kanon_f0", select.join(", ")))?;
         // Leaf code → leaf index: a table when the codes are small enough, else a search.
         let lookups: Vec<Lookup> = leaf_codes.iter().map(|codes| Lookup::new(codes)).collect();
-        // Sized once: growing 10M-row columns by doubling copies each and touches fresh pages.
-        let base_rows: i64 = conn.query_row("SELECT count(*) FROM kanon_f0", [], |r| r.get(0))?;
-        let capacity = base_rows as usize;
-        let mut codes: Vec<Vec<u32>> = (0..n).map(|_| Vec::with_capacity(capacity)).collect();
-        let mut extra: Vec<Vec<u32>> = (0..select.len() - n - 1).map(|_| Vec::with_capacity(capacity)).collect();
-        let mut size: Vec<u64> = Vec::with_capacity(capacity);
-        let mut buf: Vec<i64> = Vec::new();
         let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |p| p.get()));
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads.max(1)).build()?;
-        for batch in stmt.query_arrow([])? {
-            for (a, (col, lookup)) in codes.iter_mut().zip(&lookups).enumerate() {
-                push_indices(batch.column(a).as_ref(), lookup, a, col)?;
+        let leaves: Vec<u64> = leaf_codes.iter().map(|c| c.len() as u64).collect();
+        let (codes, extra, size) = match crate::frequency::packed_bits(&leaves) {
+            Some(bits) if !extras.any() && crate::frequency::base_as_rows(conn)? => {
+                let (codes, size) = group_rows(conn, &lookups, &bits, &pool)?;
+                (codes, Vec::new(), size)
             }
-            for (j, col) in extra.iter_mut().enumerate() {
-                buf.clear();
-                ints(batch.column(n + j).as_ref(), &mut buf)?;
-                col.extend(buf.iter().map(|&v| v as u32));
-            }
-            buf.clear();
-            ints(batch.column(select.len() - 1).as_ref(), &mut buf)?;
-            size.extend(buf.iter().map(|&v| v as u64));
-        }
+            _ => fetch_groups(conn, &lookups, extras)?,
+        };
         crate::trace(|| "evaluator: base set fetched".into());
         let rows = size.len();
         let all: Vec<u32> = (0..rows as u32).collect();
@@ -422,6 +517,17 @@ impl MemorySets {
     /// Rows of the base frequency set.
     pub fn base_rows(&self) -> u64 {
         self.base.size.len() as u64
+    }
+
+    /// The base set's rows by records: (records, rows with that many), by
+    /// records. The source's class sizes when the set carries no extra
+    /// columns (a row per class).
+    pub fn base_sizes(&self) -> Vec<(u64, u64)> {
+        let mut by_size: std::collections::BTreeMap<u64, u64> = Default::default();
+        for &s in &self.base.size {
+            *by_size.entry(s).or_default() += 1;
+        }
+        by_size.into_iter().collect()
     }
 
     /// Per QI and level: Σ over records of (leaves under the record's value − 1),

@@ -61,6 +61,7 @@ enum Sets<'c> {
 pub struct Evaluator<'c> {
     conn: &'c Connection,
     pub data: Dataset,
+    extras: Extras,
     evaluations: u64,
     cache: HashMap<Node, Histogram>,
     sets: Sets<'c>,
@@ -74,18 +75,22 @@ impl<'c> Evaluator<'c> {
         backend: Backend,
         threads: Option<usize>,
     ) -> Result<Evaluator<'c>> {
-        let base_rows: i64 = conn.query_row("SELECT count(*) FROM kanon_f0", [], |r| r.get(0))?;
+        let base_rows = || -> Result<u64> {
+            Ok(conn.query_row("SELECT count(*) FROM kanon_f0", [], |r| r.get::<_, i64>(0))? as u64)
+        };
         let memory = match backend {
-            Backend::Auto(limit) => base_rows as u64 <= limit,
+            // The source's rows bound the base set's: no count needed when they are few.
+            Backend::Auto(limit) => data.rows <= limit || base_rows()? <= limit,
             Backend::Memory => true,
             Backend::Sql => false,
         };
         let sets = if memory {
             Sets::Memory(Box::new(MemorySets::new(conn, &data.heights, extras, threads)?))
         } else {
-            Sets::Sql(SqlSets::new(conn, &data.heights, base_rows as u64, extras)?)
+            crate::frequency::base_table(conn)?;
+            Sets::Sql(SqlSets::new(conn, &data.heights, base_rows()?, extras)?)
         };
-        Ok(Evaluator { conn, data, evaluations: 0, cache: HashMap::new(), sets })
+        Ok(Evaluator { conn, data, extras, evaluations: 0, cache: HashMap::new(), sets })
     }
 
     /// Incognito's first candidate graph: every (QI, level) ([`candidates::first`]).
@@ -101,6 +106,23 @@ impl<'c> Evaluator<'c> {
     /// Record iteration `i`'s survivors: every candidate but `failed`.
     pub fn survive_candidates(&self, i: usize, failed: &[i32]) -> Result<()> {
         candidates::survive(self.conn, i, failed)
+    }
+
+    /// Distinct QI combinations of the source: the base set's classes.
+    pub fn combinations(&self) -> Result<u64> {
+        match &self.sets {
+            Sets::Memory(m) if !self.extras.any() => Ok(m.base_rows()),
+            _ => crate::frequency::combinations(self.conn, self.data.heights.len(), self.extras),
+        }
+    }
+
+    /// The source's class sizes (size, classes), when the base set in memory
+    /// holds a row per class (no extra columns).
+    pub fn source_sizes(&self) -> Option<Vec<(u64, u64)>> {
+        match &self.sets {
+            Sets::Memory(m) if !self.extras.any() => Some(m.base_sizes()),
+            _ => None,
+        }
     }
 
     /// Which backend this evaluator uses: "memory" or "sql".
