@@ -454,11 +454,22 @@ fn the_run_report_measures_risk_before_and_after() {
         }
     }
     std::fs::write(d.join("population.csv"), population).unwrap();
-    for with_population in [false, true] {
-        let mut text = String::from(
-            "[source]\ncsv = \"t.csv\"\n[output]\ncsv = \"out.csv\"\nreport = \"report.json\"\n\
+    // The same rows as a DuckDB table: there the in-memory evaluator groups the rows itself.
+    let conn = duckdb::Connection::open(d.join("t.duckdb")).unwrap();
+    conn.execute("CREATE TABLE t AS SELECT * FROM read_csv(?)", [d.join("t.csv").to_str().unwrap()]).unwrap();
+    drop(conn);
+    let cases = [(false, "", false), (true, "", false), (false, "", true), (true, "", true), (false, "ghs", true)];
+    for (with_population, scheme, database) in cases {
+        let input = if database { "database = \"t.duckdb\"\ntable = \"t\"" } else { "csv = \"t.csv\"" };
+        // A database source releases to a table, copied to out.csv below.
+        let output = if database { "database = \"out.duckdb\"\ntable = \"r\"" } else { "csv = \"out.csv\"" };
+        let mut text = format!(
+            "[source]\n{input}\n[output]\n{output}\nreport = \"report.json\"\n\
              [privacy]\nk = 3\nmax_suppression = 0.05\n",
         );
+        if !scheme.is_empty() {
+            writeln!(text, "[search]\nscheme = \"{scheme}\"").unwrap();
+        }
         for q in ["zip", "age", "sex"] {
             write!(text, "[[quasi_identifiers]]\ncolumn = \"{q}\"\nhierarchy = {{ file = \"{q}.csv\" }}\n").unwrap();
         }
@@ -469,6 +480,10 @@ fn the_run_report_measures_risk_before_and_after() {
         std::fs::write(d.join("job.toml"), text).unwrap();
         let out = crate::util::kanon(d, &["run", "job.toml"]);
         assert_eq!(out.code, 0, "{}", out.show());
+        if database {
+            let conn = duckdb::Connection::open(d.join("out.duckdb")).unwrap();
+            conn.execute("COPY r TO ? (HEADER)", [d.join("out.csv").to_str().unwrap()]).unwrap();
+        }
         let report: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(d.join("report.json")).unwrap()).unwrap();
         let scale = if with_population { 4.0 } else { 1.0 };
@@ -489,7 +504,8 @@ fn the_run_report_measures_risk_before_and_after() {
             let risk = &report["risk"][side];
             let close = |key: &str, got: &serde_json::Value, want: f64| {
                 let got = got.as_f64().unwrap();
-                assert!((got - want).abs() < 1e-12, "{side} population {with_population} {key}: {got} vs {want}");
+                let case = format!("{side} population {with_population} scheme {scheme:?} database {database}");
+                assert!((got - want).abs() < 1e-12, "{case} {key}: {got} vs {want}");
             };
             assert_eq!(risk["records"].as_u64(), Some(n), "{side}");
             assert_eq!(risk["classes"].as_u64(), Some(classes.len() as u64), "{side}");

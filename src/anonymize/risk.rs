@@ -42,7 +42,9 @@ pub(super) fn measure(
         _ => node_classes(source, job, &vec![0; n], &[], population.as_deref())?,
     };
     let after = match (recoding, release_sizes) {
-        (Recoding::Levels { .. }, Some(release)) if population.is_none() => sizes(release),
+        (Recoding::Levels { .. } | Recoding::Partitions { .. }, Some(release)) if population.is_none() => {
+            sizes(release)
+        }
         (Recoding::Levels { levels, dropped }, _) => node_classes(source, job, levels, dropped, population.as_deref())?,
         (Recoding::Partitions { leaf_codes, blocks, dropped, .. }, _) => {
             partition_classes(source, leaf_codes, blocks, dropped)?
@@ -77,6 +79,8 @@ fn node_classes(
     population: Option<&str>,
 ) -> Result<Vec<ClassSizes>> {
     let conn = &source.conn;
+    // Read here before and after the recoding: a view over the coded rows is grouped once.
+    crate::frequency::base_table(conn)?;
     let n = levels.len();
     let div = divisors(conn, n)?;
     let kept = left_out(conn, "kanon_dropped", dropped, n)?.unwrap_or_else(|| "TRUE".into());
@@ -166,20 +170,42 @@ fn partition_classes(
     let q = format!("SELECT {}, cnt::BIGINT FROM kanon_f0", list(0..n, ", ", |a| format!("g{a}::BIGINT")));
     let mut stmt = source.conn.prepare(&q)?;
     let mut rows = stmt.query([])?;
-    let mut sizes: FxHashMap<Vec<u32>, u64> = FxHashMap::default();
+    let mut classes = PartitionClasses::default();
+    let mut leaves = Vec::with_capacity(n);
     while let Some(r) = rows.next()? {
-        let mut key = Vec::with_capacity(n);
-        for a in 0..n {
+        leaves.clear();
+        for (a, codes) in leaf_codes.iter().enumerate() {
             let code: i64 = r.get(a)?;
-            let i = leaf_codes[a].binary_search(&code).map_err(|_| anyhow::anyhow!("leaf code {code} of QI {a}"))?;
-            key.push(blocks[a][i]);
+            let i = codes.binary_search(&code).map_err(|_| anyhow::anyhow!("leaf code {code} of QI {a}"))?;
+            leaves.push(i as u32);
         }
-        *sizes.entry(key).or_default() += r.get::<_, i64>(n)? as u64;
+        classes.add(&leaves, blocks, r.get::<_, i64>(n)? as u64);
     }
-    for d in dropped {
-        sizes.remove(d);
+    Ok(classes
+        .sizes(dropped)
+        .into_iter()
+        .map(|(s, classes)| ClassSizes { sample: s, population: s, classes })
+        .collect())
+}
+
+/// The release classes of a partition recoding, counted off the base set's rows.
+#[derive(Default)]
+pub(super) struct PartitionClasses(FxHashMap<Vec<u32>, u64>);
+
+impl PartitionClasses {
+    /// A base row: its leaf index per QI (to a block by `blocks`), and its records.
+    pub fn add(&mut self, leaves: &[u32], blocks: &[Vec<u32>], records: u64) {
+        let key = leaves.iter().zip(blocks).map(|(&i, b)| b[i as usize]).collect();
+        *self.0.entry(key).or_default() += records;
     }
-    Ok(histogram(sizes.into_values()))
+
+    /// (size, classes of that size) of the classes kept: all but `dropped`, by size.
+    pub fn sizes(mut self, dropped: &[Vec<u32>]) -> Vec<(u64, u64)> {
+        for d in dropped {
+            self.0.remove(d);
+        }
+        histogram(self.0.into_values()).into_iter().map(|c| (c.sample, c.classes)).collect()
+    }
 }
 
 /// The source's classes when the base frequency set has one row per class.

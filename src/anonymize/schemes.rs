@@ -3,6 +3,7 @@
 //! (capped by `max_suppression` when the job sets it); blocks released under
 //! their labels.
 
+use super::risk::PartitionClasses;
 use super::{Plan, Stages};
 use crate::error::bad;
 use crate::evaluator::memory::MemorySets;
@@ -26,6 +27,8 @@ pub(super) struct Schemes {
     sets: Option<MemorySets>,
     /// The source's class sizes, off the base set (without extra columns).
     source_sizes: Option<Vec<(u64, u64)>>,
+    /// The release's class sizes, counted once the search found its partitions.
+    release_sizes: Option<Vec<(u64, u64)>>,
     cap: Option<u64>,
     best: Option<Optimum>,
     dropped: Vec<Vec<u32>>,
@@ -58,6 +61,7 @@ pub(super) fn prepare(
         leaf_codes,
         sets: Some(sets),
         source_sizes: None,
+        release_sizes: None,
         cap,
         best: None,
         dropped: Vec::new(),
@@ -86,6 +90,16 @@ impl Stages for Schemes {
         if let Some(best) = &self.best {
             self.dropped = partitions::dropped_classes(&problem, &best.partitions);
             self.lm_am = partitions::lm_am(&problem, &best.partitions);
+            // The release's classes for risk analysis, off the base set here rather than re-read.
+            let blocks: Vec<Vec<u32>> = best.partitions.iter().map(|p| p.blocks.clone()).collect();
+            let mut classes = PartitionClasses::default();
+            let mut leaves = Vec::with_capacity(codes.len());
+            for (row, &records) in counts.iter().enumerate() {
+                leaves.clear();
+                leaves.extend(codes.iter().map(|col| col[row]));
+                classes.add(&leaves, &blocks, records);
+            }
+            self.release_sizes = Some(classes.sizes(&self.dropped));
         }
         Ok(self.best.is_some())
     }
@@ -105,6 +119,10 @@ impl Stages for Schemes {
 
     fn source_sizes(&self) -> Option<Vec<(u64, u64)>> {
         self.source_sizes.clone()
+    }
+
+    fn release_sizes(&self) -> Option<Vec<(u64, u64)>> {
+        self.release_sizes.clone()
     }
 
     fn recoding(&mut self, _plan: &Plan, _source: &Loaded) -> Result<Recoding> {
