@@ -15,8 +15,9 @@
 # Usage: bench/scale.sh [N …]   (default: 1000000 10000000 100000000). Writes
 # $KANON_BENCH_CSV (default bench/scale.csv).
 # Data (one database per N, generated once) in $KANON_BENCH_DIR (default
-# ~/.cache/kanon-bench); memory_limit $KANON_BENCH_MEMORY (default 4GB), spilling
-# into the data folder; spill_mb is the most the spill folder held, sampled
+# ~/.cache/kanon-bench); [engine] memory_limit $KANON_BENCH_MEMORY (default:
+# unset, the job's default, DuckDB's own: 80% of the machine's memory),
+# spilling into the data folder; spill_mb is the most the spill folder held, sampled
 # every second. The binary is copied first, so a rebuild during a long run
 # does not change what is measured.
 set -euo pipefail
@@ -31,7 +32,7 @@ kanon="$work/kanon"
 # shellcheck source=extract.sh
 . bench/extract.sh
 data="${KANON_BENCH_DIR:-$HOME/.cache/kanon-bench}"
-memory="${KANON_BENCH_MEMORY:-4GB}"
+memory="${KANON_BENCH_MEMORY:-}"
 mkdir -p "$data/spill"
 data=$(cd "$data" && pwd)
 out="${KANON_BENCH_CSV:-bench/scale.csv}"
@@ -53,7 +54,8 @@ for kind in ${KANON_BENCH_EXTRACTS:-people patients}; do
   job="$data/${kind}_$n.bench.toml"
   {
     cat "$data/${kind}_$n.job.toml"
-    printf '\n[engine]\nmemory_limit = "%s"\ntemp_directory = "%s"\n' "$memory" "$data/spill"
+    printf '\n[engine]\ntemp_directory = "%s"\n' "$data/spill"
+    [ -z "$memory" ] || printf 'memory_limit = "%s"\n' "$memory"
   } > "$job"
   echo "kanon run, $kind, $n rows" >&2
   spill_peak /usr/bin/time -v -o "$work/time" "$kanon" run "$job" --quiet --report "$work/report.json" > /dev/null

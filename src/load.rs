@@ -6,7 +6,7 @@
 
 use crate::database::{self, SourceColumn};
 use crate::error::bad;
-use crate::evaluator::{Backend, Evaluator, MEMORY_ROWS};
+use crate::evaluator::{default_memory_rows, Backend, Evaluator};
 use crate::frequency::{self, Extras};
 use crate::hierarchy::{self, Hierarchy};
 use crate::job::{Column, DistanceSpec, DiversityKind, Job};
@@ -162,6 +162,11 @@ fn load_as(job: &Job, bar: &indicatif::ProgressBar, records: bool) -> Result<Loa
     bar.set_message("building the hierarchies");
     let hierarchies = hierarchy::finish(&conn, job, files)?;
     trace("hierarchies");
+    let threads = job.engine.threads.map(|t| t as usize);
+    let memory_rows = match job.engine.memory_rows {
+        Some(rows) => rows,
+        None => default_memory_rows(&conn, job.quasi_identifiers.len(), threads)?,
+    };
     let extras = Extras {
         sensitive: sensitive.is_some(),
         closeness: closeness.is_some(),
@@ -173,7 +178,6 @@ fn load_as(job: &Job, bar: &indicatif::ProgressBar, records: bool) -> Result<Loa
         frequency::code_tables(&conn, job.quasi_identifiers.len(), &aliases)?;
     } else {
         bar.set_message(format!("grouping the {rows} source rows by their quasi-identifiers"));
-        let memory_rows = job.engine.memory_rows.unwrap_or(MEMORY_ROWS);
         frequency::encode(&conn, remote.as_ref(), &input, &job.qi_names(), rows, &extra, &columns, memory_rows)?;
         trace("base frequency set");
     }
@@ -184,18 +188,7 @@ fn load_as(job: &Job, bar: &indicatif::ProgressBar, records: bool) -> Result<Loa
         leaves: hierarchies.iter().map(|h| h.leaves).collect(),
         label: extras.label,
     };
-    Ok(Loaded {
-        conn,
-        columns,
-        hierarchies,
-        data,
-        extras,
-        models,
-        memory_rows: job.engine.memory_rows.unwrap_or(MEMORY_ROWS),
-        threads: job.engine.threads.map(|t| t as usize),
-        position,
-        remote,
-    })
+    Ok(Loaded { conn, columns, hierarchies, data, extras, models, memory_rows, threads, position, remote })
 }
 
 impl Loaded {

@@ -3,8 +3,8 @@
 //!
 //! Two backends hold the frequency sets, and a search never knows which:
 //! [`memory`] (the base frequency set fetched once into Rust, nodes rolled up
-//! there) when the base has at most [`MEMORY_ROWS`] rows (`[engine]
-//! memory_rows`), and [`sql`] (frequency sets as DuckDB tables, rolled up by
+//! there) when the base has at most `[engine] memory_rows` rows (by default
+//! what fits in DuckDB's memory limit: [`default_memory_rows`]), and [`sql`] (frequency sets as DuckDB tables, rolled up by
 //! queries) above. Both give the same histograms (tests compare them node by
 //! node). Histograms are cached: a node is evaluated at most once per
 //! evaluator.
@@ -26,12 +26,49 @@ use sql::SqlSets;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// The default largest base frequency set (rows) evaluated in memory. Chosen
-/// by measurement (docs/evaluator.md): the memory backend was faster at every
-/// size measured up to here (1M and 10M generated rows), and it needs some 150
-/// bytes per base row at 7 QIs (the base, a worker's buffers per core, the
-/// sets it holds), about 1.5 GB here, beside DuckDB's own memory.
+/// The largest base frequency set (rows) evaluated in memory when DuckDB's
+/// memory limit cannot be read.
 pub const MEMORY_ROWS: u64 = 10_000_000;
+
+/// Bytes the memory backend holds at most per base row, with `qis` QIs and
+/// `threads` workers: the base set, a held set and a rollup's result as large
+/// (4 bytes a QI and 8 for the count, each), and per worker a rollup's keys
+/// and class ids (12). Measured peaks are lower (docs/evaluator.md).
+pub fn bytes_per_row(qis: usize, threads: usize) -> u64 {
+    3 * (4 * qis as u64 + 8) + 12 * threads as u64
+}
+
+/// The default `[engine] memory_rows`: as many base rows as the memory
+/// backend holds within DuckDB's memory limit (the job's, or DuckDB's own
+/// default, a share of the machine's memory). The two do not peak together:
+/// the evaluator is dropped before the release writes, and while it runs the
+/// base set it grouped itself is not in DuckDB.
+pub fn default_memory_rows(conn: &Connection, qis: usize, threads: Option<usize>) -> Result<u64> {
+    let limit: String = conn.query_row("SELECT current_setting('memory_limit')", [], |r| r.get(0))?;
+    let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |p| p.get()));
+    Ok(bytes(&limit).map_or(MEMORY_ROWS, |b| b / bytes_per_row(qis, threads.max(1))))
+}
+
+/// A size as DuckDB prints one ("18.8 GiB", "512.0 MiB", "4GB", "100 bytes") in bytes.
+fn bytes(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let split = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());
+    let number: f64 = text[..split].parse().ok()?;
+    let unit: u64 = match text[split..].trim().to_ascii_lowercase().as_str() {
+        "" | "b" | "byte" | "bytes" => 1,
+        "kb" => 1_000,
+        "mb" => 1_000_000,
+        "gb" => 1_000_000_000,
+        "tb" => 1_000_000_000_000,
+        "kib" => 1 << 10,
+        "mib" => 1 << 20,
+        "gib" => 1 << 30,
+        "tib" => 1 << 40,
+        "pib" => 1 << 50,
+        _ => return None,
+    };
+    Some((number * unit as f64) as u64)
+}
 
 /// Which backend holds the frequency sets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -304,5 +341,20 @@ impl<'c> Evaluator<'c> {
     /// Drop every kept frequency set.
     pub fn forget_all(&mut self) -> Result<()> {
         self.retain(|_| false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bytes;
+
+    #[test]
+    fn sizes_as_duckdb_prints_them() {
+        assert_eq!(bytes("18.8 GiB"), Some((18.8 * (1u64 << 30) as f64) as u64));
+        assert_eq!(bytes("512.0 MiB"), Some(512 << 20));
+        assert_eq!(bytes("4GB"), Some(4_000_000_000));
+        assert_eq!(bytes("100 bytes"), Some(100));
+        assert_eq!(bytes("lots"), None);
+        assert_eq!(bytes("3 parsecs"), None);
     }
 }
