@@ -393,7 +393,7 @@ pub(super) struct Calls {
 /// ones go through a function.
 const LITERAL_LABELS: usize = 256;
 
-pub(super) fn register(conn: &Connection, rec: GroupMaps, job: &Job, columns: &[SourceColumn]) -> Result<Calls> {
+pub(super) fn register(conn: &Connection, mut rec: GroupMaps, job: &Job, columns: &[SourceColumn]) -> Result<Calls> {
     static SERIAL: AtomicUsize = AtomicUsize::new(0);
     let serial = SERIAL.fetch_add(1, Ordering::Relaxed);
     let qis = job.qi_names();
@@ -404,7 +404,7 @@ pub(super) fn register(conn: &Connection, rec: GroupMaps, job: &Job, columns: &[
         .find(|p| !columns.iter().any(|c| c.name.to_lowercase().starts_with(p)))
         .unwrap_or_default();
     let group_col = |a: usize| ident(&format!("{prefix}{a}"));
-    let any_dropped = !rec.dropped.is_empty();
+    let dropped = std::mem::take(&mut rec.dropped);
     let rec = Arc::new(rec);
     let mut calls = Calls { groups: Vec::new(), labels: Vec::new(), kept: "true".into() };
     for (a, q) in qis.iter().enumerate() {
@@ -427,9 +427,10 @@ pub(super) fn register(conn: &Connection, rec: GroupMaps, job: &Job, columns: &[
             calls.labels.push(format!("{label}(s.{})", group_col(a)));
         }
     }
-    if any_dropped {
+    if !dropped.is_empty() {
         let kept = format!("kanon_kept_{serial}");
-        conn.register_scalar_function_with_state::<KeptFn>(&kept, &Arc::new(DroppedClasses::new(&rec)))?;
+        let dropped = Arc::new(DroppedClasses::new(&rec.groups, dropped));
+        conn.register_scalar_function_with_state::<KeptFn>(&kept, &dropped)?;
         calls.kept = format!("{kept}({})", list(0..qis.len(), ", ", |a| format!("s.{}", group_col(a))));
     }
     Ok(calls)

@@ -153,10 +153,12 @@ pub(super) struct DroppedClasses {
 }
 
 impl DroppedClasses {
-    pub(super) fn new(rec: &GroupMaps) -> DroppedClasses {
-        let mut strides = Some(Vec::with_capacity(rec.groups.len()));
+    /// `dropped` (a group per QI of `groups`), taken: the tuples are not kept
+    /// beside their packed keys (at 10⁹ rows they can be millions).
+    pub(super) fn new(groups: &[Groups], dropped: FxHashSet<Box<[u32]>>) -> DroppedClasses {
+        let mut strides = Some(Vec::with_capacity(groups.len()));
         let mut space: u64 = 1;
-        for g in &rec.groups {
+        for g in groups {
             strides = strides.and_then(|mut s: Vec<u64>| {
                 s.push(space);
                 space = space.checked_mul(g.labels.len().max(1) as u64)?;
@@ -166,11 +168,11 @@ impl DroppedClasses {
         let pack = |s: &[u64], class: &[u32]| class.iter().zip(s).map(|(&g, &s)| g as u64 * s).sum();
         match strides {
             Some(s) => DroppedClasses {
-                packed: rec.dropped.iter().map(|c| pack(&s, c)).collect(),
+                packed: dropped.iter().map(|c| pack(&s, c)).collect(),
                 strides: Some(s),
                 tuples: FxHashSet::default(),
             },
-            None => DroppedClasses { strides: None, packed: FxHashSet::default(), tuples: rec.dropped.clone() },
+            None => DroppedClasses { strides: None, packed: FxHashSet::default(), tuples: dropped },
         }
     }
 

@@ -71,8 +71,12 @@ impl Recoding {
         while let Some(r) = rows.next()? {
             dropped.push((0..n).map(|a| r.get::<_, i64>(a)).collect::<duckdb::Result<Box<[i64]>>>()?);
         }
-        let known: std::collections::HashSet<Box<[i64]>> = dropped.iter().cloned().collect();
-        dropped.extend(judged.rejected.iter().filter(|c| !known.contains(*c)).cloned());
+        crate::trace(|| format!("suppressed classes: {}", dropped.len()));
+        if !judged.rejected.is_empty() {
+            // Only with per-class models: a copy of every suppressed class is no small thing at 10⁹ rows.
+            let known: std::collections::HashSet<Box<[i64]>> = dropped.iter().cloned().collect();
+            dropped.extend(judged.rejected.iter().filter(|c| !known.contains(*c)).cloned());
+        }
         Ok(Recoding::Levels { levels: levels.to_vec(), dropped })
     }
 }
