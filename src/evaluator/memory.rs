@@ -332,10 +332,10 @@ fn fetch_groups(conn: &Connection, lookups: &[Lookup], extras: Extras) -> Result
 }
 
 /// The base frequency set grouped here from the source's coded rows
-/// (`kanon_f0_rows`, a record each): each row's leaf indices
-/// packed into one key of `bits[a]`-bit fields, the keys sorted, and each run
-/// of equal keys a class. The classes come out in key order, whatever the
-/// threads. Per QI its leaf indices, and the counts.
+/// (`kanon_f0_rows`, a record each): each row's leaf indices packed into one
+/// key of `bits[a]`-bit fields, the keys sorted, and each run of equal keys a
+/// class. The classes come out in key order, whatever the threads. Per QI its
+/// leaf indices, and the counts.
 fn group_rows(
     conn: &Connection,
     lookups: &[Lookup],
@@ -368,16 +368,17 @@ fn group_rows(
         }
         Ok(())
     };
-    // The keys are sorted here, so the engine need not keep the rows' order
-    // (which makes it collect them on one thread).
-    let order = "preserve_insertion_order";
-    let kept: bool = conn.query_row(&format!("SELECT current_setting('{order}')::BOOLEAN"), [], |r| r.get(0))?;
-    conn.execute_batch(&format!("SET {order} = false"))?;
     // Sized once (the records, off a marginal): growing by doubling copies and touches fresh pages.
     let marginal = crate::hierarchy::marginal_table(0);
     let q = format!("SELECT coalesce(sum(cnt), 0)::BIGINT FROM {marginal}");
     let rows: i64 = conn.query_row(&q, [], |r| r.get(0))?;
     let mut keys: Vec<u64> = Vec::with_capacity(rows as usize);
+    // The keys are sorted here, so the engine need not keep the rows' order
+    // (which makes it collect them on one thread); the setting is put back
+    // whatever the read does.
+    let order = "preserve_insertion_order";
+    let kept: bool = conn.query_row(&format!("SELECT current_setting('{order}')::BOOLEAN"), [], |r| r.get(0))?;
+    conn.execute_batch(&format!("SET {order} = false"))?;
     let outcome = read(&mut keys);
     conn.execute_batch(&format!("SET {order} = {kept}"))?;
     outcome?;

@@ -4,9 +4,9 @@
 //! Two backends hold the frequency sets, and a search never knows which:
 //! [`memory`] (the base frequency set fetched once into Rust, nodes rolled up
 //! there) when the base has at most `[engine] memory_rows` rows (by default
-//! what fits in DuckDB's memory limit: [`default_memory_rows`]), and [`sql`] (frequency sets as DuckDB tables, rolled up by
-//! queries) above. Both give the same histograms (tests compare them node by
-//! node). Histograms are cached: a node is evaluated at most once per
+//! what fits in DuckDB's memory limit: [`default_memory_rows`]), and [`sql`]
+//! (frequency sets as DuckDB tables, rolled up by queries) above. Both give
+//! the same histograms (tests compare them node by node). Histograms are cached: a node is evaluated at most once per
 //! evaluator.
 
 pub mod candidates;
