@@ -1,6 +1,7 @@
 //! Frequency sets: the source's per-column marginals (a light first scan), the
-//! base frequency set (one `GROUP BY` of the source by integer codes), and
-//! rollup of frequency sets to nodes above them.
+//! base frequency set (one `GROUP BY` of the source by integer codes; or the
+//! coded rows, for the in-memory evaluator to group), and rollup of frequency
+//! sets to nodes above them.
 //!
 //! A frequency set has a code `g{a}` per QI `a` (at the node's level; NULL for
 //! a QI the node leaves out), the extra columns `s` (sensitive value code, when

@@ -1,6 +1,7 @@
-//! The in-memory backend: the base frequency set (one DuckDB `GROUP BY`, as
-//! for the SQL backend) is fetched once through Arrow into dense columns, and
-//! nodes are evaluated in Rust.
+//! The in-memory backend: the base frequency set is read once through Arrow
+//! into dense columns (grouped here from the source's coded rows when the
+//! engine left them ungrouped, [`group_rows`]; else as the engine grouped it),
+//! and nodes are evaluated in Rust.
 //!
 //! Every value of a QI at a level gets a dense index (0..distinct values of the
 //! data at that level); `lift` tables turn an index at one level into the index
