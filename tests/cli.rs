@@ -22,7 +22,7 @@ const DEMO_QIS: [&str; 5] = ["zip", "age", "birth_date", "sex", "education"];
 /// A column name that breaks any SQL built by pasting identifiers without quoting them.
 const HOSTILE: &str = r#"a"; DROP TABLE x; --"#;
 
-use crate::util::{kanon, manifest_dir, Out};
+use crate::util::{kanon, kanon_env, manifest_dir, Out};
 
 fn assert_ok(out: &Out) {
     assert_eq!(out.code, 0, "kanon failed:\n{}", out.show());
@@ -1077,8 +1077,9 @@ fn table_rows_in_order(db: &Path, table: &str) -> Vec<String> {
 }
 
 /// The in-memory evaluator reads the optimum's suppressed classes and am off
-/// its own sets; the SQL one (`memory_rows = 0`) off the base frequency set.
-/// Both release the same rows in the same order, with the same report, under
+/// its own sets; the SQL one (`memory_rows = 0`) off the optimum's frequency
+/// set it kept (top-down keeps it) or the base frequency set (forced node).
+/// All release the same rows in the same order, with the same report, under
 /// k alone, distinct ℓ and entropy ℓ.
 #[test]
 fn memory_and_sql_evaluators_release_the_same_rows() {
@@ -1104,7 +1105,11 @@ fn memory_and_sql_evaluators_release_the_same_rows() {
                 }
                 write(&job, toml::to_string(&j).unwrap());
                 let _ = fs::remove_file(tmp.path().join("p-release.duckdb"));
-                assert_ok(&kanon(tmp.path(), &["run", job.to_str().unwrap(), "--quiet"]));
+                let out = kanon_env(tmp.path(), &["run", job.to_str().unwrap(), "--quiet"], &[("KANON_TRACE", "1")]);
+                assert_ok(&out);
+                if memory_rows.is_some() {
+                    assert!(out.stderr.contains("node classes from kanon_fs_"), "{}", out.stderr);
+                }
                 let mut r = read_json(&tmp.path().join("p-report.json"));
                 let r = r.as_object_mut().unwrap();
                 assert_eq!(r["evaluator"], if memory_rows.is_some() { "sql" } else { "memory" }, "{extra}");

@@ -138,8 +138,8 @@ impl Stages for FullDomain {
                     am
                 }
                 None => {
-                    // One scan of the base set at the node for am and the suppressed classes.
-                    write_node_classes(source, &best.levels)?;
+                    // One scan for am and the suppressed classes: of the node's set if kept, else of the base.
+                    write_node_classes(source, &best.levels, ev.kept_set(&node).as_ref())?;
                     let am = full_domain_ambiguity(&source.conn, &best.levels, req, &judged.rejected, &source.data)?;
                     if let Recoding::Levels { dropped, .. } =
                         Recoding::levels_judged(source, &best.levels, req, &judged)?

@@ -338,6 +338,13 @@ impl<'c> Evaluator<'c> {
         Some(classes)
     }
 
+    /// The SQL backend's kept frequency set of a full node: its table and
+    /// the node's id in it (None in memory, or when not kept).
+    pub fn kept_set(&self, node: &Node) -> Option<(String, i64)> {
+        let Sets::Sql(s) = &self.sets else { return None };
+        s.kept(node)
+    }
+
     /// Drop every kept frequency set.
     pub fn forget_all(&mut self) -> Result<()> {
         self.retain(|_| false)

@@ -136,6 +136,11 @@ impl<'c> SqlSets<'c> {
         self.base_rows >= self.sets_from
     }
 
+    /// The table and id in it of `node`'s kept frequency set.
+    pub fn kept(&self, node: &Node) -> Option<(String, i64)> {
+        self.stored.get(node).cloned()
+    }
+
     /// Drop the kept frequency sets of nodes `keep` rejects.
     pub fn retain(&mut self, keep: impl Fn(&Node) -> bool) -> Result<()> {
         self.stored.retain(|n, _| keep(n));

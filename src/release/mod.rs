@@ -53,7 +53,7 @@ impl Recoding {
     /// The recoding of a full-domain node: the classes `req` suppresses at
     /// `levels`, read off the base frequency set (which may be dropped after).
     pub fn levels(source: &Loaded, levels: &[u8], req: &Requirement) -> Result<Recoding> {
-        write_node_classes(source, levels)?;
+        write_node_classes(source, levels, None)?;
         Recoding::levels_judged(source, levels, req, &Judged::read(source, levels)?)
     }
 
@@ -81,19 +81,41 @@ impl Recoding {
     }
 }
 
-/// A full-domain node's classes off the base frequency set, into
-/// `kanon_node_classes`: one scan, read by the suppressed classes and am.
-pub fn write_node_classes(source: &Loaded, levels: &[u8]) -> Result<()> {
+/// A full-domain node's classes into `kanon_node_classes`, read by the
+/// suppressed classes and am: one scan of the base frequency set, or of the
+/// node's own frequency set when the SQL evaluator kept it (`kept`: its
+/// table and node id), which at scale is a fraction of the base.
+pub fn write_node_classes(source: &Loaded, levels: &[u8], kept: Option<&(String, i64)>) -> Result<()> {
     let n = levels.len();
-    let div = divisors(&source.conn, n)?;
-    let q = render(
-        sql::fragment(sql::RELEASE_MAP, "node_classes"),
-        &[
-            ("classes", &list(0..n, ", ", |a| format!("(p.g{a} // {})::BIGINT AS c{a}", div[a][levels[a] as usize]))),
-            ("ldiv", if source.extras.sensitive { "count(DISTINCT p.s)" } else { "0" }),
-        ],
-    );
-    source.conn.execute_batch(&q)?;
+    let ldiv = if source.extras.sensitive { "count(DISTINCT p.s)" } else { "0" };
+    crate::trace(|| format!("node classes from {}", kept.map_or("the base frequency set", |k| k.0.as_str())));
+    match kept {
+        Some((table, id)) => {
+            let q = render(
+                sql::fragment(sql::RELEASE_MAP, "node_classes_kept"),
+                &[
+                    ("classes", &list(0..n, ", ", |a| format!("p.g{a}::BIGINT AS c{a}"))),
+                    ("ldiv", ldiv),
+                    ("kept", table),
+                ],
+            );
+            source.conn.execute(&q, [id])?;
+        }
+        None => {
+            let div = divisors(&source.conn, n)?;
+            let q = render(
+                sql::fragment(sql::RELEASE_MAP, "node_classes"),
+                &[
+                    (
+                        "classes",
+                        &list(0..n, ", ", |a| format!("(p.g{a} // {})::BIGINT AS c{a}", div[a][levels[a] as usize])),
+                    ),
+                    ("ldiv", ldiv),
+                ],
+            );
+            source.conn.execute_batch(&q)?;
+        }
+    }
     Ok(())
 }
 
