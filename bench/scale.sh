@@ -64,7 +64,8 @@ for kind in ${KANON_BENCH_EXTRACTS:-people patients}; do
   # A limit that fails (at 10⁹ rows its plain GROUP BY of the raw values can
   # run out of memory) still leaves the run's row, with the limit empty.
   # When the plain GROUP BY does not fit in the memory limit, kanon limit
-  # times a scan hashing the QIs instead (limit_kind "scan": a lower bound, so
+  # times a GROUP BY of the QIs' hash instead (limit_kind "hashed"), or if that
+  # does not fit either a scan hashing them ("scan"): lower bounds, so
   # the ratio is an upper bound; limit_group_by_failed_s says how long the
   # GROUP BY ran before it failed). KANON_BENCH_PLAIN_ONLY=1 skips the maps write.
   plain_only=()

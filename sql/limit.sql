@@ -5,6 +5,13 @@ CREATE OR REPLACE TEMP TABLE kanon_limit_groups AS
 SELECT {{columns}}, count(*) AS cnt
 FROM kanon_source
 GROUP BY ALL
+-- name: hashed
+-- When the GROUP BY of the raw values does not fit in memory (DuckDB spills
+-- string keys at several times their size): the same grouping by one 64-bit
+-- hash of the QI values, counted, not kept. Any GROUP BY of the values hashes
+-- them too and keeps more, so this costs at most what the plain one would.
+SELECT count(*), coalesce(sum(cnt), 0)::BIGINT
+FROM (SELECT hash({{columns}}) AS h, count(*) AS cnt FROM kanon_source GROUP BY h)
 -- name: scan
 -- When the GROUP BY does not fit in memory: one scan reading and hashing
 -- every QI value, which any GROUP BY of them costs at least.

@@ -206,9 +206,12 @@ impl<'c> SqlSets<'c> {
                 .iter()
                 .map(|(_, p)| p.as_ref().and_then(|p| cache.get(p)).map_or(self.base_rows, |h| h.classes()))
                 .sum();
+            let first: Vec<String> = items.iter().take(2).map(|(n, _)| format!("{:?}", n.levels)).collect();
             format!(
-                "{source} -> {target}: {} nodes, in {input} out {rows} rows, rollup {t1:.3}s hist {:.3}s",
+                "{source} -> {target}: {} nodes ({}{}), in {input} out {rows} rows, rollup {t1:.3}s hist {:.3}s",
                 items.len(),
+                first.join(" "),
+                if items.len() > 2 { " …" } else { "" },
                 t0.elapsed().as_secs_f64() - t1
             )
         });
