@@ -345,6 +345,19 @@ impl<'c> SqlSets<'c> {
 }
 
 /// A class's `[[value, records], …]` list as (code, records) pairs.
+/// The evaluator's tables go with it: at scale they hold gigabytes of
+/// DuckDB's memory pool, which the release's write wants.
+impl Drop for SqlSets<'_> {
+    fn drop(&mut self) {
+        let mut tables: Vec<&String> = self.tables.iter().collect();
+        tables.sort();
+        for t in tables {
+            // Nothing to do about a failure here; the connection's end drops them anyway.
+            let _ = self.conn.execute_batch(&format!("DROP TABLE IF EXISTS {t}"));
+        }
+    }
+}
+
 pub fn value_list(v: Value) -> Vec<(u32, u64)> {
     let int = |v: &Value| match v {
         Value::BigInt(x) => *x,
