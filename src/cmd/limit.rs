@@ -78,28 +78,22 @@ pub fn run(args: Args) -> Result<()> {
     });
     // DuckDB's GROUP BY of the raw values may not fit in [engine] memory_limit
     // and its spill folder (at 10⁹ near-unique rows in 8 GB it does not): the
-    // yardstick is then one scan hashing every QI value, which any GROUP BY of
-    // them costs at least.
-    let scan = || -> Result<(&str, f64, Option<i64>, i64)> {
-        bar.set_message("a scan of the quasi-identifiers");
+    // yardstick is then the GROUP BY of one hash of the values (8-byte keys,
+    // not strings), or one scan hashing every QI value; any GROUP BY of them
+    // costs at least either. `kind` names the statement, `rows` its column of
+    // the source's rows.
+    let fallback = |kind: &'static str, what: &'static str, rows: usize| -> Result<(&str, f64, Option<i64>, i64)> {
+        bar.set_message(what);
         conn.execute_batch("DROP TABLE IF EXISTS kanon_limit_groups")?;
         // Timed from here: a failed attempt is no part of the yardstick.
         let start = Instant::now();
         let rows: i64 = conn
-            .query_row(&render(fragment(sql::LIMIT, "scan"), &[("columns", &cols)]), [], |r| r.get(0))
-            .context("scanning the quasi-identifiers")?;
-        Ok(("scan", start.elapsed().as_secs_f64(), None, rows))
+            .query_row(&render(fragment(sql::LIMIT, kind), &[("columns", &cols)]), [], |r| r.get(rows))
+            .with_context(|| format!("timing {what}"))?;
+        Ok((kind, start.elapsed().as_secs_f64(), None, rows))
     };
-    // The GROUP BY by one hash of the values: keys of 8 bytes, not strings.
-    let hashed = || -> Result<(&str, f64, Option<i64>, i64)> {
-        bar.set_message("GROUP BY of the quasi-identifiers' hash");
-        conn.execute_batch("DROP TABLE IF EXISTS kanon_limit_groups")?;
-        let start = Instant::now();
-        let rows: i64 = conn
-            .query_row(&render(fragment(sql::LIMIT, "hashed"), &[("columns", &cols)]), [], |r| r.get(1))
-            .context("grouping the source by its quasi-identifiers' hash")?;
-        Ok(("hashed", start.elapsed().as_secs_f64(), None, rows))
-    };
+    let scan = || fallback("scan", "a scan of the quasi-identifiers", 0);
+    let hashed = || fallback("hashed", "a GROUP BY of the quasi-identifiers' hash", 1);
     // How long a GROUP BY that ran out of memory or disk ran before it failed.
     let mut failed_after = None;
     let (yardstick, group_by, combinations, rows) = match grouped {
