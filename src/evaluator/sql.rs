@@ -344,7 +344,6 @@ impl<'c> SqlSets<'c> {
     }
 }
 
-/// A class's `[[value, records], …]` list as (code, records) pairs.
 /// The evaluator's tables go with it: at scale they hold gigabytes of
 /// DuckDB's memory pool, which the release's write wants.
 impl Drop for SqlSets<'_> {
@@ -358,6 +357,7 @@ impl Drop for SqlSets<'_> {
     }
 }
 
+/// A class's `[[value, records], …]` list as (code, records) pairs.
 pub fn value_list(v: Value) -> Vec<(u32, u64)> {
     let int = |v: &Value| match v {
         Value::BigInt(x) => *x,
