@@ -329,10 +329,8 @@ pub fn extra_join(col: &str, column: &str) -> String {
 /// the largest table, and the release's sort wants the memory.
 pub fn drop_base(conn: &Connection) -> Result<()> {
     let kind = if is_view(conn, "kanon_f0")? { "VIEW" } else { "TABLE" };
-    // The optimum's classes (release.rs write_node_classes) were read off it.
     conn.execute_batch(&format!(
-        "DROP VIEW IF EXISTS kanon_f0_node; DROP {kind} IF EXISTS kanon_f0; DROP VIEW IF EXISTS kanon_f0_rows; \
-         DROP TABLE IF EXISTS kanon_node_classes"
+        "DROP VIEW IF EXISTS kanon_f0_node; DROP {kind} IF EXISTS kanon_f0; DROP VIEW IF EXISTS kanon_f0_rows"
     ))?;
     Ok(())
 }

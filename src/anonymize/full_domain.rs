@@ -146,6 +146,8 @@ impl Stages for FullDomain {
                     {
                         self.dropped = Some(dropped);
                     }
+                    // Read; at scale it holds gigabytes of the pool the release wants.
+                    source.conn.execute_batch("DROP TABLE kanon_node_classes")?;
                     am
                 }
             };
