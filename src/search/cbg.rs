@@ -30,28 +30,35 @@ struct Open {
     ids: Vec<u32>,
     size: u64,
     cells: Vec<Cell>,
-    /// LM of each cell, and their sum in QI order.
-    lms: Vec<f64>,
+    /// Per QI, its cell's LM and node row, side by side for the growth loop.
+    qis: Vec<QiCell>,
+    /// The cells' LMs summed in QI order.
     lm: f64,
-    /// Per QI: a hierarchy node's ancestors ([`CellDomain::node_row`]; unused
-    /// for other QIs), and the levels at or above its own, as bits.
-    rows: Vec<[u32; 8]>,
-    above: Vec<u32>,
     /// Distinct sensitive values, sorted (only with ℓ).
     sensitive: Vec<u32>,
 }
 
+/// One QI of an open cluster: its cell's LM; for a QI read through node rows,
+/// the node's ancestors ([`CellDomain::node_row`]) and the levels at or above
+/// its own, as bits.
+#[derive(Clone, Copy, Default)]
+struct QiCell {
+    lm: f64,
+    row: [u32; 8],
+    above: u32,
+}
+
+impl QiCell {
+    /// The LM this QI's cell would have with the value of `value_row` added, less its own.
+    #[inline(always)]
+    fn more(&self, value_row: &([u32; 8], [f64; 8])) -> f64 {
+        node_lm_with(&self.row, self.above, value_row) - self.lm
+    }
+}
+
 impl Open {
-    const EMPTY: Open = Open {
-        ids: Vec::new(),
-        size: 0,
-        cells: Vec::new(),
-        lms: Vec::new(),
-        lm: 0.0,
-        rows: Vec::new(),
-        above: Vec::new(),
-        sensitive: Vec::new(),
-    };
+    const EMPTY: Open =
+        Open { ids: Vec::new(), size: 0, cells: Vec::new(), qis: Vec::new(), lm: 0.0, sensitive: Vec::new() };
 
     fn cost(&self) -> f64 {
         self.size as f64 * self.lm
@@ -141,8 +148,8 @@ impl<'a> Clustering<'a> {
             let best = self.least_growth_rowed();
             if let Some((_, i)) = best {
                 let c = &self.open[i];
-                for (a, l) in best_lms.iter_mut().enumerate() {
-                    *l = node_lm_with(&c.rows[a], c.above[a], &self.value_rows[a]);
+                for ((l, q), v) in best_lms.iter_mut().zip(&c.qis).zip(&self.value_rows) {
+                    *l = node_lm_with(&q.row, q.above, v);
                 }
             }
             best
@@ -168,7 +175,9 @@ impl<'a> Clustering<'a> {
                     self.refresh(&mut c, a);
                 }
                 c.lm = best_lms.iter().sum();
-                c.lms.copy_from_slice(&best_lms);
+                for (q, &l) in c.qis.iter_mut().zip(best_lms.iter()) {
+                    q.lm = l;
+                }
                 c.size += 1;
                 if self.settings.l.is_some() {
                     if let Err(j) = c.sensitive.binary_search(&sensitive) {
@@ -205,9 +214,7 @@ impl<'a> Clustering<'a> {
     /// its index (ties: the lower). Measured about 45% faster than trying the
     /// clusters one by one, each until its bound loses.
     fn least_growth_rowed(&self) -> Option<(f64, usize)> {
-        let n = self.domains.len();
-        let values = &self.value_rows[..n];
-        let more = |c: &Open, a: usize| node_lm_with(&c.rows[a], c.above[a], &values[a]) - c.lms[a];
+        let values = &self.value_rows;
         let growth = |c: &Open, more: f64| c.lm + (c.size as f64 + 1.0) * more;
         let mut best: Option<(f64, usize)> = None;
         let mut take = |g: f64, i: usize| {
@@ -219,15 +226,15 @@ impl<'a> Clustering<'a> {
         for (j, pair) in pairs.by_ref().enumerate() {
             let (x, y) = (&pair[0], &pair[1]);
             let (mut mx, mut my) = (0.0, 0.0);
-            for a in 0..n {
-                mx += more(x, a);
-                my += more(y, a);
+            for ((qx, qy), v) in x.qis.iter().zip(&y.qis).zip(values) {
+                mx += qx.more(v);
+                my += qy.more(v);
             }
             take(growth(x, mx), 2 * j);
             take(growth(y, my), 2 * j + 1);
         }
         if let [z] = pairs.remainder() {
-            take(growth(z, (0..n).fold(0.0, |m, a| m + more(z, a))), self.open.len() - 1);
+            take(growth(z, z.qis.iter().zip(values).fold(0.0, |m, (q, v)| m + q.more(v))), self.open.len() - 1);
         }
         best
     }
@@ -253,12 +260,13 @@ impl<'a> Clustering<'a> {
         let grown = c.size as f64 + 1.0;
         let mut more = 0.0;
         for a in 0..lms.len() {
+            let q = &c.qis[a];
             lms[a] = if self.rowed[a] {
-                node_lm_with(&c.rows[a], c.above[a], &self.value_rows[a])
+                node_lm_with(&q.row, q.above, &self.value_rows[a])
             } else {
                 self.domains[a].lm_with(&c.cells[a], values[a])
             };
-            more += lms[a] - c.lms[a];
+            more += lms[a] - q.lm;
             if c.lm + grown * more > limit {
                 return None;
             }
@@ -270,17 +278,9 @@ impl<'a> Clustering<'a> {
 
     /// A cluster with these cells (its node rows and LMs filled in).
     fn open_with(&self, ids: Vec<u32>, size: u64, cells: Vec<Cell>, sensitive: Vec<u32>) -> Open {
-        let lms: Vec<f64> = self.domains.iter().zip(&cells).map(|(d, c)| d.lm(c)).collect();
-        let mut c = Open {
-            ids,
-            size,
-            lm: lms.iter().sum(),
-            lms,
-            rows: vec![[0; 8]; cells.len()],
-            above: vec![0; cells.len()],
-            cells,
-            sensitive,
-        };
+        let qis: Vec<QiCell> =
+            self.domains.iter().zip(&cells).map(|(d, c)| QiCell { lm: d.lm(c), ..QiCell::default() }).collect();
+        let mut c = Open { ids, size, lm: qis.iter().map(|q| q.lm).sum(), qis, cells, sensitive };
         for a in 0..self.domains.len() {
             self.refresh(&mut c, a);
         }
@@ -290,8 +290,8 @@ impl<'a> Clustering<'a> {
     /// Copy QI `a`'s node row into the cluster after its cell changed.
     fn refresh(&self, c: &mut Open, a: usize) {
         if let Some((row, level)) = self.domains[a].node_row(&c.cells[a]) {
-            c.rows[a] = row;
-            c.above[a] = u32::MAX << level;
+            c.qis[a].row = row;
+            c.qis[a].above = u32::MAX << level;
         }
     }
 

@@ -120,9 +120,10 @@ pub fn cluster(loaded: &Loaded, job: &Job, domains: &[CellDomain], settings: Clu
     let (mut sensitive, mut label) = (Vec::new(), Vec::new());
     let has = |k: &str| extras.iter().position(|(x, _)| *x == k);
     let (s_col, y_col) = (has("s").map(|j| n + j), has("y").map(|j| n + j));
-    let mut values = vec![0u32; n];
+    // The record's value numbers; until overwritten, the previous record's.
+    let mut values = vec![u32::MAX; n];
     // The current run of equal QI values (the stream is sorted on all of them) and the sizes of runs.
-    let (mut previous, mut run) = (vec![u32::MAX; n], 0u64);
+    let mut run = 0u64;
     let mut runs: std::collections::BTreeMap<u64, u64> = std::collections::BTreeMap::new();
     let t = Instant::now();
     let mut first = true;
@@ -138,14 +139,17 @@ pub fn cluster(loaded: &Loaded, job: &Job, domains: &[CellDomain], settings: Clu
         let pos = batch.column(batch.num_columns() - 1).as_primitive::<Int64Type>();
         debug_assert!(pos.null_count() == 0);
         for (i, &p) in pos.values().iter().enumerate() {
+            // Compared while copied: a slice comparison here was a memcmp call per record.
+            let mut changed = false;
             for (v, c) in values.iter_mut().zip(&codes) {
-                *v = c[i] as u32;
+                let x = c[i] as u32;
+                changed |= *v != x;
+                *v = x;
             }
-            if values != previous {
+            if changed {
                 if run > 0 {
                     *runs.entry(run).or_default() += 1;
                 }
-                previous.copy_from_slice(&values);
                 run = 0;
             }
             run += 1;
