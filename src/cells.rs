@@ -31,9 +31,10 @@ pub enum CellDomain {
         /// of its ancestor at that level. One leaf's ancestors share a cache line.
         anc: Vec<u32>,
         stride: usize,
-        /// The same rows padded to 8 levels (empty when a hierarchy is
-        /// higher): the pass compares a whole row at once.
-        anc8: Vec<[u32; 8]>,
+        /// The same rows padded to 8 levels, each with its nodes' LMs (empty
+        /// when a hierarchy is higher): the pass compares a whole row at once
+        /// ([`CellDomain::value_row`]).
+        anc8: Vec<([u32; 8], [f64; 8])>,
         /// Per node: level, first leaf, leaves under it, LM and label.
         level: Vec<u8>,
         first: Vec<u32>,
@@ -75,10 +76,19 @@ impl CellDomain {
                 anc[i * stride + l] = level.len() as u32 - 1;
             }
         }
-        let lm = leaves.iter().map(|&n| if total > 1 { (n - 1) as f64 / (total - 1) as f64 } else { 0.0 }).collect();
+        let lm: Vec<f64> =
+            leaves.iter().map(|&n| if total > 1 { (n - 1) as f64 / (total - 1) as f64 } else { 0.0 }).collect();
         let anc8 = if stride <= 8 {
             anc.chunks(stride.max(1))
-                .map(|row| std::array::from_fn(|u| row.get(u).copied().unwrap_or(u32::MAX)))
+                .map(|row| {
+                    let nodes: [u32; 8] = std::array::from_fn(|u| row.get(u).copied().unwrap_or(u32::MAX));
+                    // A leaf's LM is 0 and padding's too.
+                    let lms = std::array::from_fn(|u| match nodes[u] {
+                        node if u > 0 && node != u32::MAX => lm[node as usize],
+                        _ => 0.0,
+                    });
+                    (nodes, lms)
+                })
                 .collect()
         } else {
             Vec::new()
@@ -139,7 +149,7 @@ impl CellDomain {
         match (self, c) {
             (CellDomain::Hierarchy { anc8, first, level, .. }, Cell::Node(x)) if !anc8.is_empty() => {
                 // Padding that never equals a leaf's (u32::MAX).
-                let row = anc8[first[*x as usize] as usize].map(|n| if n == u32::MAX { u32::MAX - 1 } else { n });
+                let row = anc8[first[*x as usize] as usize].0.map(|n| if n == u32::MAX { u32::MAX - 1 } else { n });
                 Some((row, level[*x as usize]))
             }
             _ => None,
@@ -149,17 +159,10 @@ impl CellDomain {
     /// A value's ancestors (as in [`CellDomain::node_row`]) and their LMs: what
     /// [`node_lm_with`] compares a cluster's node row with. Read once per
     /// record, so each try finds both in the same few cache lines.
+    #[inline]
     pub fn value_row(&self, v: u32) -> ([u32; 8], [f64; 8]) {
-        let CellDomain::Hierarchy { anc8, lm, .. } = self else { unreachable!("a hierarchy QI") };
-        let of_v = anc8[v as usize];
-        let mut lms = [0.0; 8];
-        // A leaf's LM is 0: level 0 needs no read; padding stays 0.
-        for (l, &node) in lms.iter_mut().zip(&of_v).skip(1) {
-            if node != u32::MAX {
-                *l = lm[node as usize];
-            }
-        }
-        (of_v, lms)
+        let CellDomain::Hierarchy { anc8, .. } = self else { unreachable!("a hierarchy QI") };
+        anc8[v as usize]
     }
 
     /// LM of the smallest cell covering `c` and value `v` (without building it).
@@ -314,6 +317,21 @@ pub fn node_lm_with(row: &[u32; 8], above: u32, value: &([u32; 8], [f64; 8])) ->
     // ancestor is the node's (the top is common to every leaf).
     let up = (same_levels(of_v, row) & above).trailing_zeros() as usize;
     lms[up & 7]
+}
+
+/// [`node_lm_with`] by one 256-bit compare, for a pass compiled for AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+pub fn node_lm_with_avx2(row: &[u32; 8], above: u32, value: &([u32; 8], [f64; 8])) -> f64 {
+    use std::arch::x86_64::{_mm256_castsi256_ps, _mm256_cmpeq_epi32, _mm256_loadu_si256, _mm256_movemask_ps};
+    let (of_v, lms) = value;
+    // SAFETY: each load reads one array's 32 bytes, unaligned loads being allowed.
+    let same = unsafe {
+        let eq = _mm256_cmpeq_epi32(_mm256_loadu_si256(of_v.as_ptr().cast()), _mm256_loadu_si256(row.as_ptr().cast()));
+        _mm256_movemask_ps(_mm256_castsi256_ps(eq)) as u32
+    };
+    lms[((same & above).trailing_zeros() as usize) & 7]
 }
 
 /// Bit u set where the two rows agree at level u.
