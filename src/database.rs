@@ -166,13 +166,29 @@ pub fn attach_output(conn: &Connection, job: &Job, out: &OutputTable, read_only:
     Ok(created)
 }
 
+/// The share of `[engine] memory_limit` (the run's budget) DuckDB's buffer
+/// pool gets. The rest is for what DuckDB allocates outside its pool and for
+/// kanon's own structures. At 10⁹ rows the process rose 1.8 GiB above the
+/// pool for under a second in each large GROUP BY, whether the pool was 8 or
+/// 6 GB: 3/4 of 8 GB kept it 67 MiB under. 2/3 was too little for DuckDB
+/// itself: a 42M-group GROUP BY failed to get 512 MiB (docs/benchmarks.md).
+pub const POOL_SHARE: f64 = 0.75;
+
 fn configure(conn: &Connection, engine: &Engine) -> Result<()> {
     if let Some(t) = engine.threads {
         conn.execute_batch(&format!("SET threads = {t}"))?;
     }
     if let Some(m) = &engine.memory_limit {
+        // DuckDB parses the size (any of its spellings: "8GB", "512MiB", "50%"),
+        // then its pool gets a share of it (POOL_SHARE).
         conn.execute_batch(&format!("SET memory_limit = {}", sql::literal(m)))
             .or_bad_input(|| format!("[engine] memory_limit \"{m}\""))?;
+        let read = || conn.query_row("SELECT current_setting('memory_limit')", [], |r| r.get::<_, String>(0));
+        // The job's own text when it is plain ("8GB"); DuckDB prints sizes to one decimal.
+        if let Some(bytes) = crate::evaluator::bytes(m).or_else(|| crate::evaluator::bytes(&read().ok()?)) {
+            let pool = (bytes as f64 * POOL_SHARE) as u64;
+            conn.execute_batch(&format!("SET memory_limit = '{pool} bytes'"))?;
+        }
     }
     if let Some(d) = &engine.temp_directory {
         conn.execute_batch(&format!("SET temp_directory = {}", sql::literal(&d.to_string_lossy())))
@@ -269,4 +285,31 @@ pub fn register_arrow_scan(conn: &Connection) -> Result<()> {
         conn.register_table_function::<duckdb::vtab::arrow::ArrowVTab>("kanon_arrow")?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// DuckDB's pool (in bytes, as DuckDB prints it) under a job's memory_limit.
+    fn pool(memory_limit: Option<&str>) -> u64 {
+        let engine = Engine { memory_limit: memory_limit.map(String::from), ..Engine::default() };
+        let conn = open_local(&engine).unwrap();
+        let text: String = conn.query_row("SELECT current_setting('memory_limit')", [], |r| r.get(0)).unwrap();
+        crate::evaluator::bytes(&text).unwrap()
+    }
+
+    #[test]
+    fn memory_limit_is_the_budget_and_duckdb_gets_three_quarters() {
+        // DuckDB prints the pool to a tenth of its unit: 6e9 bytes is "5.5 GiB".
+        let near = |got: u64, want: f64, unit: f64| (got as f64 - want).abs() <= 0.1 * unit;
+        let gib = (1u64 << 30) as f64;
+        assert!(near(pool(Some("8GB")), 6e9, gib), "{}", pool(Some("8GB")));
+        assert!(near(pool(Some("512MiB")), 384.0 * (1 << 20) as f64, (1 << 20) as f64), "{}", pool(Some("512MiB")));
+        // A spelling only DuckDB reads: its own figure, then the share.
+        // DuckDB's default pool is 80% of the machine's memory.
+        let (half, unset) = (pool(Some("50%")), pool(None));
+        let ratio = half as f64 / unset as f64;
+        assert!((ratio - 0.5 / 0.8 * 0.75).abs() < 0.02, "50% gives {half}, the default {unset}");
+    }
 }

@@ -64,6 +64,31 @@ pub fn one_malloc_arena() {
     }
 }
 
+/// Hands the free memory glibc's heap holds back to the system, before a
+/// statement that allocates much (glibc only): what DuckDB freed after the
+/// last statement still counts in the process's memory until then. Before
+/// the three passes over the 10⁹-row base set it returned 188, 38 and 412
+/// MiB. The trace says how much each call returned.
+pub fn trim_heap(before_what: &str) {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        let held = resident_bytes();
+        // SAFETY: malloc_trim only walks and releases the allocator's free chunks.
+        unsafe {
+            libc::malloc_trim(0);
+        }
+        trace(|| format!("heap trimmed before {before_what}: RSS {} → {} MiB", held >> 20, resident_bytes() >> 20));
+    }
+}
+
+/// The process's resident set, in bytes (0 where /proc cannot tell).
+fn resident_bytes() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: u64 = statm.split_whitespace().nth(1).and_then(|p| p.parse().ok()).unwrap_or(0);
+    // SAFETY: sysconf has no preconditions.
+    pages * unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(0) as u64
+}
+
 /// Diagnostics on stderr when `KANON_TRACE` is set (per-phase and per-rollup
 /// timings and volumes, after the seconds since the start); the message is
 /// built only then.

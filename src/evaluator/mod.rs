@@ -50,7 +50,7 @@ pub fn default_memory_rows(conn: &Connection, qis: usize, threads: Option<usize>
 }
 
 /// A size as DuckDB prints one ("18.8 GiB", "512.0 MiB", "4GB", "100 bytes") in bytes.
-fn bytes(text: &str) -> Option<u64> {
+pub(crate) fn bytes(text: &str) -> Option<u64> {
     let text = text.trim();
     let split = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());
     let number: f64 = text[..split].parse().ok()?;

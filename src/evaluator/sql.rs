@@ -189,6 +189,9 @@ impl<'c> SqlSets<'c> {
         }
         let target = format!("kanon_fs_{}", self.next_table);
         self.next_table += 1;
+        if source == "kanon_f0_node" {
+            crate::trim_heap(&target);
+        }
         let t0 = std::time::Instant::now();
         // From the base, even one node is a plain GROUP BY this way, without the join with kanon_kids.
         let in_sets = source == "kanon_f0_node"
