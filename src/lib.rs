@@ -79,9 +79,12 @@ pub fn trim_heap(before_what: &str) {
         }
         trace(|| format!("heap trimmed before {before_what}: RSS {} → {} MiB", held >> 20, resident_bytes() >> 20));
     }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    let _ = before_what;
 }
 
 /// The process's resident set, in bytes (0 where /proc cannot tell).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
 fn resident_bytes() -> u64 {
     let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
     let pages: u64 = statm.split_whitespace().nth(1).and_then(|p| p.parse().ok()).unwrap_or(0);
