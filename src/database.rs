@@ -174,6 +174,27 @@ pub fn attach_output(conn: &Connection, job: &Job, out: &OutputTable, read_only:
 /// itself: a 42M-group GROUP BY failed to get 512 MiB (docs/benchmarks.md).
 pub const POOL_SHARE: f64 = 0.75;
 
+/// A size as DuckDB prints one ("18.8 GiB", "512.0 MiB", "4GB", "100 bytes") in bytes.
+pub fn bytes(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let split = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());
+    let number: f64 = text[..split].parse().ok()?;
+    let unit: u64 = match text[split..].trim().to_ascii_lowercase().as_str() {
+        "" | "b" | "byte" | "bytes" => 1,
+        "kb" => 1_000,
+        "mb" => 1_000_000,
+        "gb" => 1_000_000_000,
+        "tb" => 1_000_000_000_000,
+        "kib" => 1 << 10,
+        "mib" => 1 << 20,
+        "gib" => 1 << 30,
+        "tib" => 1 << 40,
+        "pib" => 1 << 50,
+        _ => return None,
+    };
+    Some((number * unit as f64) as u64)
+}
+
 fn configure(conn: &Connection, engine: &Engine) -> Result<()> {
     if let Some(t) = engine.threads {
         conn.execute_batch(&format!("SET threads = {t}"))?;
@@ -185,8 +206,8 @@ fn configure(conn: &Connection, engine: &Engine) -> Result<()> {
             .or_bad_input(|| format!("[engine] memory_limit \"{m}\""))?;
         let read = || conn.query_row("SELECT current_setting('memory_limit')", [], |r| r.get::<_, String>(0));
         // The job's own text when it is plain ("8GB"); DuckDB prints sizes to one decimal.
-        if let Some(bytes) = crate::evaluator::bytes(m).or_else(|| crate::evaluator::bytes(&read().ok()?)) {
-            let pool = (bytes as f64 * POOL_SHARE) as u64;
+        if let Some(budget) = bytes(m).or_else(|| bytes(&read().ok()?)) {
+            let pool = (budget as f64 * POOL_SHARE) as u64;
             conn.execute_batch(&format!("SET memory_limit = '{pool} bytes'"))?;
         }
     }
@@ -296,7 +317,17 @@ mod tests {
         let engine = Engine { memory_limit: memory_limit.map(String::from), ..Engine::default() };
         let conn = open_local(&engine).unwrap();
         let text: String = conn.query_row("SELECT current_setting('memory_limit')", [], |r| r.get(0)).unwrap();
-        crate::evaluator::bytes(&text).unwrap()
+        bytes(&text).unwrap()
+    }
+
+    #[test]
+    fn sizes_as_duckdb_prints_them() {
+        assert_eq!(bytes("18.8 GiB"), Some((18.8 * (1u64 << 30) as f64) as u64));
+        assert_eq!(bytes("512.0 MiB"), Some(512 << 20));
+        assert_eq!(bytes("4GB"), Some(4_000_000_000));
+        assert_eq!(bytes("100 bytes"), Some(100));
+        assert_eq!(bytes("lots"), None);
+        assert_eq!(bytes("3 parsecs"), None);
     }
 
     #[test]

@@ -46,28 +46,7 @@ pub fn bytes_per_row(qis: usize, threads: usize) -> u64 {
 pub fn default_memory_rows(conn: &Connection, qis: usize, threads: Option<usize>) -> Result<u64> {
     let limit: String = conn.query_row("SELECT current_setting('memory_limit')", [], |r| r.get(0))?;
     let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |p| p.get()));
-    Ok(bytes(&limit).map_or(MEMORY_ROWS, |b| b / bytes_per_row(qis, threads.max(1))))
-}
-
-/// A size as DuckDB prints one ("18.8 GiB", "512.0 MiB", "4GB", "100 bytes") in bytes.
-pub(crate) fn bytes(text: &str) -> Option<u64> {
-    let text = text.trim();
-    let split = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());
-    let number: f64 = text[..split].parse().ok()?;
-    let unit: u64 = match text[split..].trim().to_ascii_lowercase().as_str() {
-        "" | "b" | "byte" | "bytes" => 1,
-        "kb" => 1_000,
-        "mb" => 1_000_000,
-        "gb" => 1_000_000_000,
-        "tb" => 1_000_000_000_000,
-        "kib" => 1 << 10,
-        "mib" => 1 << 20,
-        "gib" => 1 << 30,
-        "tib" => 1 << 40,
-        "pib" => 1 << 50,
-        _ => return None,
-    };
-    Some((number * unit as f64) as u64)
+    Ok(crate::database::bytes(&limit).map_or(MEMORY_ROWS, |b| b / bytes_per_row(qis, threads.max(1))))
 }
 
 /// Which backend holds the frequency sets.
@@ -348,20 +327,5 @@ impl<'c> Evaluator<'c> {
     /// Drop every kept frequency set.
     pub fn forget_all(&mut self) -> Result<()> {
         self.retain(|_| false)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::bytes;
-
-    #[test]
-    fn sizes_as_duckdb_prints_them() {
-        assert_eq!(bytes("18.8 GiB"), Some((18.8 * (1u64 << 30) as f64) as u64));
-        assert_eq!(bytes("512.0 MiB"), Some(512 << 20));
-        assert_eq!(bytes("4GB"), Some(4_000_000_000));
-        assert_eq!(bytes("100 bytes"), Some(100));
-        assert_eq!(bytes("lots"), None);
-        assert_eq!(bytes("3 parsecs"), None);
     }
 }
