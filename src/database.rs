@@ -174,7 +174,8 @@ pub fn attach_output(conn: &Connection, job: &Job, out: &OutputTable, read_only:
 /// itself: a 42M-group GROUP BY failed to get 512 MiB (docs/benchmarks.md).
 pub const POOL_SHARE: f64 = 0.75;
 
-/// A size as DuckDB prints one ("18.8 GiB", "512.0 MiB", "4GB", "100 bytes") in bytes.
+/// A size as DuckDB prints one or a job gives one ("18.8 GiB", "512.0 MiB",
+/// "4GB", "100 bytes"), in bytes; None for other spellings ("50%").
 pub fn bytes(text: &str) -> Option<u64> {
     let text = text.trim();
     let split = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());
