@@ -87,11 +87,13 @@ pub fn open_with(job: &Job, positions: bool) -> Result<(Connection, Vec<SourceCo
             format!("{}.main.{}", sql::ident(catalog), sql::ident(table))
         }
         SourceSpec::Csv { path, delimiter } => {
-            let mut args = sql::literal(&path.to_string_lossy());
+            let file = sql::literal(&path.to_string_lossy());
+            let mut args = file.clone();
             if let Some(d) = delimiter {
                 args.push_str(&format!(", delim = {}", sql::literal(d)));
             }
-            let csv = format!("read_csv({args}, header = true)");
+            args.push_str(", header = true");
+            let csv = pinned_csv(&conn, &file, &args).unwrap_or_else(|| format!("read_csv({args})"));
             // A small CSV is parsed once into a temp table: the passes after it
             // (columns, the grouping, the release) then read no text.
             let tiny = std::fs::metadata(path).is_ok_and(|m| m.len() <= TINY_CSV_BYTES);
@@ -132,6 +134,58 @@ pub fn open_with(job: &Job, positions: bool) -> Result<(Connection, Vec<SourceCo
     ))
     .or_bad_input(|| format!("reading source {}", src_path.display()))?;
     Ok((conn, columns, Some(pos)))
+}
+
+/// `read_csv` of a file with what DuckDB's sniffer finds in it given, so
+/// statements reading it bind without sniffing again (sql/csv_sniff.sql).
+/// None when the sniff does not say everything: the caller lets DuckDB detect.
+fn pinned_csv(conn: &Connection, file: &str, args: &str) -> Option<String> {
+    type Sniffed = (String, String, String, String, String, i64, bool, Option<String>, Option<String>);
+    let q = sql::render(sql::CSV_SNIFF, &[("args", args)]);
+    let (found, names, types): (Sniffed, Vec<String>, Vec<String>) = conn
+        .query_row(&q, [], |r| {
+            let list = |i: usize| -> duckdb::Result<Vec<String>> {
+                Ok(match r.get::<_, duckdb::types::Value>(i)? {
+                    duckdb::types::Value::List(v) => v
+                        .into_iter()
+                        .filter_map(|x| match x {
+                            duckdb::types::Value::Text(t) => Some(t),
+                            _ => None,
+                        })
+                        .collect(),
+                    _ => Vec::new(),
+                })
+            };
+            Ok((
+                (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?, r.get(8)?),
+                list(9)?,
+                list(10)?,
+            ))
+        })
+        .ok()?;
+    let (delim, quote, escape, new_line, comment, skip, header, date, timestamp) = found;
+    if names.is_empty() || names.len() != types.len() {
+        return None;
+    }
+    // The sniffer prints an empty setting as "(empty)".
+    let text = |v: &str| sql::literal(if v == "(empty)" { "" } else { v });
+    let columns =
+        sql::list(names.iter().zip(&types), ", ", |(n, t)| format!("{}: {}", sql::literal(n), sql::literal(t)));
+    let mut call = format!(
+        "read_csv({file}, auto_detect = false, delim = {}, quote = {}, escape = {}, new_line = {}, comment = {}, skip = {skip}, header = {header}, columns = {{{columns}}}",
+        text(&delim),
+        text(&quote),
+        text(&escape),
+        text(&new_line),
+        text(&comment),
+    );
+    for (option, value) in [("dateformat", date), ("timestampformat", timestamp)] {
+        if let Some(v) = value.filter(|v| v != "(empty)") {
+            call.push_str(&format!(", {option} = {}", sql::literal(&v)));
+        }
+    }
+    call.push(')');
+    Some(call)
 }
 
 /// The embedded DuckDB every run works in, configured from `[engine]`.

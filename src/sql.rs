@@ -42,6 +42,7 @@ macro_rules! statements {
 
 statements! {
     SOURCE_VIEW => "source_view.sql",
+    CSV_SNIFF => "csv_sniff.sql",
     SOURCE_GROUPED => "source_grouped.sql",
     TABLE_COLUMNS => "table_columns.sql",
     BASE_FREQUENCY_SET => "base_frequency_set.sql",
