@@ -93,16 +93,17 @@ pub fn open_with(job: &Job, positions: bool) -> Result<(Connection, Vec<SourceCo
                 args.push_str(&format!(", delim = {}", sql::literal(d)));
             }
             args.push_str(", header = true");
-            let csv = pinned_csv(&conn, &file, &args).unwrap_or_else(|| format!("read_csv({args})"));
+            let csv = format!("read_csv({args})");
             // A small CSV is parsed once into a temp table: the passes after it
-            // (columns, the grouping, the release) then read no text.
+            // (columns, the grouping, the release) then read no text. A larger
+            // one is read by each, with the first sniff's findings.
             let tiny = std::fs::metadata(path).is_ok_and(|m| m.len() <= TINY_CSV_BYTES);
             if positions || tiny {
                 conn.execute_batch(&format!("CREATE TEMP TABLE kanon_source_copy AS SELECT * FROM {csv}"))
                     .or_bad_input(|| format!("reading source {}", src_path.display()))?;
                 "kanon_source_copy".into()
             } else {
-                csv
+                pinned_csv(&conn, &file, &args).unwrap_or(csv)
             }
         }
         SourceSpec::Parquet { path } => format!("read_parquet({})", sql::literal(&path.to_string_lossy())),
@@ -185,6 +186,8 @@ fn pinned_csv(conn: &Connection, file: &str, args: &str) -> Option<String> {
         }
     }
     call.push(')');
+    // A setting the sniffer prints but read_csv would not take back: detect instead.
+    conn.execute_batch(&format!("DESCRIBE SELECT * FROM {call}")).ok()?;
     Some(call)
 }
 
@@ -383,6 +386,64 @@ mod tests {
         assert_eq!(bytes("100 bytes"), Some(100));
         assert_eq!(bytes("lots"), None);
         assert_eq!(bytes("3 parsecs"), None);
+    }
+
+    /// The pinned read_csv reads what DuckDB's own detection reads: the same
+    /// column names and types, the same rows.
+    #[test]
+    fn a_pinned_csv_reads_as_detection_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let cases = [
+            ("q.csv", None, "id,\"zi\"\"p\",birth,city,note\r\n", ","),
+            ("t.tsv", Some("\t"), "zip\tage\tday\n", "\t"),
+            ("s.csv", Some(";"), "a;b\n", ";"),
+        ];
+        for (name, delimiter, header, sep) in cases {
+            let path = dir.path().join(name);
+            let mut text = header.to_string();
+            for i in 0..3000 {
+                let fields = [
+                    i.to_string(),
+                    format!("{}", 10000 + i % 300),
+                    format!("19{}-{:02}-{:02}", 40 + i % 59, 1 + i % 12, 1 + i % 28),
+                    ["Paris", "\"Rome, IT\"", "\"St. \"\"John\"\"\""][i % 3].to_string(),
+                    format!("\"free, text {i}\""),
+                ];
+                let n = header.split(sep).count();
+                let line = if sep == "," { fields[..n].join(sep) } else { fields[1..=n].join(sep) };
+                text.push_str(&line);
+                text.push_str(if header.ends_with("\r\n") { "\r\n" } else { "\n" });
+            }
+            std::fs::write(&path, text).unwrap();
+            let conn = open_local(&Engine::default()).unwrap();
+            let file = sql::literal(&path.to_string_lossy());
+            let mut args = file.clone();
+            if let Some(d) = delimiter {
+                args.push_str(&format!(", delim = {}", sql::literal(d)));
+            }
+            args.push_str(", header = true");
+            let pinned = pinned_csv(&conn, &file, &args).expect("the sniff gives everything");
+            assert!(pinned.contains("auto_detect = false"), "{pinned}");
+            let detected = format!("read_csv({args})");
+            let shape = |r: &str| -> Vec<(String, String)> {
+                let mut stmt = conn
+                    .prepare(&format!("SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM {r})"))
+                    .unwrap();
+                stmt.query_map([], |row| Ok((row.get(0)?, row.get(1)?))).unwrap().map(|c| c.unwrap()).collect()
+            };
+            assert_eq!(shape(&pinned), shape(&detected), "{name}");
+            let differ: i64 = conn
+                .query_row(
+                    &format!(
+                        "SELECT count(*) FROM ((FROM {pinned} EXCEPT ALL FROM {detected}) UNION ALL (FROM {detected} EXCEPT ALL FROM {pinned}))"
+                    ),
+                    [],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            let rows: i64 = conn.query_row(&format!("SELECT count(*) FROM {pinned}"), [], |r| r.get(0)).unwrap();
+            assert_eq!((differ, rows), (0, 3000), "{name}");
+        }
     }
 
     #[test]
