@@ -143,35 +143,21 @@ pub fn open_with(job: &Job, positions: bool) -> Result<(Connection, Vec<SourceCo
 fn pinned_csv(conn: &Connection, file: &str, args: &str) -> Option<String> {
     type Sniffed = (String, String, String, String, String, i64, bool, Option<String>, Option<String>);
     let q = sql::render(sql::CSV_SNIFF, &[("args", args)]);
-    let (found, names, types): (Sniffed, Vec<String>, Vec<String>) = conn
-        .query_row(&q, [], |r| {
-            let list = |i: usize| -> duckdb::Result<Vec<String>> {
-                Ok(match r.get::<_, duckdb::types::Value>(i)? {
-                    duckdb::types::Value::List(v) => v
-                        .into_iter()
-                        .filter_map(|x| match x {
-                            duckdb::types::Value::Text(t) => Some(t),
-                            _ => None,
-                        })
-                        .collect(),
-                    _ => Vec::new(),
-                })
-            };
-            Ok((
-                (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?, r.get(8)?),
-                list(9)?,
-                list(10)?,
-            ))
+    let mut stmt = conn.prepare(&q).ok()?;
+    // One row per column: its name and type after the file's dialect.
+    let rows: Vec<(Sniffed, String, String)> = stmt
+        .query_map([], |r| {
+            let dialect =
+                (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?, r.get(8)?);
+            Ok((dialect, r.get(9)?, r.get(10)?))
         })
+        .ok()?
+        .collect::<duckdb::Result<_>>()
         .ok()?;
-    let (delim, quote, escape, new_line, comment, skip, header, date, timestamp) = found;
-    if names.is_empty() || names.len() != types.len() {
-        return None;
-    }
+    let (delim, quote, escape, new_line, comment, skip, header, date, timestamp) = rows.first()?.0.clone();
     // The sniffer prints an empty setting as "(empty)".
     let text = |v: &str| sql::literal(if v == "(empty)" { "" } else { v });
-    let columns =
-        sql::list(names.iter().zip(&types), ", ", |(n, t)| format!("{}: {}", sql::literal(n), sql::literal(t)));
+    let columns = sql::list(&rows, ", ", |(_, n, t)| format!("{}: {}", sql::literal(n), sql::literal(t)));
     let mut call = format!(
         "read_csv({file}, auto_detect = false, delim = {}, quote = {}, escape = {}, new_line = {}, comment = {}, skip = {skip}, header = {header}, columns = {{{columns}}}",
         text(&delim),
