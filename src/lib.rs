@@ -51,40 +51,37 @@ pub fn started() -> std::time::Instant {
     *STARTED.get_or_init(std::time::Instant::now)
 }
 
-/// One malloc arena for the whole process (glibc only). DuckDB frees its
-/// buffers as a scan streams by, but glibc keeps freed memory in per-thread
-/// arenas: on a 3M-row CSV release the peak RSS fell from 420–520 MB to
-/// 345–365 MB with one arena, and the run was no slower (docs/scale.md).
-pub fn one_malloc_arena() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: called first thing in main, before any thread or allocation
-    // that could race with the change.
-    unsafe {
-        libc::mallopt(libc::M_ARENA_MAX, 1);
-    }
-}
-
-/// Hands the free memory glibc's heap holds back to the system, before a
-/// statement that allocates much (glibc only): what DuckDB freed after the
-/// last statement still counts in the process's memory until then. Before
-/// the three passes over the 10⁹-row base set it returned 188, 38 and 412
-/// MiB. The trace says how much each call returned.
+/// Hands the free memory jemalloc (the process's allocator, main.rs) holds
+/// back to the system, before a statement that allocates much: what DuckDB
+/// freed after the last statement would otherwise count in the process's
+/// memory until jemalloc's decay returns it. The trace says how much each
+/// call returned.
 pub fn trim_heap(before_what: &str) {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    #[cfg(not(target_env = "msvc"))]
     {
         let held = resident_bytes();
-        // SAFETY: malloc_trim only walks and releases the allocator's free chunks.
-        unsafe {
-            libc::malloc_trim(0);
-        }
-        trace(|| format!("heap trimmed before {before_what}: RSS {} → {} MiB", held >> 20, resident_bytes() >> 20));
+        // MALLCTL_ARENAS_ALL (4096): every arena.
+        let name = b"arena.4096.purge\0";
+        // SAFETY: "arena.<i>.purge" reads and writes nothing through the pointers.
+        let rc = unsafe {
+            tikv_jemalloc_sys::mallctl(
+                name.as_ptr().cast(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                0,
+            )
+        };
+        trace(|| {
+            format!("heap purged before {before_what} ({rc}): RSS {} → {} MiB", held >> 20, resident_bytes() >> 20)
+        });
     }
-    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    #[cfg(target_env = "msvc")]
     let _ = before_what;
 }
 
 /// The process's resident set, in bytes (0 where /proc cannot tell).
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[cfg(not(target_env = "msvc"))]
 fn resident_bytes() -> u64 {
     let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
     let pages: u64 = statm.split_whitespace().nth(1).and_then(|p| p.parse().ok()).unwrap_or(0);
