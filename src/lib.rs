@@ -73,7 +73,8 @@ pub fn trim_heap(before_what: &str) {
             )
         };
         trace(|| {
-            format!("heap purged before {before_what} ({rc}): RSS {} → {} MiB", held >> 20, resident_bytes() >> 20)
+            let failed = if rc == 0 { String::new() } else { format!(" (mallctl failed: {rc})") };
+            format!("heap purged before {before_what}: RSS {} → {} MiB{failed}", held >> 20, resident_bytes() >> 20)
         });
     }
     #[cfg(target_env = "msvc")]
