@@ -92,7 +92,7 @@ impl Stages for FullDomain {
         let search = |ev: &mut crate::evaluator::Evaluator, node: Option<&Vec<u8>>| -> Result<SearchResult> {
             Ok(match node {
                 Some(levels) => {
-                    let outcome = ev.histogram(&Node::full(levels.clone()))?.outcome(levels, req, &ev.data);
+                    let outcome = ev.histogram_kept(&Node::full(levels.clone()))?.outcome(levels, req, &ev.data);
                     let feasible = if outcome.feasible { vec![levels.clone()] } else { vec![] };
                     SearchResult {
                         minimal: feasible.len(),

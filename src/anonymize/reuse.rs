@@ -148,7 +148,7 @@ pub(super) fn reuse_or_search(
             (by_qi(&qis, levels), Some("hierarchy"))
         }
         Previous::Node(levels) => {
-            let hist = ev.histogram(&Node::full(levels.clone()))?;
+            let hist = ev.histogram_kept(&Node::full(levels.clone()))?;
             let outcome = hist.outcome(levels, req, &ev.data);
             if outcome.feasible {
                 let mut result = SearchResult {

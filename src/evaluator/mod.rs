@@ -217,6 +217,13 @@ impl<'c> Evaluator<'c> {
         Ok(self.histograms(std::slice::from_ref(node))?.remove(0))
     }
 
+    /// The histogram of a node the release may read its classes from (a
+    /// given or reused node): its frequency set is kept, so at scale the
+    /// release reads that, not another pass over the base set.
+    pub fn histogram_kept(&mut self, node: &Node) -> Result<Histogram> {
+        Ok(self.materialize(&[(node.clone(), None)])?.remove(0))
+    }
+
     /// The histograms of `nodes`, in order: the batch entry point (a search
     /// that evaluates a generation at once asks for all of it in one call).
     pub fn histograms(&mut self, nodes: &[Node]) -> Result<Vec<Histogram>> {
