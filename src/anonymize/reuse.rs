@@ -176,6 +176,8 @@ pub(super) fn reuse_or_search(
                 return Ok((result, report));
             }
             let why = failed(&hist, req, job);
+            // Not released after all: its kept set would only take memory from the search.
+            ev.retain(|_| false)?;
             eprintln!(
                 "kanon: warning: the previous node {} no longer meets the job ({why} fails: {} rows to suppress, at most {} allowed)",
                 show(&qis, levels),
