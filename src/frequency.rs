@@ -359,7 +359,7 @@ pub struct Kid {
 
 /// Fill `kanon_kids` (child, parent, per QI divisor and level) for a rollup;
 /// the histogram query joins it for the levels.
-fn write_kids(conn: &Connection, kids: &[Kid], n: usize) -> Result<()> {
+pub fn write_kids(conn: &Connection, kids: &[Kid], n: usize) -> Result<()> {
     conn.execute_batch(&format!(
         "CREATE OR REPLACE TEMP TABLE kanon_kids (child BIGINT, parent BIGINT, {})",
         list(0..n, ", ", |a| format!("d{a} BIGINT, l{a} INTEGER"))

@@ -72,6 +72,7 @@ statements! {
     RISK => "risk.sql",
     INIT_PROFILE => "init_profile.sql",
     HISTORY => "history.sql",
+    KEPT_SETS => "kept_sets.sql",
 }
 
 /// The `-- name: NAME` section of a file that holds several fragments.

@@ -80,6 +80,10 @@ pub struct Evaluator<'c> {
     extras: Extras,
     evaluations: u64,
     cache: HashMap<Node, Histogram>,
+    /// Nodes whose frequency sets were rolled up but whose histograms were
+    /// not read (the SQL backend's hubs), with their classes: counted as
+    /// evaluated, and remembered after the set is dropped, as a histogram is.
+    unread: HashMap<Node, u64>,
     sets: Sets<'c>,
 }
 
@@ -106,7 +110,7 @@ impl<'c> Evaluator<'c> {
             crate::frequency::base_table(conn)?;
             Sets::Sql(SqlSets::new(conn, &data.heights, base_rows()?, extras)?)
         };
-        Ok(Evaluator { conn, data, extras, evaluations: 0, cache: HashMap::new(), sets })
+        Ok(Evaluator { conn, data, extras, evaluations: 0, cache: HashMap::new(), unread: HashMap::new(), sets })
     }
 
     /// Incognito's first candidate graph: every (QI, level) ([`candidates::first`]).
@@ -198,18 +202,21 @@ impl<'c> Evaluator<'c> {
         self.evaluations
     }
 
-    /// Full nodes evaluated so far, in lattice order.
+    /// Full nodes evaluated or held so far, in lattice order.
     pub fn cached_full_nodes(&self) -> Vec<Vec<u8>> {
         let n = self.data.heights.len();
-        let mut out: Vec<Vec<u8>> =
-            self.cache.keys().filter(|node| node.attrs.len() == n).map(|node| node.levels.clone()).collect();
+        let mut out: Vec<Vec<u8>> = (self.cache.keys().chain(self.unread.keys()))
+            .filter(|node| node.attrs.len() == n)
+            .map(|node| node.levels.clone())
+            .collect();
         crate::lattice::sort(&mut out);
+        out.dedup();
         out
     }
 
-    /// Classes of a node already evaluated (its frequency set's rows).
+    /// Classes of a node already evaluated or held (its frequency set's rows).
     pub fn cached_classes(&self, node: &Node) -> Option<u64> {
-        self.cache.get(node).map(|h| h.classes())
+        self.cache.get(node).map(|h| h.classes()).or_else(|| self.unread.get(node).copied())
     }
 
     /// The histogram of one node.
@@ -242,6 +249,13 @@ impl<'c> Evaluator<'c> {
     /// should roll up from, or None) and keep their frequency sets for the
     /// nodes above them.
     pub fn materialize(&mut self, items: &[(Node, Option<Node>)]) -> Result<Vec<Histogram>> {
+        self.hold(items, |_| true)?;
+        Ok(items.iter().map(|(n, _)| self.cache[n].clone()).collect())
+    }
+
+    /// [`Self::materialize`], the histograms of only the nodes `wanted`
+    /// accepts read (a hub's: by the SQL backend, when a search asks).
+    pub fn hold(&mut self, items: &[(Node, Option<Node>)], wanted: impl Fn(&Node) -> bool) -> Result<()> {
         let computed = match &mut self.sets {
             Sets::Memory(m) => {
                 // The memory backend picks the best source itself; cached nodes need no set.
@@ -251,15 +265,25 @@ impl<'c> Evaluator<'c> {
                 todo.dedup_by(|a, b| a.0 == b.0);
                 m.evaluate(&todo)
             }
-            Sets::Sql(s) => s.materialize(items, &self.cache)?,
+            Sets::Sql(s) => {
+                let computed = s.materialize(items, &self.cache, &wanted)?;
+                // A set rolled up counts as evaluated, read or not, as in memory.
+                for (node, &classes) in s.unread() {
+                    if !self.cache.contains_key(node) && self.unread.insert(node.clone(), classes).is_none() {
+                        self.evaluations += 1;
+                    }
+                }
+                computed
+            }
         };
         self.remember(computed);
-        Ok(items.iter().map(|(n, _)| self.cache[n].clone()).collect())
+        Ok(())
     }
 
     fn remember(&mut self, computed: Vec<(Node, Histogram)>) {
         for (node, h) in computed {
-            if self.cache.insert(node, h).is_none() {
+            let counted = self.unread.remove(&node).is_some();
+            if self.cache.insert(node, h).is_none() && !counted {
                 self.evaluations += 1;
             }
         }

@@ -4,7 +4,7 @@
 //! up from them instead of from the base frequency set. For base frequency
 //! sets too large to hold in memory (see [`super::memory`] for the others).
 
-use crate::frequency::{rollup, rollup_sets, Extras, Kid, RollupShape};
+use crate::frequency::{rollup, rollup_sets, write_kids, Extras, Kid, RollupShape};
 use crate::hierarchy::node_table;
 use crate::lattice::Node;
 use crate::metrics::{Bucket, Histogram};
@@ -30,6 +30,9 @@ pub struct SqlSets<'c> {
     extras: Extras,
     /// Kept frequency sets: node → (table, id in it).
     stored: HashMap<Node, (String, i64)>,
+    /// Kept sets whose histograms were not read (hubs no search asked for),
+    /// with their classes.
+    unread: HashMap<Node, u64>,
     /// Frequency-set tables that exist now.
     tables: HashSet<String>,
     next_id: i64,
@@ -59,6 +62,7 @@ impl<'c> SqlSets<'c> {
             n: heights.len(),
             extras,
             stored: HashMap::new(),
+            unread: HashMap::new(),
             tables: HashSet::new(),
             next_id: 1,
             next_table: 0,
@@ -74,29 +78,83 @@ impl<'c> SqlSets<'c> {
     /// The histograms of `missing` (none cached, sorted, distinct), rolled up
     /// from the base frequency set in batches.
     pub fn histograms(&mut self, missing: &[Node], cache: &HashMap<Node, Histogram>) -> Result<Computed> {
+        let (kept, missing): (Vec<Node>, Vec<Node>) =
+            missing.iter().cloned().partition(|n| self.unread.contains_key(n));
+        let mut out = self.read_kept(&kept)?;
         let per_batch = if self.sets() { SETS } else { (BATCH_ROWS / self.base_rows).max(1) as usize };
-        let mut out = Vec::new();
         for chunk in missing.chunks(per_batch) {
             let items: Vec<(Node, Option<Node>)> = chunk.iter().map(|n| (n.clone(), None)).collect();
-            out.extend(self.compute(&items, false, cache)?);
+            out.extend(self.compute(&items, false, cache, &|_| true)?);
         }
         Ok(out)
     }
 
+    /// The histograms of kept sets not read yet, off their tables.
+    fn read_kept(&mut self, nodes: &[Node]) -> Result<Computed> {
+        let mut by_table: HashMap<String, HashMap<i64, Node>> = HashMap::new();
+        for node in nodes {
+            let (table, id) = self.stored[node].clone();
+            by_table.entry(table).or_default().insert(id, node.clone());
+        }
+        let mut tables: Vec<&String> = by_table.keys().collect();
+        tables.sort();
+        let mut out = Vec::new();
+        for table in tables {
+            let ids = &by_table[table];
+            // The histogram query reads the nodes' levels off kanon_kids, which the last rollup wrote.
+            let kids: Vec<Kid> = ids
+                .iter()
+                .map(|(&child, node)| {
+                    let mut levels = vec![None; self.n];
+                    for (&a, &l) in node.attrs.iter().zip(&node.levels) {
+                        levels[a] = Some(l);
+                    }
+                    Kid { child, parent: 0, divide: vec![None; self.n], levels }
+                })
+                .collect();
+            write_kids(self.conn, &kids, self.n)?;
+            let mut hists = self.read_histograms(table, ids)?;
+            for (id, node) in ids {
+                self.unread.remove(node);
+                out.push((node.clone(), hists.remove(id).unwrap_or_default()));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Rows of a parent's kept set (the base's when unknown).
+    fn classes_of(&self, parent: &Node, cache: &HashMap<Node, Histogram>) -> u64 {
+        (cache.get(parent).map(|h| h.classes()).or_else(|| self.unread.get(parent).copied())).unwrap_or(self.base_rows)
+    }
+
+    /// Kept sets whose histograms were not read, with their classes.
+    pub fn unread(&self) -> &HashMap<Node, u64> {
+        &self.unread
+    }
+
     /// Evaluate `items` (node, the node below it whose kept frequency set it
     /// rolls up from, or None for the base frequency set) and keep their
-    /// frequency sets for the nodes above them.
+    /// frequency sets for the nodes above them. The histograms of the nodes
+    /// `wanted` rejects are not read (a hub's costs a pass over its classes).
     pub fn materialize(
         &mut self,
         items: &[(Node, Option<Node>)],
         cache: &HashMap<Node, Histogram>,
+        wanted: &dyn Fn(&Node) -> bool,
     ) -> Result<Computed> {
+        // A node whose set is kept already (a hub that is also a node of the
+        // search) is done, its histogram read now if it was not.
+        let unread: Vec<Node> = (items.iter())
+            .filter(|(node, _)| self.unread.contains_key(node) && wanted(node))
+            .map(|(node, _)| node.clone())
+            .collect();
+        let mut out = self.read_kept(&unread)?;
         // Group by source table so each rollup query reads one table.
         let mut by_source: HashMap<String, Vec<(Node, Option<Node>)>> = HashMap::new();
-        // A node whose set is stored already (a hub that is also a node of the search) is done.
-        for (node, parent) in
-            items.iter().filter(|(node, _)| !(self.stored.contains_key(node) && cache.contains_key(node)))
-        {
+        for (node, parent) in items.iter().filter(|(node, _)| {
+            !(self.stored.contains_key(node)
+                && (cache.contains_key(node) || self.unread.contains_key(node) || unread.contains(node)))
+        }) {
             let parent = parent.as_ref().filter(|p| self.stored.contains_key(*p)).cloned();
             let source = match &parent {
                 Some(p) => self.stored[p].0.clone(),
@@ -106,7 +164,6 @@ impl<'c> SqlSets<'c> {
         }
         let mut sources: Vec<String> = by_source.keys().cloned().collect();
         sources.sort();
-        let mut out = Vec::new();
         for source in sources {
             let group = &by_source[&source];
             let mut start = 0;
@@ -119,12 +176,12 @@ impl<'c> SqlSets<'c> {
                     && (end == start || rows < BATCH_ROWS || (from_base_in_sets && end - start < SETS))
                 {
                     rows += match &group[end].1 {
-                        Some(p) => cache.get(p).map_or(self.base_rows, |h| h.classes()),
+                        Some(p) => self.classes_of(p, cache),
                         None => self.base_rows,
                     };
                     end += 1;
                 }
-                out.extend(self.compute(&group[start..end], true, cache)?);
+                out.extend(self.compute(&group[start..end], true, cache, wanted)?);
                 start = end;
             }
         }
@@ -144,6 +201,7 @@ impl<'c> SqlSets<'c> {
     /// Drop the kept frequency sets of nodes `keep` rejects.
     pub fn retain(&mut self, keep: impl Fn(&Node) -> bool) -> Result<()> {
         self.stored.retain(|n, _| keep(n));
+        self.unread.retain(|n, _| keep(n));
         let live: HashSet<&String> = self.stored.values().map(|(t, _)| t).collect();
         let mut dead: Vec<String> = self.tables.iter().filter(|t| !live.contains(t)).cloned().collect();
         dead.sort();
@@ -154,12 +212,14 @@ impl<'c> SqlSets<'c> {
         Ok(())
     }
 
-    /// Roll up one batch into a new table, read its histograms, keep or drop it.
+    /// Roll up one batch into a new table, read the histograms `wanted`
+    /// accepts (the others' classes only), keep or drop it.
     fn compute(
         &mut self,
         items: &[(Node, Option<Node>)],
         keep: bool,
         cache: &HashMap<Node, Histogram>,
+        wanted: &dyn Fn(&Node) -> bool,
     ) -> Result<Computed> {
         let n = self.n;
         let source = match items[0].1.as_ref().and_then(|p| self.stored.get(p)) {
@@ -202,13 +262,14 @@ impl<'c> SqlSets<'c> {
         }
         let t1 = t0.elapsed().as_secs_f64();
         self.tables.insert(target.clone());
-        let mut hists = self.read_histograms(&target, &ids)?;
+        let (read, unread): (HashMap<i64, Node>, HashMap<i64, Node>) =
+            ids.into_iter().partition(|(_, node)| !keep || wanted(node));
+        let mut hists = self.read_histograms(&target, &read)?;
+        let classes = self.class_counts(&target, &unread)?;
         crate::trace(|| {
-            let rows: u64 = hists.values().map(|h| h.classes()).sum();
-            let input: u64 = items
-                .iter()
-                .map(|(_, p)| p.as_ref().and_then(|p| cache.get(p)).map_or(self.base_rows, |h| h.classes()))
-                .sum();
+            let rows: u64 = hists.values().map(|h| h.classes()).sum::<u64>() + classes.values().sum::<u64>();
+            let input: u64 =
+                items.iter().map(|(_, p)| p.as_ref().map_or(self.base_rows, |p| self.classes_of(p, cache))).sum();
             let first: Vec<String> = items.iter().take(2).map(|(n, _)| format!("{:?}", n.levels)).collect();
             format!(
                 "{source} -> {target}: {} nodes ({}{}), in {input} out {rows} rows, rollup {t1:.3}s hist {:.3}s",
@@ -218,12 +279,16 @@ impl<'c> SqlSets<'c> {
                 t0.elapsed().as_secs_f64() - t1
             )
         });
-        let mut out = Vec::with_capacity(ids.len());
-        for (id, node) in &ids {
+        let mut out = Vec::with_capacity(read.len());
+        for (id, node) in &read {
             out.push((node.clone(), hists.remove(id).unwrap_or_default()));
             if keep {
                 self.stored.insert(node.clone(), (target.clone(), *id));
             }
+        }
+        for (id, node) in &unread {
+            self.stored.insert(node.clone(), (target.clone(), *id));
+            self.unread.insert(node.clone(), classes.get(id).copied().unwrap_or(0));
         }
         if !keep {
             self.conn.execute_batch(&format!("DROP TABLE IF EXISTS {target}"))?;
@@ -232,8 +297,32 @@ impl<'c> SqlSets<'c> {
         Ok(out)
     }
 
+    /// Classes per node id of `ids` in `table`.
+    fn class_counts(&self, table: &str, ids: &HashMap<i64, Node>) -> Result<HashMap<i64, u64>> {
+        if ids.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let group_by = match self.extras.any() {
+            true => format!("GROUP BY node, {}", list(0..self.n, ", ", |a| format!("g{a}"))),
+            false => String::new(),
+        };
+        let q = render(
+            sql::fragment(sql::KEPT_SETS, "classes"),
+            &[("table", table), ("ids", &id_list(ids)), ("group_by", &group_by)],
+        );
+        let mut stmt = self.conn.prepare(&q)?;
+        let rows = stmt.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)? as u64)))?;
+        Ok(rows.collect::<duckdb::Result<_>>()?)
+    }
+
+    /// The histograms of the nodes `ids` in `table` (which may hold others too).
     fn read_histograms(&self, table: &str, ids: &HashMap<i64, Node>) -> Result<HashMap<i64, Histogram>> {
+        if ids.is_empty() {
+            return Ok(HashMap::new());
+        }
         let n = self.n;
+        let rows = render(sql::fragment(sql::KEPT_SETS, "nodes"), &[("table", table), ("ids", &id_list(ids))]);
+        let table = rows.as_str();
         let groups = list(0..n, ", ", |a| format!("p.g{a}"));
         let plain = list(0..n, ", ", |a| format!("g{a}"));
         // A per-class aggregate over (class, value) counts: its CTE, its join to the classes.
@@ -354,6 +443,13 @@ impl Drop for SqlSets<'_> {
         // Nothing to do about a failure here; the connection's end drops them anyway.
         let _ = self.retain(|_| false);
     }
+}
+
+/// Node ids, sorted, for an IN list (integers the evaluator numbers, no values).
+fn id_list(ids: &HashMap<i64, Node>) -> String {
+    let mut v: Vec<i64> = ids.keys().copied().collect();
+    v.sort();
+    list(v, ", ", |id| id.to_string())
 }
 
 /// A class's `[[value, records], …]` list as (code, records) pairs.

@@ -285,7 +285,9 @@ fn evaluate(ev: &mut Evaluator, bound: &Bound, hubs: &mut Vec<Node>, batch: &[Ve
             }
         }
     }
-    ev.materialize(&first)?;
+    // A hub that is no node of this batch needs no histogram now.
+    let asked: HashSet<&[u8]> = batch.iter().map(|l| l.as_slice()).collect();
+    ev.hold(&first, |n| asked.contains(n.levels.as_slice()))?;
     hubs.extend(made);
     let later_items: Vec<(Node, Option<Node>)> = later
         .iter()
