@@ -143,7 +143,8 @@ impl<'c> SqlSets<'c> {
         wanted: &dyn Fn(&Node) -> bool,
     ) -> Result<Computed> {
         // A node whose set is kept already (a hub that is also a node of the
-        // search) is done, its histogram read now if it was not.
+        // search) is done, its histogram read now if it was not: a kept set's
+        // histogram is either cached or unread.
         let unread: Vec<Node> = (items.iter())
             .filter(|(node, _)| self.unread.contains_key(node) && wanted(node))
             .map(|(node, _)| node.clone())
@@ -151,10 +152,7 @@ impl<'c> SqlSets<'c> {
         let mut out = self.read_kept(&unread)?;
         // Group by source table so each rollup query reads one table.
         let mut by_source: HashMap<String, Vec<(Node, Option<Node>)>> = HashMap::new();
-        for (node, parent) in items.iter().filter(|(node, _)| {
-            !(self.stored.contains_key(node)
-                && (cache.contains_key(node) || self.unread.contains_key(node) || unread.contains(node)))
-        }) {
+        for (node, parent) in items.iter().filter(|(node, _)| !self.stored.contains_key(node)) {
             let parent = parent.as_ref().filter(|p| self.stored.contains_key(*p)).cloned();
             let source = match &parent {
                 Some(p) => self.stored[p].0.clone(),
