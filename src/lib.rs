@@ -59,7 +59,8 @@ pub fn started() -> std::time::Instant {
 pub fn trim_heap(before_what: &str) {
     #[cfg(not(target_env = "msvc"))]
     {
-        let held = resident_bytes();
+        // Read only for the trace line.
+        let held = if tracing() { resident_bytes() } else { 0 };
         // MALLCTL_ARENAS_ALL (4096): every arena.
         let name = b"arena.4096.purge\0";
         // SAFETY: "arena.<i>.purge" reads and writes nothing through the pointers.
@@ -94,8 +95,13 @@ fn resident_bytes() -> u64 {
 /// timings and volumes, after the seconds since the start); the message is
 /// built only then.
 pub fn trace(message: impl FnOnce() -> String) {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    if *ON.get_or_init(|| std::env::var_os("KANON_TRACE").is_some()) {
+    if tracing() {
         eprintln!("TRACE {:8.3}s {}", started().elapsed().as_secs_f64(), message());
     }
+}
+
+/// Is `KANON_TRACE` set?
+fn tracing() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("KANON_TRACE").is_some())
 }
