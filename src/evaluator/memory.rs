@@ -93,23 +93,72 @@ pub struct Pairs {
 }
 
 impl Pairs {
-    /// The pairs once classes are renumbered by `class_of`; `codes` bounds the values.
-    fn roll(&self, class_of: &[u32], codes: u64, seen: &mut FxHashMap<u64, u64>) -> Pairs {
-        seen.clear();
-        let mut out = Pairs { class: Vec::new(), value: Vec::new(), count: Vec::new() };
-        for ((&c, &v), &k) in self.class.iter().zip(&self.value).zip(&self.count) {
-            let nc = class_of[c as usize];
-            let next = out.class.len() as u64;
-            let at = *seen.entry(nc as u64 * codes + v as u64).or_insert(next);
-            if at == next {
-                out.class.push(nc);
-                out.value.push(v);
-                out.count.push(0);
-            }
-            out.count[at as usize] += k;
+    /// The pairs once classes are renumbered by `class_of` (into `classes`
+    /// classes; values at most `codes`), grouped by class. The source pairs are
+    /// bucketed by their new class, then each class's values merged through a
+    /// per-value stamp: no pair is hashed (a hash map of (class, value) keys
+    /// missed the cache on every pair of a near-unique set).
+    fn roll(&self, class_of: &[u32], classes: usize, codes: u64, b: &mut PairScratch) -> Pairs {
+        let pairs = self.class.len();
+        // Per new class its first pair's offset in `grouped`; after the scatter, its end.
+        b.ends.clear();
+        b.ends.resize(classes + 1, 0);
+        for &c in &self.class {
+            b.ends[class_of[c as usize] as usize + 1] += 1;
         }
+        for c in 0..classes {
+            b.ends[c + 1] += b.ends[c];
+        }
+        b.grouped.clear();
+        b.grouped.resize(pairs, (0, 0));
+        for ((&c, &v), &k) in self.class.iter().zip(&self.value).zip(&self.count) {
+            let at = &mut b.ends[class_of[c as usize] as usize];
+            b.grouped[*at as usize] = (v, k);
+            *at += 1;
+        }
+        b.stamp.clear();
+        b.stamp.resize(codes as usize + 1, u32::MAX);
+        b.slot.clear();
+        b.slot.resize(codes as usize + 1, 0);
+        let mut out = Pairs {
+            class: Vec::with_capacity(pairs),
+            value: Vec::with_capacity(pairs),
+            count: Vec::with_capacity(pairs),
+        };
+        let mut begin = 0;
+        for c in 0..classes {
+            let end = b.ends[c] as usize;
+            for &(v, k) in &b.grouped[begin..end] {
+                let v = v as usize;
+                if b.stamp[v] == c as u32 {
+                    out.count[b.slot[v] as usize] += k;
+                } else {
+                    b.stamp[v] = c as u32;
+                    b.slot[v] = out.class.len() as u32;
+                    out.class.push(c as u32);
+                    out.value.push(v as u32);
+                    out.count.push(k);
+                }
+            }
+            begin = end;
+        }
+        out.class.shrink_to_fit();
+        out.value.shrink_to_fit();
+        out.count.shrink_to_fit();
         out
     }
+}
+
+/// Buffers [`Pairs::roll`] reuses from node to node.
+#[derive(Default)]
+struct PairScratch {
+    /// Per new class: where its pairs start in `grouped`, then where they end.
+    ends: Vec<u32>,
+    /// The source pairs' (value, records), grouped by new class.
+    grouped: Vec<(u32, u64)>,
+    /// Per value: the last class that had it (u32::MAX: none yet) and its pair there.
+    stamp: Vec<u32>,
+    slot: Vec<u32>,
 }
 
 impl Set {
@@ -144,7 +193,7 @@ struct Scratch {
     sizes: Vec<u64>,
     slots: Vec<u32>,
     map: FxHashMap<u64, u32>,
-    pairs: FxHashMap<u64, u64>,
+    pairs: PairScratch,
     ldiv: Vec<u64>,
     squares: Vec<u64>,
     majority: Vec<u64>,
@@ -729,9 +778,9 @@ impl MemorySets {
             .map(|&(col, lift, _, _)| sc.first.iter().map(|&f| lift[col[f as usize] as usize]).collect())
             .collect();
         // ℓ and sl: (class, sensitive) counts; cm: (class, label) counts.
-        let sensitive = src.sensitive.as_ref().map(|p| p.roll(&sc.class_of, self.s_count, &mut sc.pairs));
-        let closeness = src.closeness.as_ref().map(|p| p.roll(&sc.class_of, self.t_count, &mut sc.pairs));
-        let labels = src.labels.as_ref().map(|p| p.roll(&sc.class_of, self.y_count, &mut sc.pairs));
+        let sensitive = src.sensitive.as_ref().map(|p| p.roll(&sc.class_of, classes, self.s_count, &mut sc.pairs));
+        let closeness = src.closeness.as_ref().map(|p| p.roll(&sc.class_of, classes, self.t_count, &mut sc.pairs));
+        let labels = src.labels.as_ref().map(|p| p.roll(&sc.class_of, classes, self.y_count, &mut sc.pairs));
         let set = Set { node: node.clone(), codes, size: std::mem::take(&mut sc.sizes), sensitive, closeness, labels };
         let h = self.histogram(sc, &set, &cols);
         sc.sizes = Vec::new();
