@@ -277,6 +277,8 @@ pub struct MemorySets {
     held: Vec<(Arc<Set>, u64)>,
     held_bytes: u64,
     budget: u64,
+    /// [`Self::base_sizes`], once asked for.
+    source_sizes: std::sync::OnceLock<Vec<(u64, u64)>>,
     clock: u64,
     pub(super) leaf_sums_from: u64,
     pool: rayon::ThreadPool,
@@ -551,6 +553,7 @@ impl MemorySets {
             held: Vec::new(),
             held_bytes: 0,
             budget,
+            source_sizes: std::sync::OnceLock::new(),
             clock: 0,
             leaf_sums_from: 0,
             pool,
@@ -570,15 +573,47 @@ impl MemorySets {
         self.base.size.len() as u64
     }
 
-    /// The base set's rows by records: (records, rows with that many), by
-    /// records. The source's class sizes when the set carries no extra
-    /// columns (a row per class).
+    /// The source's class sizes: (records, classes with that many), by
+    /// records. The base set's rows when it carries no extra column (a row
+    /// per class); else its rows grouped by their QI codes (the base set of a
+    /// job with a sensitive or label column has a row per class and value),
+    /// worked out once.
     pub fn base_sizes(&self) -> Vec<(u64, u64)> {
-        let mut by_size: std::collections::BTreeMap<u64, u64> = Default::default();
-        for &s in &self.base.size {
-            *by_size.entry(s).or_default() += 1;
-        }
-        by_size.into_iter().collect()
+        self.source_sizes
+            .get_or_init(|| {
+                let mut by_size: std::collections::BTreeMap<u64, u64> = Default::default();
+                if !self.extras.any() {
+                    for &s in &self.base.size {
+                        *by_size.entry(s).or_default() += 1;
+                    }
+                    return by_size.into_iter().collect();
+                }
+                let leaves: Vec<u64> = self.qis.iter().map(|q| q.distinct[0] as u64).collect();
+                let sizes = match crate::frequency::packed_bits(&leaves) {
+                    // Rows keyed by their packed leaf indices and sorted: a run of equal keys is a class.
+                    Some(bits) => {
+                        let mut keyed: Vec<(u64, u64)> = self.base.size.iter().map(|&s| (0, s)).collect();
+                        let mut shift = 0u32;
+                        for (col, b) in self.base.codes.iter().zip(bits) {
+                            for (k, &i) in keyed.iter_mut().zip(col) {
+                                k.0 |= (i as u64).checked_shl(shift).unwrap_or(0);
+                            }
+                            shift += b;
+                        }
+                        self.pool.install(|| keyed.par_sort_unstable_by_key(|k| k.0));
+                        keyed.chunk_by(|x, y| x.0 == y.0).map(|run| run.iter().map(|r| r.1).sum()).collect()
+                    }
+                    None => {
+                        let node0 = Node::full(vec![0; self.qis.len()]);
+                        with_scratch(|sc| self.rollup(sc, &self.base, &node0)).1.size
+                    }
+                };
+                for s in sizes {
+                    *by_size.entry(s).or_default() += 1;
+                }
+                by_size.into_iter().collect()
+            })
+            .clone()
     }
 
     /// Per QI and level: Σ over records of (leaves under the record's value − 1),

@@ -132,15 +132,15 @@ impl<'c> Evaluator<'c> {
     pub fn combinations(&self) -> Result<u64> {
         match &self.sets {
             Sets::Memory(m) if !self.extras.any() => Ok(m.base_rows()),
+            Sets::Memory(m) => Ok(m.base_sizes().iter().map(|&(_, classes)| classes).sum()),
             _ => crate::frequency::combinations(self.conn, self.data.heights.len(), self.extras),
         }
     }
 
-    /// The source's class sizes (size, classes), when the base set in memory
-    /// holds a row per class (no extra columns).
+    /// The source's class sizes (size, classes), when the base set is in memory.
     pub fn source_sizes(&self) -> Option<Vec<(u64, u64)>> {
         match &self.sets {
-            Sets::Memory(m) if !self.extras.any() => Some(m.base_sizes()),
+            Sets::Memory(m) => Some(m.base_sizes()),
             _ => None,
         }
     }
