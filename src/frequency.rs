@@ -224,14 +224,15 @@ pub fn encode(
     }
     let count = int_type(rows.saturating_add(1).min(i64::MAX as u64) as i64);
     let frag = |name| sql::fragment(sql::BASE_FREQUENCY_SET, name);
-    let local_rows = remote.is_none() && input.weight.is_none() && extra.is_empty() && rows <= memory_rows;
-    if local_rows && packed_bits(&leaf_counts(conn, n)?).is_some() {
+    let local_rows = remote.is_none() && input.weight.is_none() && rows <= memory_rows;
+    if local_rows && packed_bits(&key_widths(conn, n, &aliases)?).is_some() {
         conn.execute_batch(&render(
             frag("rows"),
             &[("codes", &codes), ("joins", &joins), ("relation", &input.relation)],
         ))?;
-        let grouped =
-            render(frag("rows_grouped"), &[("codes", &list(0..n, ", ", |a| format!("g{a}"))), ("type", count)]);
+        let mut columns = list(0..n, ", ", |a| format!("g{a}"));
+        columns.push_str(&list(&aliases, "", |col| format!(", {col}")));
+        let grouped = render(frag("rows_grouped"), &[("codes", &columns), ("type", count)]);
         conn.execute_batch(&format!("CREATE OR REPLACE TEMP VIEW kanon_f0 AS {grouped}"))?;
     } else {
         let select = render(
@@ -249,6 +250,18 @@ pub fn encode(
     }
     conn.execute_batch(sql::BASE_F0_NODE)?;
     Ok(())
+}
+
+/// The values each field of a coded row's packed key takes: per QI its
+/// distinct leaf codes, then per extra column (`aliases`) its codes 1..=count
+/// and 0.
+pub fn key_widths(conn: &Connection, n: usize, aliases: &[&str]) -> Result<Vec<u64>> {
+    let mut widths = leaf_counts(conn, n)?;
+    for col in aliases {
+        let q = format!("SELECT count(*) FROM {}", extra_codes(col));
+        widths.push(conn.query_row(&q, [], |r| r.get::<_, i64>(0))? as u64 + 1);
+    }
+    Ok(widths)
 }
 
 /// Per QI, the distinct leaf codes of the data (its code table's).

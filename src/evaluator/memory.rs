@@ -384,16 +384,18 @@ fn fetch_groups(conn: &Connection, lookups: &[Lookup], extras: Extras) -> Result
 }
 
 /// The base frequency set grouped here from the source's coded rows
-/// (`kanon_f0_rows`, a record each): each row's leaf indices packed into one
-/// key of `bits[a]`-bit fields, the keys sorted, and each run of equal keys a
-/// class. The classes come out in key order, whatever the threads. Per QI its
-/// leaf indices, and the counts.
+/// (`kanon_f0_rows`, a record each): each row's leaf indices (and extra
+/// columns' codes) packed into one key of `bits[a]`-bit fields, the keys
+/// sorted, and each run of equal keys a row of the set. The rows come out in
+/// key order, whatever the threads. Per QI its leaf indices, per extra column
+/// its codes, and the counts.
 fn group_rows(
     conn: &Connection,
     lookups: &[Lookup],
+    extras: Extras,
     bits: &[u32],
     pool: &rayon::ThreadPool,
-) -> Result<(Vec<Vec<u32>>, Vec<u64>)> {
+) -> Result<Fetched> {
     let n = lookups.len();
     let shifts: Vec<u32> = bits
         .iter()
@@ -402,19 +404,30 @@ fn group_rows(
             Some(*at - b)
         })
         .collect();
-    let select = format!("SELECT {} FROM kanon_f0_rows", crate::sql::list(0..n, ", ", |a| format!("g{a}")));
+    let mut select: Vec<String> = (0..n).map(|a| format!("g{a}")).collect();
+    select.extend(extras.names().into_iter().map(String::from));
+    let select = format!("SELECT {} FROM kanon_f0_rows", select.join(", "));
     let read = |keys: &mut Vec<u64>| -> Result<()> {
         let mut stmt = conn.prepare(&select)?;
         let mut buf: Vec<u32> = Vec::new();
+        let mut ints_buf: Vec<i64> = Vec::new();
         for batch in stmt.query_arrow([])? {
             let from = keys.len();
             keys.resize(from + batch.num_rows(), 0);
-            for (a, lookup) in lookups.iter().enumerate() {
+            for (f, &shift) in shifts.iter().enumerate() {
                 buf.clear();
-                push_indices(batch.column(a).as_ref(), lookup, a, &mut buf)?;
-                // A QI of one leaf has 0 bits (its index is 0), and maybe a shift of 64.
+                match lookups.get(f) {
+                    Some(lookup) => push_indices(batch.column(f).as_ref(), lookup, f, &mut buf)?,
+                    // An extra column's codes (1..=count, below its field's bound) as they are.
+                    None => {
+                        ints_buf.clear();
+                        ints(batch.column(f).as_ref(), &mut ints_buf)?;
+                        buf.extend(ints_buf.iter().map(|&v| v as u32));
+                    }
+                }
+                // A field of one value has 0 bits (its index is 0), and maybe a shift of 64.
                 for (k, &i) in keys[from..].iter_mut().zip(&buf) {
-                    *k |= (i as u64).checked_shl(shifts[a]).unwrap_or(0);
+                    *k |= (i as u64).checked_shl(shift).unwrap_or(0);
                 }
             }
         }
@@ -448,16 +461,17 @@ fn group_rows(
         }
     }
     keys.truncate(classes);
-    let codes = pool.install(|| {
-        (0..n)
+    let mut fields: Vec<Vec<u32>> = pool.install(|| {
+        (0..bits.len())
             .into_par_iter()
-            .map(|a| {
-                let mask = u64::MAX.checked_shr(64 - bits[a]).unwrap_or(0);
-                keys.iter().map(|&k| (k.checked_shr(shifts[a]).unwrap_or(0) & mask) as u32).collect()
+            .map(|f| {
+                let mask = u64::MAX.checked_shr(64 - bits[f]).unwrap_or(0);
+                keys.iter().map(|&k| (k.checked_shr(shifts[f]).unwrap_or(0) & mask) as u32).collect()
             })
             .collect()
     });
-    Ok((codes, size))
+    let extra = fields.split_off(n);
+    Ok((fields, extra, size))
 }
 
 impl MemorySets {
@@ -520,12 +534,9 @@ impl MemorySets {
         let lookups: Vec<Lookup> = leaf_codes.iter().map(|codes| Lookup::new(codes)).collect();
         let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |p| p.get()));
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads.max(1)).build()?;
-        let leaves: Vec<u64> = leaf_codes.iter().map(|c| c.len() as u64).collect();
-        let (codes, extra, size) = match crate::frequency::packed_bits(&leaves) {
-            Some(bits) if !extras.any() && crate::frequency::base_as_rows(conn)? => {
-                let (codes, size) = group_rows(conn, &lookups, &bits, &pool)?;
-                (codes, Vec::new(), size)
-            }
+        let widths = crate::frequency::key_widths(conn, n, &extras.names())?;
+        let (codes, extra, size) = match crate::frequency::packed_bits(&widths) {
+            Some(bits) if crate::frequency::base_as_rows(conn)? => group_rows(conn, &lookups, extras, &bits, &pool)?,
             _ => fetch_groups(conn, &lookups, extras)?,
         };
         crate::trace(|| "evaluator: base set fetched".into());
