@@ -119,9 +119,13 @@ impl Stages for FullDomain {
         crate::trace(|| "run search done".into());
         if let Some(best) = &result.best {
             let node = Node::full(best.levels.clone());
-            let classes = ev.classes(&node);
+            let mut classes = ev.classes(&node);
             self.release_sizes = ev.histogram(&node)?.kept_sizes(req);
-            let judged = Judged::read(source, &best.levels)?;
+            // The classes' value lists: from the set in memory, else off the base frequency set.
+            let judged = match &mut classes {
+                Some(c) => Judged::of_classes(source, &c.codes, std::mem::take(&mut c.lists)),
+                None => Judged::read(source, &best.levels)?,
+            };
             self.am = match classes {
                 Some(classes) => {
                     // The classes in memory: the suppressed ones and am without another scan.

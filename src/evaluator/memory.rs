@@ -182,6 +182,11 @@ pub struct NodeClasses {
     pub ldiv: Vec<u64>,
     /// Per class: Π over QIs of the hierarchy leaves under its value.
     pub leaves: Vec<f64>,
+    /// Per class, with per-class models (entropy or recursive ℓ,
+    /// t-closeness; else empty): its (code, records) lists of the sensitive
+    /// and the t-closeness column, by code (the t list empty unless
+    /// t-closeness reads a column of its own).
+    pub lists: Vec<[Vec<(u32, u64)>; 2]>,
 }
 
 /// Buffers one worker reuses from node to node.
@@ -749,7 +754,22 @@ impl MemorySets {
                 qis.iter().zip(&set.codes).map(|(&(q, l), col)| (q.leaves_m1[l][col[c] as usize] + 1) as f64).product()
             })
             .collect();
-        (NodeClasses { codes, size: set.size, ldiv, leaves }, histogram)
+        let mut lists: Vec<[Vec<(u32, u64)>; 2]> = Vec::new();
+        if !self.models.is_empty() {
+            lists.resize_with(count, Default::default);
+            for (j, pairs) in [&set.sensitive, &set.closeness].into_iter().enumerate() {
+                if let Some(p) = pairs {
+                    for ((&c, &v), &k) in p.class.iter().zip(&p.value).zip(&p.count) {
+                        lists[c as usize][j].push((v, k));
+                    }
+                }
+            }
+            for [s, t] in &mut lists {
+                s.sort_unstable();
+                t.sort_unstable();
+            }
+        }
+        (NodeClasses { codes, size: set.size, ldiv, leaves, lists }, histogram)
     }
 
     /// `node`'s frequency set rolled up from `src`, and its histogram.

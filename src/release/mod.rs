@@ -165,6 +165,22 @@ impl Judged {
         Ok(judged)
     }
 
+    /// The same from a node's classes in memory: per class its codes at the
+    /// node's levels and its (code, records) lists, as [`Self::read`] reads
+    /// them off the base frequency set.
+    pub fn of_classes(source: &Loaded, codes: &[Box<[i64]>], lists: Vec<[Vec<(u32, u64)>; 2]>) -> Judged {
+        let mut judged = Judged::default();
+        if source.models.is_empty() {
+            return judged;
+        }
+        judged.lists = codes.iter().cloned().zip(lists).collect();
+        judged.rejected = (judged.lists.iter())
+            .filter(|(_, [s, t])| !source.models.admits(s, t))
+            .map(|(key, _)| key.clone())
+            .collect();
+        judged
+    }
+
     /// What the classes not `dropped` reach under the per-class models (None without such models).
     pub fn kept_figures(&self, source: &Loaded, dropped: &[Box<[i64]>]) -> Option<ClassFigures> {
         if source.models.is_empty() {
