@@ -160,25 +160,24 @@ impl Judged {
                 judged.lists.entry(key).or_default()[j] = crate::evaluator::sql::value_list(r.get(n)?);
             }
         }
-        judged.rejected =
-            judged.lists.iter().filter(|(_, [s, t])| !models.admits(s, t)).map(|(key, _)| key.clone()).collect();
-        Ok(judged)
+        Ok(judged.judge(models))
     }
 
     /// The same from a node's classes in memory: per class its codes at the
     /// node's levels and its (code, records) lists, as [`Self::read`] reads
     /// them off the base frequency set.
     pub fn of_classes(source: &Loaded, codes: &[Box<[i64]>], lists: Vec<[Vec<(u32, u64)>; 2]>) -> Judged {
-        let mut judged = Judged::default();
         if source.models.is_empty() {
-            return judged;
+            return Judged::default();
         }
-        judged.lists = codes.iter().cloned().zip(lists).collect();
-        judged.rejected = (judged.lists.iter())
-            .filter(|(_, [s, t])| !source.models.admits(s, t))
-            .map(|(key, _)| key.clone())
-            .collect();
-        judged
+        Judged { lists: codes.iter().cloned().zip(lists).collect(), rejected: Vec::new() }.judge(&source.models)
+    }
+
+    /// The classes whose lists the models reject.
+    fn judge(mut self, models: &crate::privacy::ClassModels) -> Judged {
+        self.rejected =
+            self.lists.iter().filter(|(_, [s, t])| !models.admits(s, t)).map(|(key, _)| key.clone()).collect();
+        self
     }
 
     /// What the classes not `dropped` reach under the per-class models (None without such models).
