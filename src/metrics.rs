@@ -158,6 +158,30 @@ impl Histogram {
         self.suppressed(req) <= req.budget
     }
 
+    /// Is neither this node nor any specialization of it feasible? See
+    /// [`Self::surely_suppressed`].
+    pub fn prunes(&self, req: &Requirement) -> bool {
+        self.surely_suppressed(req) > req.budget
+    }
+
+    /// At least this many records are suppressed here and in every
+    /// specialization. A class under k or with fewer than ℓ distinct
+    /// sensitive values splits into pieces that are no larger and hold no
+    /// more values: all its records. A class only the per-class models
+    /// reject (entropy or recursive ℓ, t-closeness) may split into pieces
+    /// some of which they accept, but not all (a class made of pieces they
+    /// all accept meets them too): at least one record.
+    pub fn surely_suppressed(&self, req: &Requirement) -> u64 {
+        let monotone = |b: &Bucket| b.size < req.k || req.l.is_some_and(|l| b.ldiv < l);
+        (self.buckets.iter())
+            .map(|b| match (monotone(b), b.admitted) {
+                (true, _) => b.size * b.classes,
+                (false, false) => b.classes,
+                (false, true) => 0,
+            })
+            .sum()
+    }
+
     /// Judge a full node (levels in job order) against `req`.
     pub fn outcome(&self, levels: &[u8], req: &Requirement, data: &Dataset) -> Outcome {
         let n = data.heights.len();

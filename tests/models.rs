@@ -399,6 +399,60 @@ fn every_node_meets_the_models_as_the_brute_force_says_on_a_generated_table() {
     assert!(feasible > 0);
 }
 
+/// Entropy ℓ rejects a class whose pieces it accepts: at (A, *) the class A
+/// (x and y: a×8, b, c) fails ℓ = 2, while under it x's a×7 fails and y's
+/// a, b, c passes. So with 7 records to spare (A, *) is infeasible and its
+/// specializations are feasible: no search may prune under it, and
+/// Incognito may not mark a feasible node's generalizations feasible.
+#[test]
+fn a_class_a_model_rejects_may_split_into_classes_it_accepts() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut csv = String::from("grp,sex,diagnosis\n");
+    let rows: [(&str, &str, &str, usize); 9] = [
+        ("x", "F", "a", 7),
+        ("y", "M", "a", 1),
+        ("y", "M", "b", 1),
+        ("y", "M", "c", 1),
+        ("z", "F", "a", 1),
+        ("z", "F", "b", 1),
+        ("z", "M", "c", 1),
+        ("z", "M", "d", 1),
+        ("w", "F", "a", 3),
+    ];
+    for (g, s, v, times) in rows.iter().chain([("w", "F", "b", 3)].iter()) {
+        for _ in 0..*times {
+            writeln!(csv, "{g},{s},{v}").unwrap();
+        }
+    }
+    std::fs::write(d.join("t.csv"), csv).unwrap();
+    std::fs::write(d.join("grp.csv"), "x;A;*\ny;A;*\nz;B;*\nw;B;*\n").unwrap();
+    std::fs::write(d.join("sex.csv"), "F;*\nM;*\n").unwrap();
+    let source = Source::read(&d.join("t.csv"), ',', &[("grp", &d.join("grp.csv")), ("sex", &d.join("sex.csv"))]);
+    let models = [Model::Entropy { column: "diagnosis", l: 2 }];
+    let mut text = format!(
+        "[source]\ncsv = \"t.csv\"\n[output]\ndatabase = \"out.duckdb\"\ntable = \"r\"\n[privacy]\nk = 2\n{}\n",
+        models[0].toml()
+    );
+    for q in ["grp", "sex"] {
+        write!(text, "[[quasi_identifiers]]\ncolumn = \"{q}\"\nhierarchy = {{ file = \"{q}.csv\" }}\n").unwrap();
+    }
+    let loaded = load(&Job::parse(&d.join("job.toml"), &text).unwrap()).unwrap();
+    let lattice = Lattice::new(loaded.data.heights.clone());
+    let truth = brute(&source, &lattice, 2, &models);
+    let suppressed: HashMap<Vec<u8>, u64> = truth.iter().map(|t| (t.0.clone(), t.1)).collect();
+    assert_eq!((suppressed[&vec![1, 1]], suppressed[&vec![1, 0]], suppressed[&vec![0, 0]]), (10, 7, 7));
+    assert!(compare(&loaded, &source, 2, &models, &[0.36, 0.5], true) > 0);
+    // Incognito's feasible nodes are the brute force's, no more.
+    let req = Requirement { k: 2, l: None, budget: 7 };
+    let problem = Problem { lattice: &lattice, req: &req, metric: Metric::Glm };
+    let found = incognito::search(&mut loaded.evaluator().unwrap(), &problem, &Silent).unwrap();
+    let mut expected: Vec<Vec<u8>> = truth.iter().filter(|t| t.1 <= 7).map(|t| t.0.clone()).collect();
+    kanon::lattice::sort(&mut expected);
+    assert_eq!(found.feasible, expected);
+    assert_eq!(found.best.map(|b| b.levels), Some(vec![0, 0]));
+}
+
 #[test]
 fn every_node_meets_the_models_as_the_brute_force_says_on_adult() {
     let Some(adult) = adult_dir() else { return };

@@ -5,9 +5,16 @@
 //! iteration i−1's survivors, see [`crate::evaluator::candidates`]) breadth-first and
 //! bottom-up. A feasible node marks its direct generalizations feasible without
 //! checking them; an infeasible node keeps its frequency set so the nodes above
-//! it roll up from it. Feasibility (suppression within budget, ℓ) is monotone
-//! under generalization and under projection to fewer QIs, so the apriori
-//! pruning stays sound with suppression and ℓ-diversity.
+//! it roll up from it. Feasibility with k and distinct ℓ (suppression within
+//! budget) is monotone under generalization and under projection to fewer
+//! QIs, so the apriori pruning stays sound with suppression and ℓ-diversity.
+//! With per-class models (entropy or recursive ℓ, t-closeness) and a budget
+//! it is not: a class they reject may have pieces they accept. So the
+//! candidates are searched for what surely overflows the budget
+//! ([`crate::metrics::Histogram::prunes`]: k and distinct ℓ, and a record of
+//! each class the models reject), which is monotone, and every candidate is
+//! judged by all the models when scored (without such models the two are
+//! the same).
 //!
 //! Marking only reaches nodes one level up, so all nodes of one height are
 //! known before the first of them is checked: each height is checked as one
@@ -90,7 +97,7 @@ pub fn search(ev: &mut Evaluator, p: &Problem, progress: &dyn Progress) -> Resul
             let mut failed_now: HashSet<Node> = HashSet::new();
             for (id, h) in batch.iter().zip(&hists) {
                 let generalizations = up.get(id).cloned().unwrap_or_default();
-                if h.feasible(req) {
+                if !h.prunes(req) {
                     marked.extend(generalizations);
                 } else {
                     failed.push(*id);

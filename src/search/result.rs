@@ -50,7 +50,7 @@ impl SearchResult {
     }
 }
 
-/// Score the feasible nodes and pick the best for `metric`.
+/// Score the candidate nodes, keep the feasible ones and pick the best for `metric`.
 pub fn score(
     ev: &mut Evaluator,
     lattice: &Lattice,
@@ -64,13 +64,18 @@ pub fn score(
     progress.start(feasible.len() as u64, "scoring feasible nodes");
     let mut best: Option<Found> = None;
     let hists = evaluate_upward(ev, lattice, &feasible)?;
-    for (levels, h) in feasible.iter().zip(hists) {
-        let outcome = h.outcome(levels, req, &ev.data);
-        debug_assert!(outcome.feasible);
-        Found::keep_better(&mut best, metric, levels, outcome);
+    // Candidates the search could not rule out by monotonicity alone (with
+    // per-class models) are judged here.
+    let mut kept = Vec::with_capacity(feasible.len());
+    for (levels, h) in feasible.into_iter().zip(hists) {
+        let outcome = h.outcome(&levels, req, &ev.data);
         progress.advance(1);
+        if outcome.feasible {
+            Found::keep_better(&mut best, metric, &levels, outcome);
+            kept.push(levels);
+        }
     }
-    Ok(SearchResult::new(lattice, feasible, best, checked))
+    Ok(SearchResult::new(lattice, kept, best, checked))
 }
 
 /// Histograms of `nodes` (full, sorted by height), each rolled up from a node

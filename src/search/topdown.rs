@@ -1,9 +1,10 @@
 //! Top-down branch and bound: the optimal feasible node without first
 //! enumerating every feasible one.
 //!
-//! Heights are visited from the top of the lattice down. A node with an
-//! infeasible direct generalization is infeasible (feasibility is monotone,
-//! with suppression and ℓ too) and is never evaluated. A node whose best
+//! Heights are visited from the top of the lattice down. A node under one
+//! that [prunes](crate::metrics::Histogram::prunes) (the records surely
+//! suppressed there, which only grow downward, exceed the budget) is
+//! infeasible and never evaluated. A node whose best
 //! possible loss is worse than the best feasible node found so far is skipped.
 //! For glm that bound is the loss with nothing suppressed, a sum of per-QI
 //! terms read off the QI marginals (a suppressed record costs the most); for
@@ -147,16 +148,17 @@ pub fn search(ev: &mut Evaluator, p: &Problem, progress: &dyn Progress) -> Resul
         by_height.entry(crate::lattice::height(&levels)).or_default().push(levels);
     }
     progress.start(lattice.size(), "top-down search");
-    let mut infeasible: HashSet<Vec<u8>> = HashSet::new();
+    // Nodes neither feasible nor with a feasible specialization.
+    let mut pruned: HashSet<Vec<u8>> = HashSet::new();
     let mut feasible: Vec<Vec<u8>> = Vec::new();
     let mut best: Option<Found> = None;
     let mut checked = 0u64;
     let mut hubs: Vec<Node> = Vec::new();
-    for (_, nodes) in by_height.into_iter().rev() {
+    for (height, nodes) in by_height.into_iter().rev() {
         let mut batch = Vec::new();
         for levels in nodes {
-            if lattice.up(&levels).iter().any(|u| infeasible.contains(u)) {
-                infeasible.insert(levels);
+            if lattice.up(&levels).iter().any(|u| pruned.contains(u)) {
+                pruned.insert(levels);
                 continue;
             }
             let hopeless = match (&best, bound.best_possible(&levels)) {
@@ -169,10 +171,21 @@ pub fn search(ev: &mut Evaluator, p: &Problem, progress: &dyn Progress) -> Resul
         }
         let hists = evaluate(ev, &bound, &mut hubs, &batch)?;
         checked += batch.len() as u64;
+        crate::trace(|| format!("top-down: height {height}: {} nodes evaluated", batch.len()));
         for (levels, h) in batch.into_iter().zip(hists) {
             let outcome = h.outcome(&levels, req, &ev.data);
+            crate::trace(|| {
+                format!(
+                    "top-down:   {levels:?} classes {} suppressed {} {}",
+                    h.classes(),
+                    outcome.suppressed,
+                    if outcome.feasible { "feasible" } else { "infeasible" }
+                )
+            });
+            if h.prunes(req) {
+                pruned.insert(levels.clone());
+            }
             if !outcome.feasible {
-                infeasible.insert(levels);
                 continue;
             }
             Found::keep_better(&mut best, metric, &levels, outcome);
