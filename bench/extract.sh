@@ -98,3 +98,107 @@ TOML
     echo "$n" > "$db.rows"
   fi
 }
+
+# `claims N`: makes sure $data/claims_N.duckdb holds N rows shaped like an
+# insurance-claims extract (id, age, a skewed 5-digit zip, sex, admission
+# date, income, occupation, region, education, diagnosis), written by DuckDB
+# 2.0.0 from Python as `patients` is, with its job beside it: 8 QIs of every
+# hierarchy kind (intervals on age and income, a zip mask, admission date by
+# month / quarter / year, four small files), whose leaf codes need more than 64
+# bits together (income alone has ~200,000 distinct values), k = 5, at most 1%
+# suppressed, the job's defaults. Near-unique, hashed from the row number.
+claims() {
+  local n="$1" db="$data/claims_$1.duckdb"
+  if [ "$(cat "$db.rows" 2>/dev/null)" != "$n" ] || [ ! -f "$db" ]; then
+    rm -f "$db" "$db.rows"
+    if [ ! -x "$data/venv/bin/python" ] || ! "$data/venv/bin/python" -c 'import duckdb' 2>/dev/null; then
+      python3 -m venv "$data/venv"
+      "$data/venv/bin/pip" install --quiet duckdb==2.0.0
+    fi
+    echo "generating $n claims into $db" >&2
+    "$data/venv/bin/python" - "$db" "$n" <<'PY'
+import sys, duckdb
+db, n = sys.argv[1], int(sys.argv[2])
+con = duckdb.connect(db)
+u = lambda salt: f"((hash(i, {salt}) % 1000000007) / 1000000007.0)"
+pick = lambda salt, xs: "([" + ", ".join(f"'{x}'" for x in xs) + f"])[1 + CAST(floor({len(xs)} * {u(salt)}) AS INTEGER)]"
+occupations = [f"occ{j:02d}" for j in range(24)]
+regions = [f"r{j:02d}" for j in range(40)]
+educations = ["none", "primary", "lower-secondary", "upper-secondary", "vocational", "bachelor", "master", "doctorate"]
+con.execute(f"""
+CREATE OR REPLACE TABLE claims AS
+SELECT i AS id,
+       18 + CAST(floor(78 * pow({u(1)}, 1.3)) AS INTEGER) AS age,
+       lpad(CAST(CAST(floor(1000 * pow({u(2)}, 2)) AS INTEGER) * 100 + CAST(floor(100 * {u(3)}) AS INTEGER) AS VARCHAR), 5, '0') AS zip,
+       CASE WHEN {u(4)} < 0.5 THEN 'F' ELSE 'M' END AS sex,
+       DATE '2019-01-01' + CAST(floor(2190 * {u(5)}) AS INTEGER) AS admitted,
+       CAST(floor(200000 * pow({u(6)}, 2)) AS INTEGER) AS income,
+       {pick(7, occupations)} AS occupation,
+       {pick(8, regions)} AS region,
+       {pick(9, educations)} AS education,
+       'D' || lpad(CAST(CAST(floor(40 * pow({u(10)}, 1.5)) AS INTEGER) AS VARCHAR), 2, '0') AS diagnosis
+FROM range({n}) t(i)
+ORDER BY i
+""")
+con.close()
+PY
+    mkdir -p "$data/claims-hierarchies"
+    printf 'F;*\nM;*\n' > "$data/claims-hierarchies/sex.csv"
+    : > "$data/claims-hierarchies/occupation.csv"
+    for j in $(seq 0 23); do printf 'occ%02d;group%d;*\n' "$j" $((j / 6)) >> "$data/claims-hierarchies/occupation.csv"; done
+    : > "$data/claims-hierarchies/region.csv"
+    for j in $(seq 0 39); do printf 'r%02d;area%d;*\n' "$j" $((j / 8)) >> "$data/claims-hierarchies/region.csv"; done
+    printf '%s\n' 'none;basic;*' 'primary;basic;*' 'lower-secondary;secondary;*' 'upper-secondary;secondary;*' \
+      'vocational;secondary;*' 'bachelor;higher;*' 'master;higher;*' 'doctorate;higher;*' \
+      > "$data/claims-hierarchies/education.csv"
+    cat > "$data/claims_$n.job.toml" <<TOML
+# An insurance-claims-shaped extract (bench/extract.sh claims), the job's defaults.
+[source]
+database = "claims_$n.duckdb"
+table = "claims"
+
+[output]
+database = "claims_$n-release.duckdb"
+table = "claims_k5"
+report = "claims_$n-report.json"
+drop = ["id"]
+
+[privacy]
+k = 5
+max_suppression = 0.01
+
+[[quasi_identifiers]]
+column = "age"
+hierarchy = { intervals = [5, 10, 20, 40] }
+
+[[quasi_identifiers]]
+column = "zip"
+hierarchy = { mask = 5 }
+
+[[quasi_identifiers]]
+column = "sex"
+hierarchy = { file = "claims-hierarchies/sex.csv" }
+
+[[quasi_identifiers]]
+column = "admitted"
+hierarchy = { date = ["month", "quarter", "year"] }
+
+[[quasi_identifiers]]
+column = "income"
+hierarchy = { intervals = [1000, 5000, 25000, 100000] }
+
+[[quasi_identifiers]]
+column = "occupation"
+hierarchy = { file = "claims-hierarchies/occupation.csv" }
+
+[[quasi_identifiers]]
+column = "region"
+hierarchy = { file = "claims-hierarchies/region.csv" }
+
+[[quasi_identifiers]]
+column = "education"
+hierarchy = { file = "claims-hierarchies/education.csv" }
+TOML
+    echo "$n" > "$db.rows"
+  fi
+}

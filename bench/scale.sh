@@ -11,7 +11,8 @@
 # file hierarchies) and `patients` (bench/extract.sh: a hospital-shaped,
 # near-unique extract with 5 QIs, zip masked, birth date by month / year /
 # decade, sex, race and marital status from small files); KANON_BENCH_EXTRACTS
-# picks (default "people patients").
+# picks (default "people patients"; also "claims": 8 QIs of every hierarchy
+# kind, bench/extract.sh).
 # Usage: bench/scale.sh [N …]   (default: 1000000 10000000 100000000). Writes
 # $KANON_BENCH_CSV (default bench/scale.csv).
 # Data (one database per N, generated once) in $KANON_BENCH_DIR (default
