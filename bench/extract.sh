@@ -15,6 +15,16 @@ extract() {
 }
 people() { extract "$@"; }
 
+# `duckdb_python ARGS…`: the Python script on standard input, with DuckDB
+# 2.0.0 (kanon's own version) from a virtual environment in $data, made once.
+duckdb_python() {
+  if [ ! -x "$data/venv/bin/python" ] || ! "$data/venv/bin/python" -c 'import duckdb' 2>/dev/null; then
+    python3 -m venv "$data/venv"
+    "$data/venv/bin/pip" install --quiet duckdb==2.0.0
+  fi
+  "$data/venv/bin/python" - "$@"
+}
+
 # `patients N`: makes sure $data/patients_N.duckdb holds N rows shaped like a
 # hospital extract (id, a skewed 5-digit zip, birth date, sex, race, marital
 # status, diagnosis), written by DuckDB 2.0.0 (kanon's own version) from
@@ -26,12 +36,8 @@ patients() {
   local n="$1" db="$data/patients_$1.duckdb"
   if [ "$(cat "$db.rows" 2>/dev/null)" != "$n" ] || [ ! -f "$db" ]; then
     rm -f "$db" "$db.rows"
-    if [ ! -x "$data/venv/bin/python" ] || ! "$data/venv/bin/python" -c 'import duckdb' 2>/dev/null; then
-      python3 -m venv "$data/venv"
-      "$data/venv/bin/pip" install --quiet duckdb==2.0.0
-    fi
     echo "generating $n patients into $db" >&2
-    "$data/venv/bin/python" - "$db" "$n" <<'PY'
+    duckdb_python "$db" "$n" <<'PY'
 import sys, duckdb
 db, n = sys.argv[1], int(sys.argv[2])
 con = duckdb.connect(db)
@@ -111,12 +117,8 @@ claims() {
   local n="$1" db="$data/claims_$1.duckdb"
   if [ "$(cat "$db.rows" 2>/dev/null)" != "$n" ] || [ ! -f "$db" ]; then
     rm -f "$db" "$db.rows"
-    if [ ! -x "$data/venv/bin/python" ] || ! "$data/venv/bin/python" -c 'import duckdb' 2>/dev/null; then
-      python3 -m venv "$data/venv"
-      "$data/venv/bin/pip" install --quiet duckdb==2.0.0
-    fi
     echo "generating $n claims into $db" >&2
-    "$data/venv/bin/python" - "$db" "$n" <<'PY'
+    duckdb_python "$db" "$n" <<'PY'
 import sys, duckdb
 db, n = sys.argv[1], int(sys.argv[2])
 con = duckdb.connect(db)
