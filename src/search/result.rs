@@ -54,20 +54,20 @@ impl SearchResult {
 pub fn score(
     ev: &mut Evaluator,
     lattice: &Lattice,
-    mut feasible: Vec<Vec<u8>>,
+    mut candidates: Vec<Vec<u8>>,
     req: &Requirement,
     metric: Metric,
     checked: u64,
     progress: &dyn Progress,
 ) -> Result<SearchResult> {
-    crate::lattice::sort(&mut feasible);
-    progress.start(feasible.len() as u64, "scoring feasible nodes");
+    crate::lattice::sort(&mut candidates);
+    progress.start(candidates.len() as u64, "scoring feasible nodes");
     let mut best: Option<Found> = None;
-    let hists = evaluate_upward(ev, lattice, &feasible)?;
+    let hists = evaluate_upward(ev, lattice, &candidates)?;
     // Candidates the search could not rule out by monotonicity alone (with
     // per-class models) are judged here.
-    let mut kept = Vec::with_capacity(feasible.len());
-    for (levels, h) in feasible.into_iter().zip(hists) {
+    let mut kept = Vec::with_capacity(candidates.len());
+    for (levels, h) in candidates.into_iter().zip(hists) {
         let outcome = h.outcome(&levels, req, &ev.data);
         progress.advance(1);
         if outcome.feasible {
