@@ -45,7 +45,12 @@ pub struct Requirement {
 
 impl Requirement {
     fn keeps(&self, b: &Bucket) -> bool {
-        b.admitted && b.size >= self.k && self.l.is_none_or(|l| b.ldiv >= l)
+        b.admitted && self.meets_k_and_l(b)
+    }
+
+    /// Does the class meet k and distinct ℓ (the models monotone under splitting)?
+    fn meets_k_and_l(&self, b: &Bucket) -> bool {
+        b.size >= self.k && self.l.is_none_or(|l| b.ldiv >= l)
     }
 }
 
@@ -172,12 +177,11 @@ impl Histogram {
     /// some of which they accept, but not all (a class made of pieces they
     /// all accept meets them too): at least one record.
     pub fn surely_suppressed(&self, req: &Requirement) -> u64 {
-        let monotone = |b: &Bucket| b.size < req.k || req.l.is_some_and(|l| b.ldiv < l);
         (self.buckets.iter())
-            .map(|b| match (monotone(b), b.admitted) {
-                (true, _) => b.size * b.classes,
-                (false, false) => b.classes,
-                (false, true) => 0,
+            .map(|b| match (req.meets_k_and_l(b), b.admitted) {
+                (false, _) => b.size * b.classes,
+                (true, false) => b.classes,
+                (true, true) => 0,
             })
             .sum()
     }

@@ -409,7 +409,7 @@ fn a_class_a_model_rejects_may_split_into_classes_it_accepts() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let mut csv = String::from("grp,sex,diagnosis\n");
-    let rows: [(&str, &str, &str, usize); 9] = [
+    let rows: [(&str, &str, &str, usize); 10] = [
         ("x", "F", "a", 7),
         ("y", "M", "a", 1),
         ("y", "M", "b", 1),
@@ -419,9 +419,10 @@ fn a_class_a_model_rejects_may_split_into_classes_it_accepts() {
         ("z", "M", "c", 1),
         ("z", "M", "d", 1),
         ("w", "F", "a", 3),
+        ("w", "F", "b", 3),
     ];
-    for (g, s, v, times) in rows.iter().chain([("w", "F", "b", 3)].iter()) {
-        for _ in 0..*times {
+    for (g, s, v, times) in rows {
+        for _ in 0..times {
             writeln!(csv, "{g},{s},{v}").unwrap();
         }
     }
