@@ -31,6 +31,14 @@ use std::sync::Arc;
 const DENSE_SLOTS: u64 = 1 << 22;
 const MAX_SLOTS: u64 = 1 << 25;
 
+/// [`MemorySets::refutes`] samples a node's classes in this many parts (a
+/// power of two) and tries at most the first `REFUTE_PARTS`.
+const SAMPLE_PARTS: u64 = 16;
+const REFUTE_PARTS: u64 = 4;
+/// Sets of fewer rows are rolled up whole rather than sampled: the default
+/// `refute_from`.
+pub const REFUTE_FROM: u64 = 1 << 16;
+
 /// Rows whose class keys are built together, column by column (fits in L1).
 const KEY_BLOCK: usize = 2048;
 /// Rows per parallel task of the key building.
@@ -189,6 +197,10 @@ pub struct NodeClasses {
     pub lists: Vec<[Vec<(u32, u64)>; 2]>,
 }
 
+/// One attribute of a node being rolled up: its column in the source set,
+/// the lift from the source's level to the node's, its QI and the node's level.
+type Column<'s> = (&'s [u32], &'s [u32], &'s Qi, u8);
+
 /// Buffers one worker reuses from node to node.
 #[derive(Default)]
 struct Scratch {
@@ -198,6 +210,8 @@ struct Scratch {
     sizes: Vec<u64>,
     slots: Vec<u32>,
     map: FxHashMap<u64, u32>,
+    /// A sample's classes by key, with their records ([`MemorySets::refutes`]).
+    sample: FxHashMap<u64, u64>,
     pairs: PairScratch,
     ldiv: Vec<u64>,
     squares: Vec<u64>,
@@ -286,6 +300,8 @@ pub struct MemorySets {
     source_sizes: std::sync::OnceLock<Vec<(u64, u64)>>,
     clock: u64,
     pub(super) leaf_sums_from: u64,
+    /// Nodes rolled up from sets of fewer rows are not tested on samples.
+    pub(super) refute_from: u64,
     pool: rayon::ThreadPool,
 }
 
@@ -572,6 +588,7 @@ impl MemorySets {
             source_sizes: std::sync::OnceLock::new(),
             clock: 0,
             leaf_sums_from: 0,
+            refute_from: REFUTE_FROM,
             pool,
         })
     }
@@ -772,12 +789,10 @@ impl MemorySets {
         (NodeClasses { codes, size: set.size, ldiv, leaves, lists }, histogram)
     }
 
-    /// `node`'s frequency set rolled up from `src`, and its histogram.
-    fn rollup(&self, sc: &mut Scratch, src: &Set, node: &Node) -> (Histogram, Set) {
-        let m = src.size.len();
-        // Per attribute of the node: its column in the source and the lift to the node's level.
-        let cols: Vec<(&[u32], &[u32], &Qi, u8)> = node
-            .attrs
+    /// Per attribute of `node`: its column in `src`, the lift to the node's
+    /// level, the QI and the level.
+    fn columns<'s>(&'s self, src: &'s Set, node: &Node) -> Vec<Column<'s>> {
+        node.attrs
             .iter()
             .zip(&node.levels)
             .map(|(&a, &l)| {
@@ -785,7 +800,12 @@ impl MemorySets {
                 let q = &self.qis[a];
                 (src.codes[p].as_slice(), q.lift(src.node.levels[p], l), q, l)
             })
-            .collect();
+            .collect()
+    }
+
+    /// Each row's class key at the node of `cols` in `sc.keys` (equal keys,
+    /// the same class); returns a bound on the keys.
+    fn keys(sc: &mut Scratch, cols: &[Column], m: usize) -> u64 {
         // The QIs that split classes, with their radices.
         let split: Vec<(&[u32], &[u32], u64)> = cols
             .iter()
@@ -832,6 +852,58 @@ impl MemorySets {
                 space *= radix;
             }
         }
+        space
+    }
+
+    /// Which of `nodes` a sample of their classes proves to have more than
+    /// `budget` records in classes under `k` (then they and every
+    /// specialization are infeasible, whatever the models). Each node rolls up
+    /// from the smallest held set, in parallel; nodes whose set has fewer than
+    /// `refute_from` rows are not tried (a full evaluation costs little there).
+    pub fn refuted(&mut self, nodes: &[Node], k: u64, budget: u64) -> Vec<bool> {
+        let jobs: Vec<(&Node, Arc<Set>)> = nodes.iter().map(|n| (n, self.source(n, None))).collect();
+        let this = &*self;
+        self.pool.install(|| {
+            jobs.par_iter()
+                .map(|(node, src)| {
+                    src.size.len() as u64 >= this.refute_from
+                        && with_scratch(|sc| this.refutes(sc, src, node, k, budget))
+                })
+                .collect()
+        })
+    }
+
+    /// Does a sample of `node`'s classes (rolled up from `src`) hold more than
+    /// `budget` records in classes under `k`? The sample is the classes whose
+    /// key hashes into the first of [`SAMPLE_PARTS`] parts, then the next, up
+    /// to [`REFUTE_PARTS`] of them: each class is whole in its part, so its
+    /// size there is its size. On a near-unique node one part settles it, at
+    /// the cost of building the keys and counting a sixteenth of them.
+    fn refutes(&self, sc: &mut Scratch, src: &Set, node: &Node, k: u64, budget: u64) -> bool {
+        let cols = self.columns(src, node);
+        Self::keys(sc, &cols, src.size.len());
+        let part = |key: u64| key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - SAMPLE_PARTS.trailing_zeros());
+        let mut suppressed = 0u64;
+        for p in 0..REFUTE_PARTS {
+            sc.sample.clear();
+            for (&key, &size) in sc.keys.iter().zip(&src.size) {
+                if part(key) == p {
+                    *sc.sample.entry(key).or_insert(0) += size;
+                }
+            }
+            suppressed += sc.sample.values().filter(|&&s| s < k).sum::<u64>();
+            if suppressed > budget {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// `node`'s frequency set rolled up from `src`, and its histogram.
+    fn rollup(&self, sc: &mut Scratch, src: &Set, node: &Node) -> (Histogram, Set) {
+        let m = src.size.len();
+        let cols = self.columns(src, node);
+        let space = Self::keys(sc, &cols, m);
         sc.group(space);
         let classes = sc.first.len();
         sc.sizes.clear();
@@ -854,7 +926,7 @@ impl MemorySets {
     }
 
     /// A set's class-size histogram (what the SQL backend's histogram query gives).
-    fn histogram(&self, sc: &mut Scratch, set: &Set, cols: &[(&[u32], &[u32], &Qi, u8)]) -> Histogram {
+    fn histogram(&self, sc: &mut Scratch, set: &Set, cols: &[Column]) -> Histogram {
         let classes = set.size.len();
         sc.ldiv.clear();
         sc.ldiv.resize(classes, 0);

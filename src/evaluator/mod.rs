@@ -16,7 +16,7 @@ pub mod sql;
 use crate::frequency::Extras;
 use crate::hierarchy::{code_table, marginal_table, node_table};
 use crate::lattice::Node;
-use crate::metrics::{Dataset, Histogram};
+use crate::metrics::{Dataset, Histogram, Requirement};
 use crate::privacy::ClassModels;
 use anyhow::Result;
 use duckdb::Connection;
@@ -79,6 +79,7 @@ pub struct Evaluator<'c> {
     pub data: Dataset,
     extras: Extras,
     evaluations: u64,
+    refutations: u64,
     cache: HashMap<Node, Histogram>,
     /// Nodes whose frequency sets were rolled up but whose histograms were
     /// not read (the SQL backend's hubs), with their classes: counted as
@@ -110,7 +111,16 @@ impl<'c> Evaluator<'c> {
             crate::frequency::base_table(conn)?;
             Sets::Sql(SqlSets::new(conn, &data.heights, base_rows()?, extras)?)
         };
-        Ok(Evaluator { conn, data, extras, evaluations: 0, cache: HashMap::new(), unread: HashMap::new(), sets })
+        Ok(Evaluator {
+            conn,
+            data,
+            extras,
+            evaluations: 0,
+            refutations: 0,
+            cache: HashMap::new(),
+            unread: HashMap::new(),
+            sets,
+        })
     }
 
     /// Incognito's first candidate graph: every (QI, level) ([`candidates::first`]).
@@ -287,6 +297,38 @@ impl<'c> Evaluator<'c> {
                 self.evaluations += 1;
             }
         }
+    }
+
+    /// Which of `nodes` a sample of their classes proves to suppress more
+    /// than `req`'s budget at `req`'s k, whatever the models: infeasible, as
+    /// is every specialization, with no histogram to read
+    /// ([`MemorySets::refuted`]; the SQL backend tries none). A node proved
+    /// so counts as evaluated. For nodes that would be costly to evaluate
+    /// whole: one that is not proved costs its keys over again.
+    pub fn refuted(&mut self, nodes: &[Node], req: &Requirement) -> Vec<bool> {
+        let out = match &mut self.sets {
+            Sets::Memory(m) => m.refuted(nodes, req.k, req.budget),
+            Sets::Sql(_) => vec![false; nodes.len()],
+        };
+        let proved = out.iter().filter(|&&r| r).count() as u64;
+        self.evaluations += proved;
+        self.refutations += proved;
+        out
+    }
+
+    /// Nodes [`Self::refuted`] proved infeasible so far.
+    pub fn refutations(&self) -> u64 {
+        self.refutations
+    }
+
+    /// Memory backend: try [`Self::refuted`] only on nodes rolled up from
+    /// sets of at least `rows` rows (default [`memory::REFUTE_FROM`]); tests
+    /// set 0 to exercise it on small tables.
+    pub fn refute_from(mut self, rows: u64) -> Self {
+        if let Sets::Memory(m) = &mut self.sets {
+            m.refute_from = rows;
+        }
+        self
     }
 
     /// Compute glm's leaf sums only for classes of at least `k` records. For a
