@@ -32,9 +32,9 @@ const DENSE_SLOTS: u64 = 1 << 22;
 const MAX_SLOTS: u64 = 1 << 25;
 
 /// [`MemorySets::refutes`] samples a node's classes in this many parts (a
-/// power of two) and tries at most the first `REFUTE_PARTS`.
-const SAMPLE_PARTS: u64 = 16;
-const REFUTE_PARTS: u64 = 4;
+/// power of two) and tries at most the first `REFUTE_PARTS` (a power of two).
+const SAMPLE_PARTS: u64 = 64;
+const REFUTE_PARTS: u64 = 16;
 /// Sets of fewer rows are rolled up whole rather than sampled: the default
 /// `refute_from`.
 pub const REFUTE_FROM: u64 = 1 << 16;
@@ -874,20 +874,25 @@ impl MemorySets {
     }
 
     /// Does a sample of `node`'s classes (rolled up from `src`) hold more than
-    /// `budget` records in classes under `k`? The sample is the classes whose
-    /// key hashes into the first of [`SAMPLE_PARTS`] parts, then the next, up
-    /// to [`REFUTE_PARTS`] of them: each class is whole in its part, so its
-    /// size there is its size. On a near-unique node one part settles it, at
-    /// the cost of building the keys and counting a sixteenth of them.
+    /// `budget` records in classes under `k`? Class keys are hashed into
+    /// [`SAMPLE_PARTS`] parts; the sample is the first part, then the first
+    /// two, four and so on up to [`REFUTE_PARTS`]. Each class is whole in its
+    /// part, so its size there is its size. On a near-unique node the first
+    /// part settles it, at the cost of building the keys and counting a
+    /// sixty-fourth of them.
     fn refutes(&self, sc: &mut Scratch, src: &Set, node: &Node, k: u64, budget: u64) -> bool {
         let cols = self.columns(src, node);
-        Self::keys(sc, &cols, src.size.len());
+        let m = src.size.len();
+        Self::keys(sc, &cols, m);
         let part = |key: u64| key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - SAMPLE_PARTS.trailing_zeros());
         let mut suppressed = 0u64;
-        for p in 0..REFUTE_PARTS {
+        let (mut from, mut to) = (0, 1);
+        while from < REFUTE_PARTS {
+            let sampled = from..to;
             sc.sample.clear();
+            sc.sample.reserve(m * (to - from) as usize / SAMPLE_PARTS as usize);
             for (&key, &size) in sc.keys.iter().zip(&src.size) {
-                if part(key) == p {
+                if sampled.contains(&part(key)) {
                     *sc.sample.entry(key).or_insert(0) += size;
                 }
             }
@@ -895,6 +900,7 @@ impl MemorySets {
             if suppressed > budget {
                 return true;
             }
+            (from, to) = (to, 2 * to);
         }
         false
     }
