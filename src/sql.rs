@@ -73,6 +73,7 @@ statements! {
     INIT_PROFILE => "init_profile.sql",
     HISTORY => "history.sql",
     KEPT_SETS => "kept_sets.sql",
+    REFUTE => "refute.sql",
 }
 
 /// The `-- name: NAME` section of a file that holds several fragments.

@@ -291,9 +291,15 @@ fn compare(loaded: &Loaded, source: &Source, k: u64, models: &[Model], fractions
             let problem = Problem { lattice: &lattice, req: &req, metric };
             let mut ev = loaded.evaluator().unwrap().leaf_sums_from(k);
             let td = topdown::search(&mut ev, &problem, &Silent).unwrap();
+            // Large nodes tried on samples first, on every set however small.
+            let mut ev = loaded.evaluator().unwrap().leaf_sums_from(k).refute_from(0);
+            let td_sampled = topdown::search(&mut ev, &problem, &Silent).unwrap();
+            assert_eq!(td_sampled.feasible, td.feasible, "{case}: top-down on samples");
             let mut ev = loaded.evaluator().unwrap();
             let inc = incognito::search(&mut ev, &problem, &Silent).unwrap();
-            for (name, found) in [("topdown", &td.best), ("incognito", &inc.best)] {
+            for (name, found) in
+                [("topdown", &td.best), ("topdown on samples", &td_sampled.best), ("incognito", &inc.best)]
+            {
                 match found {
                     None => assert!(best.is_infinite(), "{case} {}: {name} found nothing", metric.name()),
                     Some(f) => {

@@ -53,7 +53,7 @@ fn incognito_equals_exhaustive_on_generated_tables() {
         assert_eq!(lattice.heights, vec![3, 4, 1]);
         let mut reference = loaded.evaluator().unwrap();
         let ls: &[Option<u64>] = if diversity { &[Some(2), Some(3)] } else { &[None] };
-        let mut refutations = 0;
+        let (mut refutations, mut refutations_sql) = (0, 0);
         for &l in ls {
             for k in [1, 3, 8, 60] {
                 for budget in [0, 20] {
@@ -124,6 +124,22 @@ fn incognito_equals_exhaustive_on_generated_tables() {
                         assert_eq!(td_sampled.feasible, td_mem.feasible, "topdown on samples {case}");
                         assert_eq!(td_sampled.checked, td_mem.checked, "topdown on samples {case}");
                         refutations += sampled.refutations();
+                        // The same on the SQL backend, whose samples are DuckDB's hashes.
+                        let mut sampled_sql = loaded
+                            .evaluator_on(Backend::Sql)
+                            .unwrap()
+                            .grouping_sets_from(0)
+                            .leaf_sums_from(k)
+                            .refute_from(0);
+                        let td_sampled_sql = topdown::search(
+                            &mut sampled_sql,
+                            &Problem { lattice: &lattice, req: &req, metric },
+                            &Silent,
+                        )
+                        .unwrap();
+                        assert_eq!(td_sampled_sql.feasible, td_mem.feasible, "topdown on SQL samples {case}");
+                        assert_eq!(td_sampled_sql.checked, td_mem.checked, "topdown on SQL samples {case}");
+                        refutations_sql += sampled_sql.refutations();
                         let same_best = |a: &Option<search::Found>, b: &Option<search::Found>| match (a, b) {
                             (Some(a), Some(b)) => (&a.levels, &a.outcome) == (&b.levels, &b.outcome),
                             (None, None) => true,
@@ -132,6 +148,7 @@ fn incognito_equals_exhaustive_on_generated_tables() {
                         assert!(same_best(&td.best, &exact.best), "topdown {case}");
                         assert!(same_best(&td_mem.best, &exact.best), "topdown in memory {case}");
                         assert!(same_best(&td_sampled.best, &exact.best), "topdown on samples {case}");
+                        assert!(same_best(&td_sampled_sql.best, &exact.best), "topdown on SQL samples {case}");
                         assert!(td.feasible.iter().all(|f| exact.feasible.contains(f)), "topdown {case}");
                         if metric == Metric::Dm {
                             assert_eq!(td.feasible, exact.feasible, "topdown {case}");
@@ -142,6 +159,7 @@ fn incognito_equals_exhaustive_on_generated_tables() {
             }
         }
         assert!(refutations > 0, "no node was proved infeasible on a sample");
+        assert!(refutations_sql > 0, "no node was proved infeasible on a sample in SQL");
         // k = all rows: exactly the nodes that put every row in one class.
         let all = Requirement { k: 400, l: None, budget: 0 };
         let mut ev = loaded.evaluator().unwrap();

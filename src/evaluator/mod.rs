@@ -302,18 +302,19 @@ impl<'c> Evaluator<'c> {
     /// Which of `nodes` a sample of their classes proves to suppress more
     /// than `req`'s budget at `req`'s k, whatever the models: infeasible, as
     /// is every specialization, with no histogram to read
-    /// ([`MemorySets::refuted`]; the SQL backend tries none). A node proved
-    /// so counts as evaluated. For nodes that would be costly to evaluate
-    /// whole: one that is not proved costs its keys over again.
-    pub fn refuted(&mut self, nodes: &[Node], req: &Requirement) -> Vec<bool> {
+    /// ([`MemorySets::refuted`], [`SqlSets::refuted`]). A node proved so
+    /// counts as evaluated. For nodes that would be costly to evaluate
+    /// whole: one that is not proved costs its keys over again (in memory),
+    /// or scans of the base (SQL).
+    pub fn refuted(&mut self, nodes: &[Node], req: &Requirement) -> Result<Vec<bool>> {
         let out = match &mut self.sets {
             Sets::Memory(m) => m.refuted(nodes, req.k, req.budget),
-            Sets::Sql(_) => vec![false; nodes.len()],
+            Sets::Sql(s) => s.refuted(nodes, req.k, req.budget)?,
         };
         let proved = out.iter().filter(|&&r| r).count() as u64;
         self.evaluations += proved;
         self.refutations += proved;
-        out
+        Ok(out)
     }
 
     /// Nodes [`Self::refuted`] proved infeasible so far.
@@ -321,12 +322,13 @@ impl<'c> Evaluator<'c> {
         self.refutations
     }
 
-    /// Memory backend: try [`Self::refuted`] only on nodes rolled up from
-    /// sets of at least `rows` rows (default [`memory::REFUTE_FROM`]); tests
-    /// set 0 to exercise it on small tables.
+    /// Try [`Self::refuted`] only on nodes rolled up from sets of at least
+    /// `rows` rows (in memory) or from a base set of as many (SQL); default
+    /// [`memory::REFUTE_FROM`]. Tests set 0 to exercise it on small tables.
     pub fn refute_from(mut self, rows: u64) -> Self {
-        if let Sets::Memory(m) = &mut self.sets {
-            m.refute_from = rows;
+        match &mut self.sets {
+            Sets::Memory(m) => m.refute_from = rows,
+            Sets::Sql(s) => s.refute_from = rows,
         }
         self
     }

@@ -44,6 +44,8 @@ pub struct SqlSets<'c> {
     pub(super) sets_from: u64,
     /// Leaf sums (glm) are computed for classes of at least this size only.
     pub(super) leaf_sums_from: u64,
+    /// [`Self::refuted`] tries nothing on base sets of fewer rows.
+    pub(super) refute_from: u64,
     /// What GROUPING SETS batches need of the hierarchies, and whether they pack keys.
     pub(super) layout: RollupShape,
     pub(super) models: Arc<ClassModels>,
@@ -70,9 +72,41 @@ impl<'c> SqlSets<'c> {
             divisors,
             sets_from: BATCH_ROWS / 8,
             leaf_sums_from: 0,
+            refute_from: super::memory::REFUTE_FROM,
             layout,
             models: Arc::new(ClassModels::default()),
         })
+    }
+
+    /// Which of `nodes` a sample of their classes, rolled up from the base
+    /// frequency set, proves to have more than `budget` records in classes
+    /// under `k`: as [`super::memory::MemorySets::refuted`], the same parts
+    /// in the same stages, a query each (a scan of the base hashing the
+    /// sampled rows only).
+    pub fn refuted(&self, nodes: &[Node], k: u64, budget: u64) -> Result<Vec<bool>> {
+        use super::memory::{REFUTE_PARTS, SAMPLE_PARTS};
+        if self.base_rows < self.refute_from {
+            return Ok(vec![false; nodes.len()]);
+        }
+        let mut out = Vec::with_capacity(nodes.len());
+        for node in nodes {
+            let key = list(node.attrs.iter().zip(&node.levels), ", ", |(&a, &l)| {
+                format!("g{a} // {}", self.divisors[a][l as usize])
+            });
+            let q = render(sql::REFUTE, &[("key", &key), ("parts", &SAMPLE_PARTS.to_string())]);
+            let mut stmt = self.conn.prepare(&q)?;
+            let mut suppressed = 0u64;
+            let (mut from, mut to) = (0, 1);
+            let mut proved = false;
+            while from < REFUTE_PARTS && !proved {
+                let part: i64 = stmt.query_row(duckdb::params![from as i64, to as i64, k as i64], |r| r.get(0))?;
+                suppressed += part as u64;
+                proved = suppressed > budget;
+                (from, to) = (to, 2 * to);
+            }
+            out.push(proved);
+        }
+        Ok(out)
     }
 
     /// The histograms of `missing` (none cached, sorted, distinct), rolled up

@@ -181,7 +181,7 @@ pub fn search(ev: &mut Evaluator, p: &Problem, progress: &dyn Progress) -> Resul
             batch.iter().filter(|l| sizes.estimate(l) > small).map(|l| Node::full(l.to_vec())).collect()
         };
         let refuted: HashSet<Vec<u8>> =
-            (large.iter().zip(ev.refuted(&large, req))).filter(|&(_, r)| r).map(|(n, _)| n.levels.clone()).collect();
+            (large.iter().zip(ev.refuted(&large, req)?)).filter(|&(_, r)| r).map(|(n, _)| n.levels.clone()).collect();
         checked += refuted.len() as u64;
         batch.retain(|l| !refuted.contains(l));
         pruned.extend(refuted.iter().cloned());
