@@ -148,6 +148,32 @@ impl Histogram {
         k
     }
 
+    /// The largest k whose records surely suppressed ([`Self::surely_suppressed`]
+    /// without ℓ) fit `budget`: at least [`Self::achieved_k`], and at least
+    /// the k of every specialization, as classes only split there. Without
+    /// per-class models it is [`Self::achieved_k`].
+    pub fn k_bound(&self, budget: u64) -> u64 {
+        let mut sizes: Vec<u64> = self.buckets.iter().map(|b| b.size).collect();
+        sizes.sort_unstable();
+        sizes.dedup();
+        // Records of the classes under k, and the per-class models' one record
+        // per class they reject at or above k, for k = each size in turn.
+        let mut under = 0u64;
+        let mut rejected: u64 = self.buckets.iter().filter(|b| !b.admitted).map(|b| b.classes).sum();
+        let mut k = 0;
+        for size in sizes {
+            if under + rejected > budget {
+                break;
+            }
+            k = size;
+            for b in self.buckets.iter().filter(|b| b.size == size) {
+                under += b.size * b.classes;
+                rejected -= if b.admitted { 0 } else { b.classes };
+            }
+        }
+        k
+    }
+
     /// (size, classes) of the classes `req` keeps.
     pub fn kept_sizes(&self, req: &Requirement) -> Vec<(u64, u64)> {
         self.buckets.iter().filter(|b| req.keeps(b)).map(|b| (b.size, b.classes)).collect()
@@ -273,6 +299,25 @@ mod tests {
         assert_eq!(o.metrics.precision, 1.0 - (0.5 + 0.0) / 2.0);
         assert_eq!(o.metrics.height, 1.0);
         assert!(!h.feasible(&Requirement { k: 3, l: None, budget: 1 }));
+    }
+
+    #[test]
+    fn k_bound_counts_one_record_per_class_the_models_reject() {
+        // Two singletons, a class of 5 the per-class models reject, a class of 10.
+        let rejected = Bucket { admitted: false, ..bucket(5, 1, 0, vec![0, 0]) };
+        let h = Histogram { buckets: vec![bucket(1, 2, 0, vec![0, 0]), rejected, bucket(10, 1, 0, vec![0, 0])] };
+        // The rejected class's 5 records are over budgets under 5: k is 0 there.
+        assert_eq!((h.achieved_k(2), h.achieved_k(3), h.achieved_k(7)), (0, 0, 10));
+        // Its pieces may pass, but one record at least is suppressed: k = 5
+        // needs the two singletons and that record (3); k = 10 the 7 below 10.
+        assert_eq!((h.k_bound(2), h.k_bound(3), h.k_bound(6), h.k_bound(7)), (1, 5, 5, 10));
+        // Without per-class models the bound is k itself.
+        let plain = Histogram {
+            buckets: vec![bucket(1, 3, 0, vec![0, 0]), bucket(2, 1, 0, vec![0, 0]), bucket(6, 2, 0, vec![0, 0])],
+        };
+        for budget in 0..8 {
+            assert_eq!(plain.k_bound(budget), plain.achieved_k(budget));
+        }
     }
 
     #[test]

@@ -458,6 +458,29 @@ fn a_class_a_model_rejects_may_split_into_classes_it_accepts() {
     kanon::lattice::sort(&mut expected);
     assert_eq!(found.feasible, expected);
     assert_eq!(found.best.map(|b| b.levels), Some(vec![0, 0]));
+    // k may rise under specialization here, so the exact front bounds a
+    // node's k by its generalizations' surely suppressed records: the same
+    // front as every node's points, with (0, 0) on it where the budget
+    // leaves room for its 7 suppressed records and not for (1, 0)'s.
+    use kanon::search::exact_front::exact_front;
+    use kanon::search::front;
+    let key = |p: &front::Point| (p.levels.clone(), p.k, p.loss);
+    let mut with_bottom = 0;
+    for metric in [Metric::Glm, Metric::Dm] {
+        for budget in [0, 7, 9, 10, 20] {
+            let mut ev = loaded.evaluator().unwrap();
+            let truth = front::front(&front::points(&mut ev, &lattice.nodes(), budget, metric).unwrap());
+            let found = exact_front(&mut loaded.evaluator().unwrap(), &lattice, budget, metric).unwrap();
+            let case = format!("{} budget {budget}", metric.name());
+            assert_eq!(
+                found.front.iter().map(key).collect::<Vec<_>>(),
+                truth.iter().map(key).collect::<Vec<_>>(),
+                "{case}"
+            );
+            with_bottom += truth.iter().any(|p| p.levels == vec![0, 0]) as usize;
+        }
+    }
+    assert!(with_bottom > 0, "no front holds the node a rejected class's pieces make feasible");
 }
 
 #[test]

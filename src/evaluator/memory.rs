@@ -34,7 +34,7 @@ const MAX_SLOTS: u64 = 1 << 25;
 /// [`MemorySets::refutes`] samples a node's classes in this many parts (a
 /// power of two) and tries at most the first `REFUTE_PARTS` (a power of two).
 pub(super) const SAMPLE_PARTS: u64 = 64;
-pub(super) const REFUTE_PARTS: u64 = 16;
+const REFUTE_PARTS: u64 = 16;
 /// Sets of fewer rows are rolled up whole rather than sampled: the default
 /// `refute_from`.
 pub const REFUTE_FROM: u64 = 1 << 16;

@@ -80,6 +80,7 @@ pub struct Evaluator<'c> {
     extras: Extras,
     evaluations: u64,
     refutations: u64,
+    class_models: bool,
     cache: HashMap<Node, Histogram>,
     /// Nodes whose frequency sets were rolled up but whose histograms were
     /// not read (the SQL backend's hubs), with their classes: counted as
@@ -117,6 +118,7 @@ impl<'c> Evaluator<'c> {
             extras,
             evaluations: 0,
             refutations: 0,
+            class_models: false,
             cache: HashMap::new(),
             unread: HashMap::new(),
             sets,
@@ -367,11 +369,17 @@ impl<'c> Evaluator<'c> {
     /// Judge classes by the job's per-class models beyond k and distinct ℓ
     /// (entropy and recursive ℓ, t-closeness): a histogram's `admitted`.
     pub fn with_models(mut self, models: Arc<ClassModels>) -> Self {
+        self.class_models = !models.is_empty();
         match &mut self.sets {
             Sets::Memory(m) => m.models = models,
             Sets::Sql(s) => s.models = models,
         }
         self
+    }
+
+    /// Are there per-class models beyond k and distinct ℓ ([`Self::with_models`])?
+    pub fn class_models(&self) -> bool {
+        self.class_models
     }
 
     /// Drop the kept frequency sets of nodes `keep` rejects.

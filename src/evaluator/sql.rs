@@ -4,6 +4,7 @@
 //! up from them instead of from the base frequency set. For base frequency
 //! sets too large to hold in memory (see [`super::memory`] for the others).
 
+use super::memory::SAMPLE_PARTS;
 use crate::frequency::{rollup, rollup_sets, write_kids, Extras, Kid, RollupShape};
 use crate::hierarchy::node_table;
 use crate::lattice::Node;
@@ -22,6 +23,10 @@ const BATCH_ROWS: u64 = 4_000_000;
 /// Nodes per GROUPING SETS query from the base frequency set, used once the base
 /// is large enough that the join with the batch would read it once per node.
 const SETS: usize = 16;
+
+/// [`SqlSets::refuted`] samples the classes in the first this many of
+/// [`SAMPLE_PARTS`] parts: a sixteenth.
+const SQL_SAMPLE_PARTS: u64 = 4;
 
 /// The frequency-set tables of one evaluator, and how batches are cut.
 pub struct SqlSets<'c> {
@@ -80,11 +85,12 @@ impl<'c> SqlSets<'c> {
 
     /// Which of `nodes` a sample of their classes, rolled up from the base
     /// frequency set, proves to have more than `budget` records in classes
-    /// under `k`: as [`super::memory::MemorySets::refuted`], the same parts
-    /// in the same stages, a query each (a scan of the base hashing the
-    /// sampled rows only).
+    /// under `k`, as [`super::memory::MemorySets::refuted`] does. One query
+    /// per node, over the classes whose key hashes into the first
+    /// [`SQL_SAMPLE_PARTS`] of [`SAMPLE_PARTS`]: a scan of the base, the
+    /// sampled rows grouped. No stages as in memory: here the scan, not the
+    /// grouping, is most of a sample's cost.
     pub fn refuted(&self, nodes: &[Node], k: u64, budget: u64) -> Result<Vec<bool>> {
-        use super::memory::{REFUTE_PARTS, SAMPLE_PARTS};
         if self.base_rows < self.refute_from {
             return Ok(vec![false; nodes.len()]);
         }
@@ -94,17 +100,9 @@ impl<'c> SqlSets<'c> {
                 format!("g{a} // {}", self.divisors[a][l as usize])
             });
             let q = render(sql::REFUTE, &[("key", &key), ("parts", &SAMPLE_PARTS.to_string())]);
-            let mut stmt = self.conn.prepare(&q)?;
-            let mut suppressed = 0u64;
-            let (mut from, mut to) = (0, 1);
-            let mut proved = false;
-            while from < REFUTE_PARTS && !proved {
-                let part: i64 = stmt.query_row(duckdb::params![from as i64, to as i64, k as i64], |r| r.get(0))?;
-                suppressed += part as u64;
-                proved = suppressed > budget;
-                (from, to) = (to, 2 * to);
-            }
-            out.push(proved);
+            let params = duckdb::params![0i64, SQL_SAMPLE_PARTS as i64, k as i64];
+            let suppressed: i64 = self.conn.query_row(&q, params, |r| r.get(0))?;
+            out.push(suppressed as u64 > budget);
         }
         Ok(out)
     }

@@ -5,10 +5,14 @@
 //!
 //! Heights are swept from the top of the lattice down, a height at a time (one
 //! batch). For a node X not evaluated:
-//! - k(X) ≤ kU(X), the least k of X's direct generalizations (evaluated, or
-//!   bounded the same way): k never falls under generalization, with
-//!   suppression too (classes only merge, so the records in classes below any
-//!   size only shrink).
+//! - k(X) ≤ kU(X), the least k bound of X's direct generalizations
+//!   (evaluated, or bounded the same way): k never falls under generalization,
+//!   with suppression too (classes only merge, so the records in classes below
+//!   any size only shrink). With per-class models (entropy or recursive ℓ,
+//!   t-closeness) k may rise under specialization, as a class they reject
+//!   splits into pieces they accept; the bound is then
+//!   [`crate::metrics::Histogram::k_bound`], which counts one record per
+//!   rejected class (docs/searches.md, "Per-class models and suppression").
 //! - loss(X) ≥ lL(X), the largest of the lower bounds that hold with
 //!   suppression: the loss with nothing suppressed of every evaluated
 //!   specialization (a kept record only costs more as classes merge, and a
@@ -125,7 +129,7 @@ pub fn exact_front(ev: &mut Evaluator, lattice: &Lattice, budget: u64, metric: M
                 continue;
             }
             let ups = lattice.up(levels);
-            let ku = ups.iter().map(|u| known.get(u).map_or_else(|| k_up[u], |p| p.k)).min().unwrap_or(u64::MAX);
+            let ku = ups.iter().map(|u| known.get(u).map_or_else(|| k_up[u], |p| p.k_below)).min().unwrap_or(u64::MAX);
             k_up.insert(levels.clone(), ku);
             let mut low = floor_up.get(levels).copied().unwrap_or(f64::NEG_INFINITY);
             if let Some(terms) = &separable {

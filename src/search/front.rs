@@ -15,6 +15,12 @@ use std::cmp::Ordering;
 pub struct Point {
     pub levels: Vec<u8>,
     pub k: u64,
+    /// At least k here and at every specialization ([`crate::metrics::Histogram::k_bound`]).
+    pub k_below: u64,
+    /// At most k here and at every generalization: k without per-class
+    /// models (classes only merge); 0 with them, which may reject a merged
+    /// class whose parts they accept.
+    pub k_above: u64,
     pub suppressed: u64,
     pub metrics: Metrics,
     /// The chosen metric's value.
@@ -32,6 +38,7 @@ pub struct Point {
 pub fn points(ev: &mut Evaluator, nodes: &[Vec<u8>], budget: u64, metric: Metric) -> Result<Vec<Point>> {
     let full: Vec<Node> = nodes.iter().map(|l| Node::full(l.clone())).collect();
     let hists = ev.histograms(&full)?;
+    let monotone = !ev.class_models();
     Ok(nodes
         .iter()
         .zip(hists)
@@ -60,6 +67,8 @@ pub fn points(ev: &mut Evaluator, nodes: &[Vec<u8>], budget: u64, metric: Metric
             Point {
                 levels: levels.clone(),
                 k,
+                k_below: h.k_bound(budget),
+                k_above: if monotone { k } else { 0 },
                 suppressed: o.suppressed,
                 metrics: o.metrics,
                 loss: o.metrics.get(metric),
@@ -141,7 +150,17 @@ pub fn compare(found: &[Point], truth: Vec<Point>) -> PokaComparison {
 #[cfg(test)]
 pub(crate) fn pt(levels: &[u8], k: u64, loss: f64) -> Point {
     let metrics = Metrics { glm: loss, glm_normalized: 0.0, dm: 0.0, precision: 0.0, height: 0.0, cm: None };
-    Point { levels: levels.to_vec(), k, suppressed: 0, metrics, loss, floor: loss, per_qi: Vec::new() }
+    Point {
+        levels: levels.to_vec(),
+        k,
+        k_below: k,
+        k_above: k,
+        suppressed: 0,
+        metrics,
+        loss,
+        floor: loss,
+        per_qi: Vec::new(),
+    }
 }
 
 #[cfg(test)]

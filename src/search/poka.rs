@@ -43,7 +43,8 @@ pub fn default_depth(lattice: &Lattice) -> u32 {
 /// - k is monotone under generalization (classes only merge, so the records in
 ///   classes smaller than any size only shrink): a node's k is at least that of
 ///   each evaluated specialization and at most that of each evaluated
-///   generalization.
+///   generalization. With per-class models only the second holds, with
+///   [`Point::k_below`] for k, and the first not at all ([`Point::k_above`] is 0).
 /// - The loss is not monotone with suppression, but [`Point::floor`], the loss
 ///   with nothing suppressed, bounds from below the loss of the node and of each
 ///   generalization: a kept record's cost only grows with generalization (glm:
@@ -72,21 +73,21 @@ impl Bounds {
         // Each insert propagates fully, so a walk stops where the bound already holds.
         let mut stack = vec![p.levels.clone()];
         while let Some(x) = stack.pop() {
-            if self.k_at_most.get(&x).is_some_and(|&k| k <= p.k) {
+            if self.k_at_most.get(&x).is_some_and(|&k| k <= p.k_below) {
                 continue;
             }
             stack.extend(lattice.down(&x));
-            self.k_at_most.insert(x, p.k);
+            self.k_at_most.insert(x, p.k_below);
         }
         let mut stack = vec![p.levels.clone()];
         while let Some(x) = stack.pop() {
             let k = self.k_at_least.get(&x).copied().unwrap_or(0);
             let loss = self.loss_at_least.get(&x).copied().unwrap_or(f64::NEG_INFINITY);
-            if k >= p.k && loss >= p.floor {
+            if k >= p.k_above && loss >= p.floor {
                 continue;
             }
             stack.extend(lattice.up(&x));
-            self.k_at_least.insert(x.clone(), k.max(p.k));
+            self.k_at_least.insert(x.clone(), k.max(p.k_above));
             self.loss_at_least.insert(x, loss.max(p.floor));
         }
     }
@@ -145,9 +146,10 @@ impl Search<'_, '_> {
     }
 
     /// In the base's generalization graph: k is at least k_N there (k is
-    /// monotone even with suppression), so such nodes are never evaluated.
+    /// monotone even with suppression, but not with per-class models: see
+    /// [`Point::k_above`]), so such nodes are never evaluated.
     fn above_base(&self, c: &[u8]) -> bool {
-        c.iter().zip(&self.base.levels).all(|(x, n)| x >= n)
+        self.base.k_above == self.base.k && c.iter().zip(&self.base.levels).all(|(x, n)| x >= n)
     }
 
     fn beats_base(&self, p: &Point) -> bool {
