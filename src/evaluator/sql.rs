@@ -89,13 +89,19 @@ impl<'c> SqlSets<'c> {
     /// per node, over the classes whose key hashes into the first
     /// [`SQL_SAMPLE_PARTS`] of [`SAMPLE_PARTS`]: a scan of the base, the
     /// sampled rows grouped. No stages as in memory: here the scan, not the
-    /// grouping, is most of a sample's cost.
+    /// grouping, is most of a sample's cost. Nodes over a kept set are not
+    /// tried.
     pub fn refuted(&self, nodes: &[Node], k: u64, budget: u64) -> Result<Vec<bool>> {
         if self.base_rows < self.refute_from {
             return Ok(vec![false; nodes.len()]);
         }
         let mut out = Vec::with_capacity(nodes.len());
         for node in nodes {
+            // A node over a kept set rolls up from it for less than a scan of the base.
+            if self.stored.keys().any(|held| node.generalizes(held)) {
+                out.push(false);
+                continue;
+            }
             let key = list(node.attrs.iter().zip(&node.levels), ", ", |(&a, &l)| {
                 format!("g{a} // {}", self.divisors[a][l as usize])
             });
