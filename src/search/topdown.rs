@@ -55,6 +55,11 @@ impl Bound {
         Ok(Bound { metric, glm, distinct, heights: ev.data.heights.clone(), rows: ev.data.rows })
     }
 
+    /// The most classes a hub may have (estimated): 1/8 of the rows.
+    fn hub_rows(&self) -> u64 {
+        (self.rows / 8).max(1)
+    }
+
     /// At most this many classes: the rows, or the product of distinct values per QI.
     fn size_estimate(&self, levels: &[u8]) -> u64 {
         let mut est: u64 = 1;
@@ -177,8 +182,7 @@ pub fn search(ev: &mut Evaluator, p: &Problem, progress: &dyn Progress) -> Resul
         // skipped, are proved infeasible at a fraction of a pass.
         let large: Vec<Node> = {
             let sizes = Sizes::new(&bound, ev);
-            let small = (bound.rows / 8).max(1);
-            batch.iter().filter(|l| sizes.estimate(l) > small).map(|l| Node::full(l.to_vec())).collect()
+            batch.iter().filter(|l| sizes.estimate(l) > bound.hub_rows()).map(|l| Node::full(l.to_vec())).collect()
         };
         let refuted: HashSet<Vec<u8>> =
             (large.iter().zip(ev.refuted(&large, req)?)).filter(|&(_, r)| r).map(|(n, _)| n.levels.clone()).collect();
@@ -258,7 +262,7 @@ fn lower_hub(sizes: &Sizes, levels: &[u8], small: u64) -> Vec<u8> {
 /// the rows), each group's meet (a hub) is rolled up once from the smallest
 /// kept specialization and kept, and the group is rolled up from it.
 fn evaluate(ev: &mut Evaluator, bound: &Bound, hubs: &mut Vec<Node>, batch: &[Vec<u8>]) -> Result<Vec<Histogram>> {
-    let small = (bound.rows / 8).max(1);
+    let small = bound.hub_rows();
     let sizes = Sizes::new(bound, ev);
     let mut groups: Vec<(Vec<u8>, Vec<usize>)> = Vec::new();
     for (i, levels) in batch.iter().enumerate() {
