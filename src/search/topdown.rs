@@ -180,16 +180,16 @@ pub fn search(ev: &mut Evaluator, p: &Problem, progress: &dyn Progress) -> Resul
         // Nodes too large to roll up as hubs are first tried on a sample of
         // their classes: near-unique ones, under generalizations the bound
         // skipped, are proved infeasible at a fraction of a pass.
-        let large: Vec<Node> = {
-            let sizes = Sizes::new(&bound, ev);
-            batch.iter().filter(|l| sizes.estimate(l) > bound.hub_rows()).map(|l| Node::full(l.to_vec())).collect()
-        };
+        // The estimates hold for the whole height: a refutation reads no set into the cache.
+        let sizes = Sizes::new(&bound, ev);
+        let large: Vec<Node> =
+            batch.iter().filter(|l| sizes.estimate(l) > bound.hub_rows()).map(|l| Node::full(l.to_vec())).collect();
         let refuted: HashSet<Vec<u8>> =
             (large.iter().zip(ev.refuted(&large, req)?)).filter(|&(_, r)| r).map(|(n, _)| n.levels.clone()).collect();
         checked += refuted.len() as u64;
         batch.retain(|l| !refuted.contains(l));
         pruned.extend(refuted.iter().cloned());
-        let hists = evaluate(ev, &bound, &mut hubs, &batch)?;
+        let hists = evaluate(ev, &sizes, &mut hubs, &batch)?;
         checked += batch.len() as u64;
         crate::trace(|| {
             format!(
@@ -261,9 +261,8 @@ fn lower_hub(sizes: &Sizes, levels: &[u8], small: u64) -> Vec<u8> {
 /// are grouped while the meet of a group stays small (estimated at most 1/8 of
 /// the rows), each group's meet (a hub) is rolled up once from the smallest
 /// kept specialization and kept, and the group is rolled up from it.
-fn evaluate(ev: &mut Evaluator, bound: &Bound, hubs: &mut Vec<Node>, batch: &[Vec<u8>]) -> Result<Vec<Histogram>> {
-    let small = bound.hub_rows();
-    let sizes = Sizes::new(bound, ev);
+fn evaluate(ev: &mut Evaluator, sizes: &Sizes, hubs: &mut Vec<Node>, batch: &[Vec<u8>]) -> Result<Vec<Histogram>> {
+    let small = sizes.bound.hub_rows();
     let mut groups: Vec<(Vec<u8>, Vec<usize>)> = Vec::new();
     for (i, levels) in batch.iter().enumerate() {
         match groups.iter_mut().find(|(m, _)| sizes.estimate(&meet(m, levels)) <= small) {
@@ -289,7 +288,7 @@ fn evaluate(ev: &mut Evaluator, bound: &Bound, hubs: &mut Vec<Node>, batch: &[Ve
             let from = source(hubs, ev, &hub);
             // A hub read off the base goes as low as stays small, as below.
             let hub = match from {
-                None => Node::full(lower_hub(&sizes, m, small)),
+                None => Node::full(lower_hub(sizes, m, small)),
                 Some(_) => hub,
             };
             if !made.contains(&hub) {
@@ -308,7 +307,7 @@ fn evaluate(ev: &mut Evaluator, bound: &Bound, hubs: &mut Vec<Node>, batch: &[Ve
                 // hub, as low as stays small, so that the nodes below this one
                 // at later heights roll up from the hub too.
                 let hub = made.iter().find(|h| node.generalizes(h)).cloned().or_else(|| {
-                    let low = lower_hub(&sizes, &batch[i], small);
+                    let low = lower_hub(sizes, &batch[i], small);
                     (low != batch[i]).then(|| Node::full(low))
                 });
                 match hub {
