@@ -24,7 +24,7 @@
 use super::result::{Found, SearchResult};
 use super::Problem;
 use crate::evaluator::Evaluator;
-use crate::lattice::Node;
+use crate::lattice::{Lattice, Node};
 use crate::metrics::{same, Histogram};
 use crate::options::Metric;
 use crate::progress::Progress;
@@ -186,6 +186,11 @@ impl Known {
         feasible
     }
 
+    /// Is `levels` directly under a pruned node (so infeasible, and pruned too)?
+    fn under_pruned(&self, lattice: &Lattice, levels: &[u8]) -> bool {
+        lattice.up(levels).iter().any(|u| self.pruned.contains(u))
+    }
+
     /// Can `levels` not beat or tie the best node found?
     fn hopeless(&self, bound: &Bound, levels: &[u8]) -> bool {
         match (&self.best, bound.best_possible(levels)) {
@@ -209,7 +214,7 @@ pub fn search(ev: &mut Evaluator, p: &Problem, progress: &dyn Progress) -> Resul
     for (height, nodes) in by_height.into_iter().rev() {
         let mut batch = Vec::new();
         for levels in nodes {
-            if lattice.up(&levels).iter().any(|u| st.pruned.contains(u)) {
+            if st.under_pruned(lattice, &levels) {
                 st.pruned.insert(levels);
                 continue;
             }
@@ -274,7 +279,7 @@ fn dive(ev: &mut Evaluator, p: &Problem, bound: &Bound, hubs: &[Node], st: &mut 
     let (from, before) = (at.clone(), st.checked);
     loop {
         let mut children: Vec<(f64, Vec<u8>)> = (p.lattice.down(&at).into_iter())
-            .filter(|c| !st.pruned.contains(c) && !p.lattice.up(c).iter().any(|u| st.pruned.contains(u)))
+            .filter(|c| !st.pruned.contains(c) && !st.under_pruned(p.lattice, c))
             .filter(|c| !st.hopeless(bound, c))
             .filter_map(|c| bound.best_possible(&c).map(|b| (b, c)))
             .collect();
