@@ -35,6 +35,11 @@ const MAX_SLOTS: u64 = 1 << 25;
 /// power of two) and tries at most the first `REFUTE_PARTS` (a power of two).
 pub(super) const SAMPLE_PARTS: u64 = 64;
 const REFUTE_PARTS: u64 = 16;
+/// A node is sampled by the values of one of its QIs (see [`RowSample`]) when
+/// that QI has at least this many distinct values at the node's level: the
+/// default `sample_spread`. Fewer would make a part's share of the classes
+/// too lumpy to settle much.
+pub const SAMPLE_SPREAD: u64 = 1024;
 /// Sets of fewer rows are rolled up whole rather than sampled: the default
 /// `refute_from`.
 pub const REFUTE_FROM: u64 = 1 << 16;
@@ -225,6 +230,23 @@ struct Scratch {
     grouped_t: Vec<(u32, u64)>,
 }
 
+/// The base rows whose value of one QI at one level hashes into the first
+/// [`REFUTE_PARTS`] of [`SAMPLE_PARTS`] parts, by part. A node that keeps
+/// the QI at that level has each class's rows in one part, so the rows of
+/// the first parts hold whole classes: a sample of the node's classes read
+/// without building a key for every base row, and one sample serves every
+/// node at that QI and level.
+struct RowSample {
+    rows: Vec<u32>,
+    /// Per stage: the end in `rows` of parts [0, 1), [0, 2), [0, 4) … [0, REFUTE_PARTS).
+    ends: Vec<usize>,
+}
+
+/// The part of a hashed value or key (the high bits of a multiplicative hash).
+fn sample_part(v: u64) -> u64 {
+    v.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - SAMPLE_PARTS.trailing_zeros())
+}
+
 /// `pairs` grouped by class into `starts` (classes + 1 offsets) and `grouped`.
 fn group_pairs(p: &Pairs, classes: usize, starts: &mut Vec<u32>, grouped: &mut Vec<(u32, u64)>) {
     starts.clear();
@@ -302,6 +324,10 @@ pub struct MemorySets {
     pub(super) leaf_sums_from: u64,
     /// Nodes rolled up from sets of fewer rows are not tested on samples.
     pub(super) refute_from: u64,
+    /// Sample nodes by a QI's values from this many values on ([`SAMPLE_SPREAD`]).
+    pub(super) sample_spread: u64,
+    /// Row samples of the base by (QI, level), built when first wanted.
+    row_samples: FxHashMap<(usize, u8), Arc<RowSample>>,
     pool: rayon::ThreadPool,
 }
 
@@ -589,6 +615,8 @@ impl MemorySets {
             clock: 0,
             leaf_sums_from: 0,
             refute_from: REFUTE_FROM,
+            sample_spread: SAMPLE_SPREAD,
+            row_samples: FxHashMap::default(),
             pool,
         })
     }
@@ -862,15 +890,96 @@ impl MemorySets {
     /// `refute_from` rows are not tried (a full evaluation costs little there).
     pub fn refuted(&mut self, nodes: &[Node], k: u64, budget: u64) -> Vec<bool> {
         let jobs: Vec<(&Node, Arc<Set>)> = nodes.iter().map(|n| (n, self.source(n, None))).collect();
+        // Nodes over the base with a widely spread QI are sampled by its values.
+        let by_values: Vec<Option<Arc<RowSample>>> = jobs
+            .iter()
+            .map(|(node, src)| {
+                let over_base = Arc::ptr_eq(src, &self.base) && src.size.len() as u64 >= self.refute_from;
+                over_base.then(|| self.spread_qi(node)).flatten().map(|at| self.row_sample(at))
+            })
+            .collect();
         let this = &*self;
         self.pool.install(|| {
             jobs.par_iter()
-                .map(|(node, src)| {
-                    src.size.len() as u64 >= this.refute_from
-                        && with_scratch(|sc| this.refutes(sc, src, node, k, budget))
+                .zip(&by_values)
+                .map(|((node, src), sample)| match sample {
+                    Some(sample) => with_scratch(|sc| this.refutes_on(sc, sample, node, k, budget)),
+                    None => {
+                        src.size.len() as u64 >= this.refute_from
+                            && with_scratch(|sc| this.refutes(sc, src, node, k, budget))
+                    }
                 })
                 .collect()
         })
+    }
+
+    /// The QI of `node` with the most distinct values at the node's level,
+    /// and that level, when they are at least `sample_spread` and the node's
+    /// class keys fit in 64 bits.
+    fn spread_qi(&self, node: &Node) -> Option<(usize, u8)> {
+        let radix = |a: usize, l: u8| self.qis[a].distinct[l as usize] as u64;
+        let pairs = || node.attrs.iter().zip(&node.levels).map(|(&a, &l)| (a, l));
+        pairs().try_fold(1u64, |s, (a, l)| s.checked_mul(radix(a, l)))?;
+        pairs()
+            .max_by_key(|&(a, l)| (radix(a, l), std::cmp::Reverse(a)))
+            .filter(|&(a, l)| radix(a, l) >= self.sample_spread)
+    }
+
+    /// The base's [`RowSample`] by QI `a` at level `l`, built once.
+    fn row_sample(&mut self, (a, l): (usize, u8)) -> Arc<RowSample> {
+        let base = &self.base;
+        let qi = &self.qis[a];
+        self.row_samples
+            .entry((a, l))
+            .or_insert_with(|| {
+                let p = base.node.attrs.iter().position(|&b| b == a).expect("the base has every QI");
+                let lift = qi.lift(base.node.levels[p], l);
+                let mut by_part: Vec<Vec<u32>> = vec![Vec::new(); REFUTE_PARTS as usize];
+                for (row, &c) in base.codes[p].iter().enumerate() {
+                    if let Some(rows) = by_part.get_mut(sample_part(lift[c as usize] as u64) as usize) {
+                        rows.push(row as u32);
+                    }
+                }
+                let mut rows = Vec::with_capacity(by_part.iter().map(Vec::len).sum());
+                let mut ends = Vec::new();
+                for (part, part_rows) in by_part.into_iter().enumerate() {
+                    rows.extend(part_rows);
+                    // Stages end after parts 0, 1, 3, 7, 15: [0, 1), [0, 2), [0, 4) …
+                    if (part + 1).is_power_of_two() {
+                        ends.push(rows.len());
+                    }
+                }
+                Arc::new(RowSample { rows, ends })
+            })
+            .clone()
+    }
+
+    /// [`Self::refutes`] on a [`RowSample`] of the base: each stage's rows
+    /// keyed and counted, no other row touched.
+    fn refutes_on(&self, sc: &mut Scratch, sample: &RowSample, node: &Node, k: u64, budget: u64) -> bool {
+        let cols = self.columns(&self.base, node);
+        let split: Vec<(&[u32], &[u32], u64)> = cols
+            .iter()
+            .map(|&(col, lift, q, l)| (col, lift, q.distinct[l as usize] as u64))
+            .filter(|&(_, _, radix)| radix > 1)
+            .collect();
+        let size = &self.base.size;
+        let mut suppressed = 0u64;
+        let mut from = 0;
+        for &end in &sample.ends {
+            sc.sample.clear();
+            for &row in &sample.rows[from..end] {
+                let row = row as usize;
+                let key = split.iter().fold(0u64, |k, &(col, lift, radix)| k * radix + lift[col[row] as usize] as u64);
+                *sc.sample.entry(key).or_insert(0) += size[row];
+            }
+            suppressed += sc.sample.values().filter(|&&s| s < k).sum::<u64>();
+            if suppressed > budget {
+                return true;
+            }
+            from = end;
+        }
+        false
     }
 
     /// Does a sample of `node`'s classes (rolled up from `src`) hold more than
@@ -884,7 +993,7 @@ impl MemorySets {
         let cols = self.columns(src, node);
         let m = src.size.len();
         Self::keys(sc, &cols, m);
-        let part = |key: u64| key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - SAMPLE_PARTS.trailing_zeros());
+        let part = sample_part;
         let mut suppressed = 0u64;
         let (mut from, mut to) = (0, 1);
         while from < REFUTE_PARTS {

@@ -335,6 +335,17 @@ impl<'c> Evaluator<'c> {
         self
     }
 
+    /// Memory backend: sample a node over the base by the values of its most
+    /// spread QI once that QI has at least `values` distinct values at the
+    /// node's level (default [`memory::SAMPLE_SPREAD`]); tests set a low
+    /// figure to exercise it on small tables, or `u64::MAX` to turn it off.
+    pub fn sample_spread(mut self, values: u64) -> Self {
+        if let Sets::Memory(m) = &mut self.sets {
+            m.sample_spread = values;
+        }
+        self
+    }
+
     /// Compute glm's leaf sums only for classes of at least `k` records. For a
     /// search with a fixed k, whose smaller classes are suppressed: their sums
     /// never count. Histograms then judge requirements with this k or more only.
