@@ -328,6 +328,8 @@ pub struct MemorySets {
     pub(super) sample_spread: u64,
     /// Row samples of the base by (QI, level), built when first wanted.
     row_samples: FxHashMap<(usize, u8), Arc<RowSample>>,
+    /// Nodes a [`RowSample`] proved infeasible (tests read it).
+    pub(super) value_refutations: std::sync::atomic::AtomicU64,
     pool: rayon::ThreadPool,
 }
 
@@ -617,6 +619,7 @@ impl MemorySets {
             refute_from: REFUTE_FROM,
             sample_spread: SAMPLE_SPREAD,
             row_samples: FxHashMap::default(),
+            value_refutations: Default::default(),
             pool,
         })
     }
@@ -902,12 +905,17 @@ impl MemorySets {
         self.pool.install(|| {
             jobs.par_iter()
                 .zip(&by_values)
-                .map(|((node, src), sample)| match sample {
-                    Some(sample) => with_scratch(|sc| this.refutes_on(sc, sample, node, k, budget)),
-                    None => {
-                        src.size.len() as u64 >= this.refute_from
-                            && with_scratch(|sc| this.refutes(sc, src, node, k, budget))
+                .map(|((node, src), sample)| {
+                    // A node the values' sample leaves open is tried on its keys' as before: that
+                    // sample differs, and costs less than evaluating the node whole.
+                    let on_values =
+                        sample.as_ref().is_some_and(|s| with_scratch(|sc| this.refutes_on(sc, s, node, k, budget)));
+                    if on_values {
+                        this.value_refutations.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     }
+                    on_values
+                        || (src.size.len() as u64 >= this.refute_from
+                            && with_scratch(|sc| this.refutes(sc, src, node, k, budget)))
                 })
                 .collect()
         })

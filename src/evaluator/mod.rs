@@ -324,6 +324,14 @@ impl<'c> Evaluator<'c> {
         self.refutations
     }
 
+    /// Of [`Self::refutations`], those a sample by a QI's values proved (memory backend).
+    pub fn value_refutations(&self) -> u64 {
+        match &self.sets {
+            Sets::Memory(m) => m.value_refutations.load(std::sync::atomic::Ordering::Relaxed),
+            Sets::Sql(_) => 0,
+        }
+    }
+
     /// Try [`Self::refuted`] only on nodes rolled up from sets of at least
     /// `rows` rows (in memory) or from a base set of as many (SQL); default
     /// [`memory::REFUTE_FROM`]. Tests set 0 to exercise it on small tables.
