@@ -326,7 +326,8 @@ pub struct MemorySets {
     pub(super) refute_from: u64,
     /// Sample nodes by a QI's values from this many values on ([`SAMPLE_SPREAD`]).
     pub(super) sample_spread: u64,
-    /// Row samples of the base by (QI, level), built when first wanted.
+    /// Row samples of the base by (QI, level), within a quarter of `budget`
+    /// ([`Self::row_samples_for`]).
     row_samples: FxHashMap<(usize, u8), Arc<RowSample>>,
     /// Nodes a [`RowSample`] proved infeasible (tests read it).
     pub(super) value_refutations: std::sync::atomic::AtomicU64,
@@ -894,13 +895,16 @@ impl MemorySets {
     pub fn refuted(&mut self, nodes: &[Node], k: u64, budget: u64) -> Vec<bool> {
         let jobs: Vec<(&Node, Arc<Set>)> = nodes.iter().map(|n| (n, self.source(n, None))).collect();
         // Nodes over the base with a widely spread QI are sampled by its values.
-        let by_values: Vec<Option<Arc<RowSample>>> = jobs
+        let wants: Vec<Option<(usize, u8)>> = jobs
             .iter()
             .map(|(node, src)| {
                 let over_base = Arc::ptr_eq(src, &self.base) && src.size.len() as u64 >= self.refute_from;
-                over_base.then(|| self.spread_qi(node)).flatten().map(|at| self.row_sample(at))
+                over_base.then(|| self.spread_qi(node)).flatten()
             })
             .collect();
+        self.row_samples_for(&wants);
+        let by_values: Vec<Option<Arc<RowSample>>> =
+            wants.iter().map(|w| w.and_then(|at| self.row_samples.get(&at).cloned())).collect();
         let this = &*self;
         self.pool.install(|| {
             jobs.par_iter()
@@ -933,33 +937,55 @@ impl MemorySets {
             .filter(|&(a, l)| radix(a, l) >= self.sample_spread)
     }
 
-    /// The base's [`RowSample`] by QI `a` at level `l`, built once.
-    fn row_sample(&mut self, (a, l): (usize, u8)) -> Arc<RowSample> {
+    /// Hold the [`RowSample`]s `wants` names (QI, level), within a quarter
+    /// of `budget`: those no node wants now are dropped first, then the ones
+    /// most nodes want are built first; a node whose sample does not fit is
+    /// tried on its keys alone.
+    fn row_samples_for(&mut self, wants: &[Option<(usize, u8)>]) {
+        let mut count: FxHashMap<(usize, u8), usize> = FxHashMap::default();
+        for at in wants.iter().flatten() {
+            *count.entry(*at).or_default() += 1;
+        }
+        let bytes = |s: &RowSample| 4 * s.rows.len() as u64;
+        let mut held: u64 = self.row_samples.values().map(|s| bytes(s)).sum();
+        if held > 0 {
+            self.row_samples.retain(|at, _| count.contains_key(at));
+            held = self.row_samples.values().map(|s| bytes(s)).sum();
+        }
+        // About what a new sample takes: a quarter of the rows, 4 bytes each.
+        let most = self.base.size.len() as u64;
+        let mut order: Vec<((usize, u8), usize)> = count.into_iter().collect();
+        order.sort_by_key(|&(at, n)| (std::cmp::Reverse(n), at));
+        for (at, _) in order {
+            if !self.row_samples.contains_key(&at) && held + most <= self.budget / 4 {
+                let sample = self.row_sample(at);
+                held += bytes(&sample);
+                self.row_samples.insert(at, Arc::new(sample));
+            }
+        }
+    }
+
+    /// The base's [`RowSample`] by QI `a` at level `l`.
+    fn row_sample(&self, (a, l): (usize, u8)) -> RowSample {
         let base = &self.base;
-        let qi = &self.qis[a];
-        self.row_samples
-            .entry((a, l))
-            .or_insert_with(|| {
-                let p = base.node.attrs.iter().position(|&b| b == a).expect("the base has every QI");
-                let lift = qi.lift(base.node.levels[p], l);
-                let mut by_part: Vec<Vec<u32>> = vec![Vec::new(); REFUTE_PARTS as usize];
-                for (row, &c) in base.codes[p].iter().enumerate() {
-                    if let Some(rows) = by_part.get_mut(sample_part(lift[c as usize] as u64) as usize) {
-                        rows.push(row as u32);
-                    }
-                }
-                let mut rows = Vec::with_capacity(by_part.iter().map(Vec::len).sum());
-                let mut ends = Vec::new();
-                for (part, part_rows) in by_part.into_iter().enumerate() {
-                    rows.extend(part_rows);
-                    // Stages end after parts 0, 1, 3, 7, 15: [0, 1), [0, 2), [0, 4) …
-                    if (part + 1).is_power_of_two() {
-                        ends.push(rows.len());
-                    }
-                }
-                Arc::new(RowSample { rows, ends })
-            })
-            .clone()
+        let p = base.node.attrs.iter().position(|&b| b == a).expect("the base has every QI");
+        let lift = self.qis[a].lift(base.node.levels[p], l);
+        let mut by_part: Vec<Vec<u32>> = vec![Vec::new(); REFUTE_PARTS as usize];
+        for (row, &c) in base.codes[p].iter().enumerate() {
+            if let Some(rows) = by_part.get_mut(sample_part(lift[c as usize] as u64) as usize) {
+                rows.push(row as u32);
+            }
+        }
+        let mut rows = Vec::with_capacity(by_part.iter().map(Vec::len).sum());
+        let mut ends = Vec::new();
+        for (part, part_rows) in by_part.into_iter().enumerate() {
+            rows.extend(part_rows);
+            // Stages end after parts 0, 1, 3, 7, 15: [0, 1), [0, 2), [0, 4) …
+            if (part + 1).is_power_of_two() {
+                ends.push(rows.len());
+            }
+        }
+        RowSample { rows, ends }
     }
 
     /// [`Self::refutes`] on a [`RowSample`] of the base: each stage's rows
