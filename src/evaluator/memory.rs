@@ -247,6 +247,24 @@ fn sample_part(v: u64) -> u64 {
     v.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - SAMPLE_PARTS.trailing_zeros())
 }
 
+/// The QIs of `cols` that split classes (more than one value at the node's
+/// level): column, lift and radix, in key order.
+fn splitting<'s>(cols: &[Column<'s>]) -> Vec<(&'s [u32], &'s [u32], u64)> {
+    cols.iter()
+        .map(|&(col, lift, q, l)| (col, lift, q.distinct[l as usize] as u64))
+        .filter(|&(_, _, radix)| radix > 1)
+        .collect()
+}
+
+/// One stage of a sample: its (class key, records) pairs counted into
+/// `classes` (empty); the records in classes under `k`.
+fn under_k(classes: &mut FxHashMap<u64, u64>, pairs: impl Iterator<Item = (u64, u64)>, k: u64) -> u64 {
+    for (key, size) in pairs {
+        *classes.entry(key).or_insert(0) += size;
+    }
+    classes.values().filter(|&&s| s < k).sum()
+}
+
 /// `pairs` grouped by class into `starts` (classes + 1 offsets) and `grouped`.
 fn group_pairs(p: &Pairs, classes: usize, starts: &mut Vec<u32>, grouped: &mut Vec<(u32, u64)>) {
     starts.clear();
@@ -839,11 +857,7 @@ impl MemorySets {
     /// the same class); returns a bound on the keys.
     fn keys(sc: &mut Scratch, cols: &[Column], m: usize) -> u64 {
         // The QIs that split classes, with their radices.
-        let split: Vec<(&[u32], &[u32], u64)> = cols
-            .iter()
-            .map(|&(col, lift, q, l)| (col, lift, q.distinct[l as usize] as u64))
-            .filter(|&(_, _, radix)| radix > 1)
-            .collect();
+        let split = splitting(&cols);
         let mut space: u64 = 1;
         if split.iter().try_fold(1u64, |s, &(_, _, r)| s.checked_mul(r)).is_some() {
             // Every key is written below, so the buffer is not cleared first.
@@ -947,11 +961,8 @@ impl MemorySets {
             *count.entry(*at).or_default() += 1;
         }
         let bytes = |s: &RowSample| 4 * s.rows.len() as u64;
+        self.row_samples.retain(|at, _| count.contains_key(at));
         let mut held: u64 = self.row_samples.values().map(|s| bytes(s)).sum();
-        if held > 0 {
-            self.row_samples.retain(|at, _| count.contains_key(at));
-            held = self.row_samples.values().map(|s| bytes(s)).sum();
-        }
         // About what a new sample takes: a quarter of the rows, 4 bytes each.
         let most = self.base.size.len() as u64;
         let mut order: Vec<((usize, u8), usize)> = count.into_iter().collect();
@@ -992,22 +1003,20 @@ impl MemorySets {
     /// keyed and counted, no other row touched.
     fn refutes_on(&self, sc: &mut Scratch, sample: &RowSample, node: &Node, k: u64, budget: u64) -> bool {
         let cols = self.columns(&self.base, node);
-        let split: Vec<(&[u32], &[u32], u64)> = cols
-            .iter()
-            .map(|&(col, lift, q, l)| (col, lift, q.distinct[l as usize] as u64))
-            .filter(|&(_, _, radix)| radix > 1)
-            .collect();
+        let split = splitting(&cols);
         let size = &self.base.size;
         let mut suppressed = 0u64;
         let mut from = 0;
         for &end in &sample.ends {
-            sc.sample.clear();
-            for &row in &sample.rows[from..end] {
+            let pairs = sample.rows[from..end].iter().map(|&row| {
                 let row = row as usize;
-                let key = split.iter().fold(0u64, |k, &(col, lift, radix)| k * radix + lift[col[row] as usize] as u64);
-                *sc.sample.entry(key).or_insert(0) += size[row];
-            }
-            suppressed += sc.sample.values().filter(|&&s| s < k).sum::<u64>();
+                (
+                    split.iter().fold(0u64, |k, &(col, lift, radix)| k * radix + lift[col[row] as usize] as u64),
+                    size[row],
+                )
+            });
+            sc.sample.clear();
+            suppressed += under_k(&mut sc.sample, pairs, k);
             if suppressed > budget {
                 return true;
             }
@@ -1034,12 +1043,8 @@ impl MemorySets {
             let sampled = from..to;
             sc.sample.clear();
             sc.sample.reserve(m * (to - from) as usize / SAMPLE_PARTS as usize);
-            for (&key, &size) in sc.keys.iter().zip(&src.size) {
-                if sampled.contains(&part(key)) {
-                    *sc.sample.entry(key).or_insert(0) += size;
-                }
-            }
-            suppressed += sc.sample.values().filter(|&&s| s < k).sum::<u64>();
+            let pairs = sc.keys.iter().zip(&src.size).filter(|(&key, _)| sampled.contains(&part(key)));
+            suppressed += under_k(&mut sc.sample, pairs.map(|(&key, &size)| (key, size)), k);
             if suppressed > budget {
                 return true;
             }
