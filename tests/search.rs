@@ -53,7 +53,7 @@ fn incognito_equals_exhaustive_on_generated_tables() {
         assert_eq!(lattice.heights, vec![3, 4, 1]);
         let mut reference = loaded.evaluator().unwrap();
         let ls: &[Option<u64>] = if diversity { &[Some(2), Some(3)] } else { &[None] };
-        let (mut refutations, mut refutations_sql, mut refutations_by_values) = (0, 0, 0);
+        let (mut refutations, mut refutations_sql, mut refutations_by_values, mut refutations_by_qis) = (0, 0, 0, 0);
         for &l in ls {
             for k in [1, 3, 8, 60] {
                 for budget in [0, 20] {
@@ -124,20 +124,38 @@ fn incognito_equals_exhaustive_on_generated_tables() {
                         assert_eq!(td_sampled.feasible, td_mem.feasible, "topdown on samples {case}");
                         assert_eq!(td_sampled.checked, td_mem.checked, "topdown on samples {case}");
                         refutations += sampled.refutations();
-                        // Sampled by the values of each node's most spread QI instead (every QI
-                        // qualifies here): the same nodes found feasible and settled.
-                        let mut by_values = loaded
-                            .evaluator_on(Backend::Memory)
-                            .unwrap()
-                            .leaf_sums_from(k)
-                            .refute_from(0)
-                            .sample_spread(2);
-                        let td_by_values =
-                            topdown::search(&mut by_values, &Problem { lattice: &lattice, req: &req, metric }, &Silent)
-                                .unwrap();
-                        assert_eq!(td_by_values.feasible, td_mem.feasible, "topdown on value samples {case}");
-                        assert_eq!(td_by_values.checked, td_mem.checked, "topdown on value samples {case}");
-                        refutations_by_values += by_values.value_refutations();
+                        let same_best = |a: &Option<search::Found>, b: &Option<search::Found>| match (a, b) {
+                            (Some(a), Some(b)) => (&a.levels, &a.outcome) == (&b.levels, &b.outcome),
+                            (None, None) => true,
+                            _ => false,
+                        };
+                        // Sampled by rows drawn from each node's most spread QIs instead: the one
+                        // most spread (every QI qualifies at 2), then several together (no QI has
+                        // 200 values). The same nodes found feasible and settled.
+                        for (spread, count) in [(2, &mut refutations_by_values), (200, &mut refutations_by_qis)] {
+                            let mut by_values = loaded
+                                .evaluator_on(Backend::Memory)
+                                .unwrap()
+                                .leaf_sums_from(k)
+                                .refute_from(0)
+                                .sample_spread(spread);
+                            let td_by_values = topdown::search(
+                                &mut by_values,
+                                &Problem { lattice: &lattice, req: &req, metric },
+                                &Silent,
+                            )
+                            .unwrap();
+                            assert_eq!(
+                                td_by_values.feasible, td_mem.feasible,
+                                "topdown on row samples {spread} {case}"
+                            );
+                            assert_eq!(td_by_values.checked, td_mem.checked, "topdown on row samples {spread} {case}");
+                            assert!(
+                                same_best(&td_by_values.best, &exact.best),
+                                "topdown on row samples {spread} {case}"
+                            );
+                            *count += by_values.value_refutations();
+                        }
                         // The same on the SQL backend, whose samples are DuckDB's hashes.
                         let mut sampled_sql = loaded
                             .evaluator_on(Backend::Sql)
@@ -154,16 +172,10 @@ fn incognito_equals_exhaustive_on_generated_tables() {
                         assert_eq!(td_sampled_sql.feasible, td_mem.feasible, "topdown on SQL samples {case}");
                         assert_eq!(td_sampled_sql.checked, td_mem.checked, "topdown on SQL samples {case}");
                         refutations_sql += sampled_sql.refutations();
-                        let same_best = |a: &Option<search::Found>, b: &Option<search::Found>| match (a, b) {
-                            (Some(a), Some(b)) => (&a.levels, &a.outcome) == (&b.levels, &b.outcome),
-                            (None, None) => true,
-                            _ => false,
-                        };
                         assert!(same_best(&td.best, &exact.best), "topdown {case}");
                         assert!(same_best(&td_mem.best, &exact.best), "topdown in memory {case}");
                         assert!(same_best(&td_sampled.best, &exact.best), "topdown on samples {case}");
                         assert!(same_best(&td_sampled_sql.best, &exact.best), "topdown on SQL samples {case}");
-                        assert!(same_best(&td_by_values.best, &exact.best), "topdown on value samples {case}");
                         assert!(td.feasible.iter().all(|f| exact.feasible.contains(f)), "topdown {case}");
                         if metric == Metric::Dm {
                             assert_eq!(td.feasible, exact.feasible, "topdown {case}");
@@ -176,6 +188,7 @@ fn incognito_equals_exhaustive_on_generated_tables() {
         assert!(refutations > 0, "no node was proved infeasible on a sample");
         assert!(refutations_sql > 0, "no node was proved infeasible on a sample in SQL");
         assert!(refutations_by_values > 0, "no node was proved infeasible on a sample by a QI's values");
+        assert!(refutations_by_qis > 0, "no node was proved infeasible on a sample by several QIs' values");
         // k = all rows: exactly the nodes that put every row in one class.
         let all = Requirement { k: 400, l: None, budget: 0 };
         let mut ev = loaded.evaluator().unwrap();

@@ -35,11 +35,15 @@ const MAX_SLOTS: u64 = 1 << 25;
 /// power of two) and tries at most the first `REFUTE_PARTS` (a power of two).
 pub(super) const SAMPLE_PARTS: u64 = 64;
 const REFUTE_PARTS: u64 = 16;
-/// A node is sampled by the values of one of its QIs (see [`RowSample`]) when
-/// that QI has at least this many distinct values at the node's level: the
+/// A [`RowSample`] is drawn from a node's most spread QIs until they have at
+/// least this many distinct values together at the node's levels: the
 /// default `sample_spread`. Fewer would make a part's share of the classes
 /// too lumpy to settle much.
 pub const SAMPLE_SPREAD: u64 = 1024;
+/// The parts of [`SAMPLE_PARTS`] a [`RowSample`] holds (a power of two): a
+/// sixteenth of the rows, which settles nearly every near-unique node; a
+/// node it leaves open is tried on its keys.
+const ROW_SAMPLE_PARTS: u64 = 4;
 /// Sets of fewer rows are rolled up whole rather than sampled: the default
 /// `refute_from`.
 pub const REFUTE_FROM: u64 = 1 << 16;
@@ -230,16 +234,32 @@ struct Scratch {
     grouped_t: Vec<(u32, u64)>,
 }
 
-/// The base rows whose value of one QI at one level hashes into the first
-/// [`REFUTE_PARTS`] of [`SAMPLE_PARTS`] parts, by part. A node that keeps
-/// the QI at that level has each class's rows in one part, so the rows of
-/// the first parts hold whole classes: a sample of the node's classes read
-/// without building a key for every base row, and one sample serves every
-/// node at that QI and level.
+/// A sample of the base holding whole classes of every node that keeps each
+/// QI of `by` at its level or below (a class has one value there): the rows
+/// whose values of `by` hash into the first [`ROW_SAMPLE_PARTS`] of
+/// [`SAMPLE_PARTS`] parts, by part, copied with every QI's code and their
+/// sizes, so that a node is tried on it reading nothing else. One sample
+/// serves the nodes of many heights.
 struct RowSample {
-    rows: Vec<u32>,
-    /// Per stage: the end in `rows` of parts [0, 1), [0, 2), [0, 4) … [0, REFUTE_PARTS).
+    /// (QI, level) pairs the parts are drawn from.
+    by: Vec<(usize, u8)>,
+    /// Per base column, the sampled rows' codes.
+    codes: Vec<Vec<u32>>,
+    size: Vec<u64>,
+    /// The end of parts [0, 1), [0, 2), [0, 4) … in the rows: the stages.
     ends: Vec<usize>,
+}
+
+impl RowSample {
+    fn bytes(&self) -> u64 {
+        (self.size.len() * (8 + 4 * self.codes.len())) as u64
+    }
+
+    /// Are `node`'s classes whole in each part: does it keep every QI of `by`
+    /// at its level or below?
+    fn serves(&self, node: &Node) -> bool {
+        self.by.iter().all(|&(a, l)| node.attrs.iter().position(|&b| b == a).is_some_and(|p| node.levels[p] <= l))
+    }
 }
 
 /// The part of a hashed value or key (the high bits of a multiplicative hash).
@@ -342,11 +362,11 @@ pub struct MemorySets {
     pub(super) leaf_sums_from: u64,
     /// Nodes rolled up from sets of fewer rows are not tested on samples.
     pub(super) refute_from: u64,
-    /// Sample nodes by a QI's values from this many values on ([`SAMPLE_SPREAD`]).
+    /// The least distinct values a [`RowSample`]'s QIs have together ([`SAMPLE_SPREAD`]).
     pub(super) sample_spread: u64,
-    /// Row samples of the base by (QI, level), within a quarter of `budget`
-    /// ([`Self::row_samples_for`]).
-    row_samples: FxHashMap<(usize, u8), Arc<RowSample>>,
+    /// Row samples of the base, the most recently used last, within a
+    /// quarter of `budget` ([`Self::row_samples_for`]).
+    row_samples: Vec<Arc<RowSample>>,
     /// Nodes a [`RowSample`] proved infeasible (tests read it).
     pub(super) value_refutations: std::sync::atomic::AtomicU64,
     pool: rayon::ThreadPool,
@@ -637,7 +657,7 @@ impl MemorySets {
             leaf_sums_from: 0,
             refute_from: REFUTE_FROM,
             sample_spread: SAMPLE_SPREAD,
-            row_samples: FxHashMap::default(),
+            row_samples: Vec::new(),
             value_refutations: Default::default(),
             pool,
         })
@@ -908,30 +928,24 @@ impl MemorySets {
     /// `refute_from` rows are not tried (a full evaluation costs little there).
     pub fn refuted(&mut self, nodes: &[Node], k: u64, budget: u64) -> Vec<bool> {
         let jobs: Vec<(&Node, Arc<Set>)> = nodes.iter().map(|n| (n, self.source(n, None))).collect();
-        // Nodes over the base with a widely spread QI are sampled by its values.
-        let wants: Vec<Option<(usize, u8)>> = jobs
-            .iter()
-            .map(|(node, src)| {
-                let over_base = Arc::ptr_eq(src, &self.base) && src.size.len() as u64 >= self.refute_from;
-                over_base.then(|| self.spread_qi(node)).flatten()
-            })
+        // Nodes over the base are first tried on a row sample.
+        let over_base: Vec<bool> = (jobs.iter())
+            .map(|(_, src)| Arc::ptr_eq(src, &self.base) && src.size.len() as u64 >= self.refute_from)
             .collect();
-        self.row_samples_for(&wants);
-        let by_values: Vec<Option<Arc<RowSample>>> =
-            wants.iter().map(|w| w.and_then(|at| self.row_samples.get(&at).cloned())).collect();
+        let samples = self.row_samples_for(nodes, &over_base);
         let this = &*self;
         self.pool.install(|| {
             jobs.par_iter()
-                .zip(&by_values)
+                .zip(&samples)
                 .map(|((node, src), sample)| {
-                    // A node the values' sample leaves open is tried on its keys' as before: that
-                    // sample differs, and costs less than evaluating the node whole.
-                    let on_values =
+                    // A node the row sample leaves open is tried on its keys: that sample
+                    // differs, and costs less than evaluating the node whole.
+                    let on_rows =
                         sample.as_ref().is_some_and(|s| with_scratch(|sc| this.refutes_on(sc, s, node, k, budget)));
-                    if on_values {
+                    if on_rows {
                         this.value_refutations.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     }
-                    on_values
+                    on_rows
                         || (src.size.len() as u64 >= this.refute_from
                             && with_scratch(|sc| this.refutes(sc, src, node, k, budget)))
                 })
@@ -939,80 +953,149 @@ impl MemorySets {
         })
     }
 
-    /// The QI of `node` with the most distinct values at the node's level,
-    /// and that level, when they are at least `sample_spread` and the node's
-    /// class keys fit in 64 bits.
-    fn spread_qi(&self, node: &Node) -> Option<(usize, u8)> {
-        let radix = |a: usize, l: u8| self.qis[a].distinct[l as usize] as u64;
-        let pairs = || node.attrs.iter().zip(&node.levels).map(|(&a, &l)| (a, l));
-        pairs().try_fold(1u64, |s, (a, l)| s.checked_mul(radix(a, l)))?;
-        pairs()
-            .max_by_key(|&(a, l)| (radix(a, l), std::cmp::Reverse(a)))
-            .filter(|&(a, l)| radix(a, l) >= self.sample_spread)
+    /// The (QI, level) pairs a [`RowSample`] for `node` is drawn from: its
+    /// QIs by distinct values at its levels, most first, until they have
+    /// [`Self::sample_spread`] values together; none when all of them have
+    /// fewer.
+    fn sample_by(&self, node: &Node) -> Option<Vec<(usize, u8)>> {
+        let radix = |(a, l): (usize, u8)| self.qis[a].distinct[l as usize] as u64;
+        let mut pairs: Vec<(usize, u8)> = node.attrs.iter().copied().zip(node.levels.iter().copied()).collect();
+        pairs.retain(|&at| radix(at) > 1);
+        pairs.sort_by_key(|&at| (std::cmp::Reverse(radix(at)), at));
+        let mut spread = 1u64;
+        let mut by = Vec::new();
+        for at in pairs {
+            if spread >= self.sample_spread {
+                break;
+            }
+            spread = spread.saturating_mul(radix(at));
+            by.push(at);
+        }
+        (spread >= self.sample_spread).then_some(by)
     }
 
-    /// Hold the [`RowSample`]s `wants` names (QI, level), within a quarter
-    /// of `budget`: those no node wants now are dropped first, then the ones
-    /// most nodes want are built first; a node whose sample does not fit is
+    /// Per node of `nodes` that `over_base` marks, a [`RowSample`] that
+    /// serves it: a held one (the most recently used first), or one drawn for
+    /// it ([`Self::sample_by`]), the ones most nodes want first. Samples stay
+    /// within a quarter of `budget`, those this batch does not use dropped
+    /// first, the least recently used of them first; a node without one is
     /// tried on its keys alone.
-    fn row_samples_for(&mut self, wants: &[Option<(usize, u8)>]) {
-        let mut count: FxHashMap<(usize, u8), usize> = FxHashMap::default();
-        for at in wants.iter().flatten() {
-            *count.entry(*at).or_default() += 1;
-        }
-        let bytes = |s: &RowSample| 4 * s.rows.len() as u64;
-        self.row_samples.retain(|at, _| count.contains_key(at));
-        let mut held: u64 = self.row_samples.values().map(|s| bytes(s)).sum();
-        // About what a new sample takes: a quarter of the rows, 4 bytes each.
-        let most = self.base.size.len() as u64;
-        let mut order: Vec<((usize, u8), usize)> = count.into_iter().collect();
-        order.sort_by_key(|&(at, n)| (std::cmp::Reverse(n), at));
-        for (at, _) in order {
-            if !self.row_samples.contains_key(&at) && held + most <= self.budget / 4 {
-                let sample = self.row_sample(at);
-                held += bytes(&sample);
-                self.row_samples.insert(at, Arc::new(sample));
+    fn row_samples_for(&mut self, nodes: &[Node], over_base: &[bool]) -> Vec<Option<Arc<RowSample>>> {
+        // A node whose class keys need more than 64 bits is tried on its keys alone.
+        let radix = |a: usize, l: u8| self.qis[a].distinct[l as usize] as u64;
+        let fits = |node: &Node| {
+            node.attrs.iter().zip(&node.levels).try_fold(1u64, |s, (&a, &l)| s.checked_mul(radix(a, l))).is_some()
+        };
+        let over_base: Vec<bool> = nodes.iter().zip(over_base).map(|(node, &o)| o && fits(node)).collect();
+        let held_for = |samples: &[Arc<RowSample>], node: &Node| samples.iter().rev().find(|s| s.serves(node)).cloned();
+        let mut out: Vec<Option<Arc<RowSample>>> = (nodes.iter().zip(&over_base))
+            .map(|(node, &try_it)| if try_it { held_for(&self.row_samples, node) } else { None })
+            .collect();
+        let mut count: FxHashMap<Vec<(usize, u8)>, usize> = FxHashMap::default();
+        let open = |out: &[Option<Arc<RowSample>>]| {
+            (0..nodes.len()).filter(|&i| over_base[i] && out[i].is_none()).collect::<Vec<_>>()
+        };
+        for i in open(&out) {
+            if let Some(by) = self.sample_by(&nodes[i]) {
+                *count.entry(by).or_default() += 1;
             }
         }
+        let mut order: Vec<(Vec<(usize, u8)>, usize)> = count.into_iter().collect();
+        order.sort_by(|(a, n), (b, m)| m.cmp(n).then_with(|| a.cmp(b)));
+        // About what a new sample takes: its share of the rows, with every QI's code and the size.
+        let rows = self.base.size.len() as u64;
+        let estimate = rows * ROW_SAMPLE_PARTS / SAMPLE_PARTS * (8 + 4 * self.base.codes.len() as u64);
+        for (by, _) in order {
+            let open = open(&out);
+            if !open.iter().any(|&i| self.sample_by(&nodes[i]).as_ref() == Some(&by)) {
+                continue; // served by a sample drawn for other nodes of the batch
+            }
+            // Make room: drop the least recently used samples no node of the batch uses.
+            let used = |s: &Arc<RowSample>| out.iter().flatten().any(|u| Arc::ptr_eq(u, s));
+            let mut held: u64 = self.row_samples.iter().map(|s| s.bytes()).sum();
+            while held + estimate > self.budget / 4 {
+                let Some(i) = self.row_samples.iter().position(|s| !used(s)) else { break };
+                held -= self.row_samples.remove(i).bytes();
+            }
+            if held + estimate > self.budget / 4 {
+                break;
+            }
+            let sample = Arc::new(self.row_sample(by));
+            for &i in &open {
+                if sample.serves(&nodes[i]) {
+                    out[i] = Some(sample.clone());
+                }
+            }
+            self.row_samples.push(sample);
+        }
+        // The samples this batch uses become the most recently used.
+        let (used, idle): (Vec<_>, Vec<_>) = std::mem::take(&mut self.row_samples)
+            .into_iter()
+            .partition(|s| out.iter().flatten().any(|u| Arc::ptr_eq(u, s)));
+        self.row_samples = idle.into_iter().chain(used).collect();
+        out
     }
 
-    /// The base's [`RowSample`] by QI `a` at level `l`.
-    fn row_sample(&self, (a, l): (usize, u8)) -> RowSample {
+    /// The base's [`RowSample`] drawn from the (QI, level) pairs `by`.
+    fn row_sample(&self, by: Vec<(usize, u8)>) -> RowSample {
         let base = &self.base;
-        let p = base.node.attrs.iter().position(|&b| b == a).expect("the base has every QI");
-        let lift = self.qis[a].lift(base.node.levels[p], l);
-        let mut by_part: Vec<Vec<u32>> = vec![Vec::new(); REFUTE_PARTS as usize];
-        for (row, &c) in base.codes[p].iter().enumerate() {
-            if let Some(rows) = by_part.get_mut(sample_part(lift[c as usize] as u64) as usize) {
+        let part_of: Vec<(&[u32], &[u32], u64)> = (by.iter())
+            .map(|&(a, l)| {
+                let p = base.node.attrs.iter().position(|&b| b == a).expect("the base has every QI");
+                (
+                    base.codes[p].as_slice(),
+                    self.qis[a].lift(base.node.levels[p], l),
+                    self.qis[a].distinct[l as usize] as u64,
+                )
+            })
+            .collect();
+        let mut by_part: Vec<Vec<u32>> = vec![Vec::new(); ROW_SAMPLE_PARTS as usize];
+        for row in 0..base.size.len() {
+            let key =
+                part_of.iter().fold(0u64, |key, &(col, lift, radix)| key * radix + lift[col[row] as usize] as u64);
+            if let Some(rows) = by_part.get_mut(sample_part(key) as usize) {
                 rows.push(row as u32);
             }
         }
-        let mut rows = Vec::with_capacity(by_part.iter().map(Vec::len).sum());
+        let total = by_part.iter().map(Vec::len).sum();
+        let mut codes: Vec<Vec<u32>> = vec![Vec::with_capacity(total); base.codes.len()];
+        let mut size = Vec::with_capacity(total);
         let mut ends = Vec::new();
-        for (part, part_rows) in by_part.into_iter().enumerate() {
-            rows.extend(part_rows);
-            // Stages end after parts 0, 1, 3, 7, 15: [0, 1), [0, 2), [0, 4) …
+        for (part, rows) in by_part.into_iter().enumerate() {
+            for (sampled, col) in codes.iter_mut().zip(&base.codes) {
+                sampled.extend(rows.iter().map(|&row| col[row as usize]));
+            }
+            size.extend(rows.iter().map(|&row| base.size[row as usize]));
+            // Stages end after parts 0, 1, 3, 7 …: [0, 1), [0, 2), [0, 4) …
             if (part + 1).is_power_of_two() {
-                ends.push(rows.len());
+                ends.push(size.len());
             }
         }
-        RowSample { rows, ends }
+        RowSample { by, codes, size, ends }
     }
 
     /// [`Self::refutes`] on a [`RowSample`] of the base: each stage's rows
     /// keyed and counted, no other row touched.
     fn refutes_on(&self, sc: &mut Scratch, sample: &RowSample, node: &Node, k: u64, budget: u64) -> bool {
-        let cols = self.columns(&self.base, node);
-        let split = splitting(&cols);
-        let size = &self.base.size;
+        let base = &self.base;
+        let split: Vec<(&[u32], &[u32], u64)> = (node.attrs.iter().zip(&node.levels))
+            .map(|(&a, &l)| {
+                let p = base.node.attrs.iter().position(|&b| b == a).expect("the base has every QI");
+                (
+                    sample.codes[p].as_slice(),
+                    self.qis[a].lift(base.node.levels[p], l),
+                    self.qis[a].distinct[l as usize] as u64,
+                )
+            })
+            .filter(|&(_, _, radix)| radix > 1)
+            .collect();
         let mut suppressed = 0u64;
         let mut from = 0;
         for &end in &sample.ends {
-            let pairs = sample.rows[from..end].iter().map(|&row| {
-                let row = row as usize;
+            let pairs = (from..end).map(|row| {
                 (
                     split.iter().fold(0u64, |k, &(col, lift, radix)| k * radix + lift[col[row] as usize] as u64),
-                    size[row],
+                    sample.size[row],
                 )
             });
             sc.sample.clear();
