@@ -953,12 +953,25 @@ impl MemorySets {
         })
     }
 
+    /// Distinct values of QI `a` at level `l`: its radix in class keys.
+    fn radix(&self, (a, l): (usize, u8)) -> u64 {
+        self.qis[a].distinct[l as usize] as u64
+    }
+
+    /// QI `a` at level `l` over columns held like the base's (`codes`, one
+    /// per base QI, at the base's levels): its column, the lift and the radix.
+    fn at_level<'s>(&'s self, codes: &'s [Vec<u32>], (a, l): (usize, u8)) -> (&'s [u32], &'s [u32], u64) {
+        let base = &self.base;
+        let p = base.node.attrs.iter().position(|&b| b == a).expect("the base has every QI");
+        (codes[p].as_slice(), self.qis[a].lift(base.node.levels[p], l), self.radix((a, l)))
+    }
+
     /// The (QI, level) pairs a [`RowSample`] for `node` is drawn from: its
     /// QIs by distinct values at its levels, most first, until they have
     /// [`Self::sample_spread`] values together; none when all of them have
     /// fewer.
     fn sample_by(&self, node: &Node) -> Option<Vec<(usize, u8)>> {
-        let radix = |(a, l): (usize, u8)| self.qis[a].distinct[l as usize] as u64;
+        let radix = |at| self.radix(at);
         let mut pairs: Vec<(usize, u8)> = node.attrs.iter().copied().zip(node.levels.iter().copied()).collect();
         pairs.retain(|&at| radix(at) > 1);
         pairs.sort_by_key(|&at| (std::cmp::Reverse(radix(at)), at));
@@ -982,9 +995,12 @@ impl MemorySets {
     /// tried on its keys alone.
     fn row_samples_for(&mut self, nodes: &[Node], over_base: &[bool]) -> Vec<Option<Arc<RowSample>>> {
         // A node whose class keys need more than 64 bits is tried on its keys alone.
-        let radix = |a: usize, l: u8| self.qis[a].distinct[l as usize] as u64;
         let fits = |node: &Node| {
-            node.attrs.iter().zip(&node.levels).try_fold(1u64, |s, (&a, &l)| s.checked_mul(radix(a, l))).is_some()
+            node.attrs
+                .iter()
+                .zip(&node.levels)
+                .try_fold(1u64, |s, (&a, &l)| s.checked_mul(self.radix((a, l))))
+                .is_some()
         };
         let over_base: Vec<bool> = nodes.iter().zip(over_base).map(|(node, &o)| o && fits(node)).collect();
         let held_for = |samples: &[Arc<RowSample>], node: &Node| samples.iter().rev().find(|s| s.serves(node)).cloned();
@@ -1039,16 +1055,7 @@ impl MemorySets {
     /// The base's [`RowSample`] drawn from the (QI, level) pairs `by`.
     fn row_sample(&self, by: Vec<(usize, u8)>) -> RowSample {
         let base = &self.base;
-        let part_of: Vec<(&[u32], &[u32], u64)> = (by.iter())
-            .map(|&(a, l)| {
-                let p = base.node.attrs.iter().position(|&b| b == a).expect("the base has every QI");
-                (
-                    base.codes[p].as_slice(),
-                    self.qis[a].lift(base.node.levels[p], l),
-                    self.qis[a].distinct[l as usize] as u64,
-                )
-            })
-            .collect();
+        let part_of: Vec<(&[u32], &[u32], u64)> = by.iter().map(|&at| self.at_level(&base.codes, at)).collect();
         let mut by_part: Vec<Vec<u32>> = vec![Vec::new(); ROW_SAMPLE_PARTS as usize];
         for row in 0..base.size.len() {
             let key =
@@ -1077,16 +1084,8 @@ impl MemorySets {
     /// [`Self::refutes`] on a [`RowSample`] of the base: each stage's rows
     /// keyed and counted, no other row touched.
     fn refutes_on(&self, sc: &mut Scratch, sample: &RowSample, node: &Node, k: u64, budget: u64) -> bool {
-        let base = &self.base;
         let split: Vec<(&[u32], &[u32], u64)> = (node.attrs.iter().zip(&node.levels))
-            .map(|(&a, &l)| {
-                let p = base.node.attrs.iter().position(|&b| b == a).expect("the base has every QI");
-                (
-                    sample.codes[p].as_slice(),
-                    self.qis[a].lift(base.node.levels[p], l),
-                    self.qis[a].distinct[l as usize] as u64,
-                )
-            })
+            .map(|(&a, &l)| self.at_level(&sample.codes, (a, l)))
             .filter(|&(_, _, radix)| radix > 1)
             .collect();
         let mut suppressed = 0u64;

@@ -324,7 +324,8 @@ impl<'c> Evaluator<'c> {
         self.refutations
     }
 
-    /// Of [`Self::refutations`], those a sample by a QI's values proved (memory backend).
+    /// Of [`Self::refutations`], those a row sample (drawn from the values
+    /// of a node's most spread QIs) proved (memory backend).
     pub fn value_refutations(&self) -> u64 {
         match &self.sets {
             Sets::Memory(m) => m.value_refutations.load(std::sync::atomic::Ordering::Relaxed),
@@ -343,9 +344,9 @@ impl<'c> Evaluator<'c> {
         self
     }
 
-    /// Memory backend: sample a node over the base by the values of its most
-    /// spread QI once that QI has at least `values` distinct values at the
-    /// node's level (default [`memory::SAMPLE_SPREAD`]); tests set a low
+    /// Memory backend: draw a node's row sample from its most spread QIs
+    /// until they have at least `values` distinct values together at the
+    /// node's levels (default [`memory::SAMPLE_SPREAD`]); tests set a low
     /// figure to exercise it on small tables, or `u64::MAX` to turn it off.
     pub fn sample_spread(mut self, values: u64) -> Self {
         if let Sets::Memory(m) = &mut self.sets {
