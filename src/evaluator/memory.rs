@@ -276,6 +276,11 @@ fn splitting<'s>(cols: &[Column<'s>]) -> Vec<(&'s [u32], &'s [u32], u64)> {
         .collect()
 }
 
+/// Row `row`'s class key over `qis` (column, lift, radix), mixed radix.
+fn key_of(qis: &[(&[u32], &[u32], u64)], row: usize) -> u64 {
+    qis.iter().fold(0u64, |key, &(col, lift, radix)| key * radix + lift[col[row] as usize] as u64)
+}
+
 /// One stage of a sample: its (class key, records) pairs counted into
 /// `classes` (empty); the records in classes under `k`.
 fn under_k(classes: &mut FxHashMap<u64, u64>, pairs: impl Iterator<Item = (u64, u64)>, k: u64) -> u64 {
@@ -368,7 +373,7 @@ pub struct MemorySets {
     /// quarter of `budget` ([`Self::row_samples_for`]).
     row_samples: Vec<Arc<RowSample>>,
     /// Nodes a [`RowSample`] proved infeasible (tests read it).
-    pub(super) value_refutations: std::sync::atomic::AtomicU64,
+    pub(super) row_refutations: std::sync::atomic::AtomicU64,
     pool: rayon::ThreadPool,
 }
 
@@ -658,7 +663,7 @@ impl MemorySets {
             refute_from: REFUTE_FROM,
             sample_spread: SAMPLE_SPREAD,
             row_samples: Vec::new(),
-            value_refutations: Default::default(),
+            row_refutations: Default::default(),
             pool,
         })
     }
@@ -943,7 +948,7 @@ impl MemorySets {
                     let on_rows =
                         sample.as_ref().is_some_and(|s| with_scratch(|sc| this.refutes_on(sc, s, node, k, budget)));
                     if on_rows {
-                        this.value_refutations.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        this.row_refutations.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     }
                     on_rows
                         || (src.size.len() as u64 >= this.refute_from
@@ -1007,39 +1012,38 @@ impl MemorySets {
         let mut out: Vec<Option<Arc<RowSample>>> = (nodes.iter().zip(&over_base))
             .map(|(node, &try_it)| if try_it { held_for(&self.row_samples, node) } else { None })
             .collect();
-        let mut count: FxHashMap<Vec<(usize, u8)>, usize> = FxHashMap::default();
-        let open = |out: &[Option<Arc<RowSample>>]| {
-            (0..nodes.len()).filter(|&i| over_base[i] && out[i].is_none()).collect::<Vec<_>>()
-        };
-        for i in open(&out) {
-            if let Some(by) = self.sample_by(&nodes[i]) {
-                *count.entry(by).or_default() += 1;
-            }
+        // What each node without a held sample would draw its own from.
+        let wanted: Vec<Option<Vec<(usize, u8)>>> = (0..nodes.len())
+            .map(|i| if over_base[i] && out[i].is_none() { self.sample_by(&nodes[i]) } else { None })
+            .collect();
+        let mut count: FxHashMap<&[(usize, u8)], usize> = FxHashMap::default();
+        for by in wanted.iter().flatten() {
+            *count.entry(by).or_default() += 1;
         }
-        let mut order: Vec<(Vec<(usize, u8)>, usize)> = count.into_iter().collect();
+        let mut order: Vec<(&[(usize, u8)], usize)> = count.into_iter().collect();
         order.sort_by(|(a, n), (b, m)| m.cmp(n).then_with(|| a.cmp(b)));
         // About what a new sample takes: its share of the rows, with every QI's code and the size.
         let rows = self.base.size.len() as u64;
         let estimate = rows * ROW_SAMPLE_PARTS / SAMPLE_PARTS * (8 + 4 * self.base.codes.len() as u64);
         for (by, _) in order {
-            let open = open(&out);
-            if !open.iter().any(|&i| self.sample_by(&nodes[i]).as_ref() == Some(&by)) {
-                continue; // served by a sample drawn for other nodes of the batch
+            // Nodes it was wanted for may be served by a sample drawn for others of the batch.
+            if !(0..nodes.len()).any(|i| out[i].is_none() && wanted[i].as_deref() == Some(by)) {
+                continue;
             }
             // Make room: drop the least recently used samples no node of the batch uses.
-            let used = |s: &Arc<RowSample>| out.iter().flatten().any(|u| Arc::ptr_eq(u, s));
             let mut held: u64 = self.row_samples.iter().map(|s| s.bytes()).sum();
             while held + estimate > self.budget / 4 {
+                let used = |s: &Arc<RowSample>| out.iter().flatten().any(|u| Arc::ptr_eq(u, s));
                 let Some(i) = self.row_samples.iter().position(|s| !used(s)) else { break };
                 held -= self.row_samples.remove(i).bytes();
             }
             if held + estimate > self.budget / 4 {
                 break;
             }
-            let sample = Arc::new(self.row_sample(by));
-            for &i in &open {
-                if sample.serves(&nodes[i]) {
-                    out[i] = Some(sample.clone());
+            let sample = Arc::new(self.row_sample(by.to_vec()));
+            for (i, slot) in out.iter_mut().enumerate() {
+                if over_base[i] && slot.is_none() && sample.serves(&nodes[i]) {
+                    *slot = Some(sample.clone());
                 }
             }
             self.row_samples.push(sample);
@@ -1058,9 +1062,7 @@ impl MemorySets {
         let part_of: Vec<(&[u32], &[u32], u64)> = by.iter().map(|&at| self.at_level(&base.codes, at)).collect();
         let mut by_part: Vec<Vec<u32>> = vec![Vec::new(); ROW_SAMPLE_PARTS as usize];
         for row in 0..base.size.len() {
-            let key =
-                part_of.iter().fold(0u64, |key, &(col, lift, radix)| key * radix + lift[col[row] as usize] as u64);
-            if let Some(rows) = by_part.get_mut(sample_part(key) as usize) {
+            if let Some(rows) = by_part.get_mut(sample_part(key_of(&part_of, row)) as usize) {
                 rows.push(row as u32);
             }
         }
@@ -1091,12 +1093,7 @@ impl MemorySets {
         let mut suppressed = 0u64;
         let mut from = 0;
         for &end in &sample.ends {
-            let pairs = (from..end).map(|row| {
-                (
-                    split.iter().fold(0u64, |k, &(col, lift, radix)| k * radix + lift[col[row] as usize] as u64),
-                    sample.size[row],
-                )
-            });
+            let pairs = (from..end).map(|row| (key_of(&split, row), sample.size[row]));
             sc.sample.clear();
             suppressed += under_k(&mut sc.sample, pairs, k);
             if suppressed > budget {

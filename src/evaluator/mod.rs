@@ -326,9 +326,9 @@ impl<'c> Evaluator<'c> {
 
     /// Of [`Self::refutations`], those a row sample (drawn from the values
     /// of a node's most spread QIs) proved (memory backend).
-    pub fn value_refutations(&self) -> u64 {
+    pub fn row_refutations(&self) -> u64 {
         match &self.sets {
-            Sets::Memory(m) => m.value_refutations.load(std::sync::atomic::Ordering::Relaxed),
+            Sets::Memory(m) => m.row_refutations.load(std::sync::atomic::Ordering::Relaxed),
             Sets::Sql(_) => 0,
         }
     }
