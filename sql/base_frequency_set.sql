@@ -14,7 +14,7 @@ GROUP BY {{group_by}}
 -- name: rows
 -- When the in-memory evaluator will hold the base set (a local source of at
 -- most [engine] memory_rows rows whose codes, extra ones included, pack into
--- 64 bits), it groups the coded rows itself (evaluator/memory.rs): the joins
+-- 128 bits), it groups the coded rows itself (evaluator/memory.rs): the joins
 -- above without the GROUP BY, as a view kanon_f0_rows it reads once. On near-unique data grouping in the
 -- engine, then reading the groups back, costs three times the joins alone.
 CREATE OR REPLACE TEMP VIEW kanon_f0_rows AS

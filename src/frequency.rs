@@ -225,7 +225,7 @@ pub fn encode(
     let count = int_type(rows.saturating_add(1).min(i64::MAX as u64) as i64);
     let frag = |name| sql::fragment(sql::BASE_FREQUENCY_SET, name);
     let local_rows = remote.is_none() && input.weight.is_none() && rows <= memory_rows;
-    if local_rows && packed_bits(&key_widths(conn, n, &aliases)?).is_some() {
+    if local_rows && packed_bits(&key_widths(conn, n, &aliases)?, u128::BITS).is_some() {
         conn.execute_batch(&render(
             frag("rows"),
             &[("codes", &codes), ("joins", &joins), ("relation", &input.relation)],
@@ -275,10 +275,11 @@ pub fn leaf_counts(conn: &Connection, n: usize) -> Result<Vec<u64>> {
 }
 
 /// Per QI, the bits of a leaf index below `counts[a]`, when all of them fit
-/// in one 64-bit key (the in-memory evaluator groups coded rows by such keys).
-pub fn packed_bits(counts: &[u64]) -> Option<Vec<u32>> {
+/// in one key of `width` bits (the in-memory evaluator groups coded rows by
+/// such keys, of 64 or 128 bits).
+pub fn packed_bits(counts: &[u64], width: u32) -> Option<Vec<u32>> {
     let bits: Vec<u32> = counts.iter().map(|&c| u64::BITS - c.saturating_sub(1).leading_zeros()).collect();
-    (bits.iter().sum::<u32>() <= u64::BITS).then_some(bits)
+    (bits.iter().sum::<u32>() <= width).then_some(bits)
 }
 
 /// Is `name` a temporary view (not a table)?

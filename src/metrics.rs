@@ -385,13 +385,22 @@ pub(crate) fn left_out(conn: &Connection, table: &str, classes: &[Box<[i64]>], n
 /// its records and Π of the leaves under its values; `kept` says which
 /// classes the release keeps.
 pub fn classes_ambiguity(sizes: &[u64], leaves: &[f64], kept: impl Fn(usize) -> bool, data: &Dataset) -> f64 {
-    let (mut sum, mut records) = (0.0, 0u64);
-    for (c, (&size, &leaves)) in sizes.iter().zip(leaves).enumerate() {
-        if kept(c) {
-            sum += size as f64 * leaves;
-            records += size;
-        }
-    }
+    // A class adds size × Π leaves, a whole number (a float product of whole
+    // numbers is one), summed exactly so that the order the classes come in
+    // (the base set's, which differs between the ways it is grouped) does
+    // not move the last digit; past u128, as floats smallest first.
+    let terms = || (sizes.iter().zip(leaves).enumerate()).filter(|&(c, _)| kept(c)).map(|(_, (&s, &l))| (s, s as f64 * l));
+    let records: u64 = terms().map(|(s, _)| s).sum();
+    let whole = |t: f64| (t >= 0.0 && t < u128::MAX as f64 && t.fract() == 0.0).then_some(t as u128);
+    let exact = terms().try_fold(0u128, |sum, (_, t)| whole(t).and_then(|t| sum.checked_add(t)));
+    let sum = exact.map_or_else(
+        || {
+            let mut floats: Vec<f64> = terms().map(|(_, t)| t).collect();
+            floats.sort_by(f64::total_cmp);
+            floats.iter().sum()
+        },
+        |s| s as f64,
+    );
     let suppressed = data.rows as f64 - records as f64;
     let all: f64 = data.leaves.iter().map(|&l| l as f64).product();
     (sum + suppressed * all) / data.rows as f64

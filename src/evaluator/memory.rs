@@ -476,13 +476,56 @@ fn fetch_groups(conn: &Connection, lookups: &[Lookup], extras: Extras) -> Result
     Ok((codes, extra, size))
 }
 
+/// A coded row's packed key: 64 bits, or 128 when its fields need more.
+trait PackedKey: Copy + Ord + Send + Sync + Default {
+    /// Index `i` in the field at `shift` (none past the key's width, where
+    /// only fields of one value, 0 bits, start).
+    fn field(i: u32, shift: u32) -> Self;
+    fn or(self, other: Self) -> Self;
+    /// The `bits`-bit field at `shift`.
+    fn get(self, shift: u32, bits: u32) -> u32;
+}
+
+macro_rules! packed_key {
+    ($t:ty) => {
+        impl PackedKey for $t {
+            fn field(i: u32, shift: u32) -> Self {
+                (i as $t).checked_shl(shift).unwrap_or(0)
+            }
+            fn or(self, other: Self) -> Self {
+                self | other
+            }
+            fn get(self, shift: u32, bits: u32) -> u32 {
+                let mask = <$t>::MAX.checked_shr(<$t>::BITS - bits).unwrap_or(0);
+                (self.checked_shr(shift).unwrap_or(0) & mask) as u32
+            }
+        }
+    };
+}
+packed_key!(u64);
+packed_key!(u128);
+
 /// The base frequency set grouped here from the source's coded rows
 /// (`kanon_f0_rows`, a record each): each row's leaf indices (and extra
-/// columns' codes) packed into one key of `bits[a]`-bit fields, the keys
-/// sorted, and each run of equal keys a row of the set. The rows come out in
-/// key order, whatever the threads. Per QI its leaf indices, per extra column
-/// its codes, and the counts.
+/// columns' codes) packed into one key of `bits[a]`-bit fields (64 bits, or
+/// 128 when they need more), the keys sorted, and each run of equal keys a
+/// row of the set. The rows come out in key order, whatever the threads. Per
+/// QI its leaf indices, per extra column its codes, and the counts.
 fn group_rows(
+    conn: &Connection,
+    lookups: &[Lookup],
+    extras: Extras,
+    bits: &[u32],
+    pool: &rayon::ThreadPool,
+) -> Result<Fetched> {
+    if bits.iter().sum::<u32>() <= u64::BITS {
+        group_rows_as::<u64>(conn, lookups, extras, bits, pool)
+    } else {
+        group_rows_as::<u128>(conn, lookups, extras, bits, pool)
+    }
+}
+
+fn group_rows_as<K: PackedKey>(
     conn: &Connection,
     lookups: &[Lookup],
     extras: Extras,
@@ -500,13 +543,13 @@ fn group_rows(
     let mut select: Vec<String> = (0..n).map(|a| format!("g{a}")).collect();
     select.extend(extras.names().into_iter().map(String::from));
     let select = format!("SELECT {} FROM kanon_f0_rows", select.join(", "));
-    let read = |keys: &mut Vec<u64>| -> Result<()> {
+    let read = |keys: &mut Vec<K>| -> Result<()> {
         let mut stmt = conn.prepare(&select)?;
         let mut buf: Vec<u32> = Vec::new();
         let mut ints_buf: Vec<i64> = Vec::new();
         for batch in stmt.query_arrow([])? {
             let from = keys.len();
-            keys.resize(from + batch.num_rows(), 0);
+            keys.resize(from + batch.num_rows(), K::default());
             for (f, &shift) in shifts.iter().enumerate() {
                 buf.clear();
                 match lookups.get(f) {
@@ -518,9 +561,9 @@ fn group_rows(
                         buf.extend(ints_buf.iter().map(|&v| v as u32));
                     }
                 }
-                // A field of one value has 0 bits (its index is 0), and maybe a shift of 64.
+                // A field of one value has 0 bits (its index is 0), and maybe a shift of the key's width.
                 for (k, &i) in keys[from..].iter_mut().zip(&buf) {
-                    *k |= (i as u64).checked_shl(shift).unwrap_or(0);
+                    *k = k.or(K::field(i, shift));
                 }
             }
         }
@@ -530,7 +573,7 @@ fn group_rows(
     let marginal = crate::hierarchy::marginal_table(0);
     let q = format!("SELECT coalesce(sum(cnt), 0)::BIGINT FROM {marginal}");
     let rows: i64 = conn.query_row(&q, [], |r| r.get(0))?;
-    let mut keys: Vec<u64> = Vec::with_capacity(rows as usize);
+    let mut keys: Vec<K> = Vec::with_capacity(rows as usize);
     // The keys are sorted here, so the engine need not keep the rows' order
     // (which makes it collect them on one thread); the setting is put back
     // whatever the read does.
@@ -557,10 +600,7 @@ fn group_rows(
     let mut fields: Vec<Vec<u32>> = pool.install(|| {
         (0..bits.len())
             .into_par_iter()
-            .map(|f| {
-                let mask = u64::MAX.checked_shr(64 - bits[f]).unwrap_or(0);
-                keys.iter().map(|&k| (k.checked_shr(shifts[f]).unwrap_or(0) & mask) as u32).collect()
-            })
+            .map(|f| keys.iter().map(|&k| k.get(shifts[f], bits[f])).collect())
             .collect()
     });
     let extra = fields.split_off(n);
@@ -628,7 +668,7 @@ impl MemorySets {
         let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |p| p.get()));
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads.max(1)).build()?;
         let widths = crate::frequency::key_widths(conn, n, &extras.names())?;
-        let (codes, extra, size) = match crate::frequency::packed_bits(&widths) {
+        let (codes, extra, size) = match crate::frequency::packed_bits(&widths, u128::BITS) {
             Some(bits) if crate::frequency::base_as_rows(conn)? => group_rows(conn, &lookups, extras, &bits, &pool)?,
             _ => fetch_groups(conn, &lookups, extras)?,
         };
@@ -697,7 +737,7 @@ impl MemorySets {
                     return by_size.into_iter().collect();
                 }
                 let leaves: Vec<u64> = self.qis.iter().map(|q| q.distinct[0] as u64).collect();
-                let sizes = match crate::frequency::packed_bits(&leaves) {
+                let sizes = match crate::frequency::packed_bits(&leaves, u64::BITS) {
                     // Rows keyed by their packed leaf indices and sorted: a run of equal keys is a class.
                     Some(bits) => {
                         let mut keyed: Vec<(u64, u64)> = self.base.size.iter().map(|&s| (0, s)).collect();
