@@ -389,7 +389,8 @@ pub fn classes_ambiguity(sizes: &[u64], leaves: &[f64], kept: impl Fn(usize) -> 
     // numbers is one), summed exactly so that the order the classes come in
     // (the base set's, which differs between the ways it is grouped) does
     // not move the last digit; past u128, as floats smallest first.
-    let terms = || (sizes.iter().zip(leaves).enumerate()).filter(|&(c, _)| kept(c)).map(|(_, (&s, &l))| (s, s as f64 * l));
+    let terms =
+        || (sizes.iter().zip(leaves).enumerate()).filter(|&(c, _)| kept(c)).map(|(_, (&s, &l))| (s, s as f64 * l));
     let records: u64 = terms().map(|(s, _)| s).sum();
     let whole = |t: f64| (t >= 0.0 && t < u128::MAX as f64 && t.fract() == 0.0).then_some(t as u128);
     let exact = terms().try_fold(0u128, |sum, (_, t)| whole(t).and_then(|t| sum.checked_add(t)));

@@ -430,13 +430,9 @@ fn the_base_set_grouped_in_memory_equals_the_engines() {
     use kanon::lattice::Node;
     // wide: that many QIs of 3000 distinct values each, 12 bits apiece: six
     // need a 128-bit key (five would fit 64 bits), eleven more than 128.
-    for (seed, rows, diversity, wide) in [
-        (21, 600, false, 0),
-        (22, 400, true, 0),
-        (23, 3000, false, 6),
-        (24, 3000, true, 6),
-        (25, 3000, true, 11),
-    ] {
+    for (seed, rows, diversity, wide) in
+        [(21, 600, false, 0), (22, 400, true, 0), (23, 3000, false, 6), (24, 3000, true, 6), (25, 3000, true, 11)]
+    {
         let case = format!("seed {seed} l {diversity} wide {wide}");
         let dir = tempfile::tempdir().unwrap();
         let conn = duckdb::Connection::open(dir.path().join("t.duckdb")).unwrap();
@@ -445,8 +441,10 @@ fn the_base_set_grouped_in_memory_equals_the_engines() {
             let primes = [1, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41];
             let columns: Vec<String> = (0..wide).map(|j| format!("(i * {}) % {rows} AS q{j}", primes[j])).collect();
             let columns = columns.join(", ");
-            conn.execute_batch(&format!("CREATE TABLE t AS SELECT {columns}, 'x' AS diagnosis FROM range({rows}) r(i)"))
-                .unwrap();
+            conn.execute_batch(&format!(
+                "CREATE TABLE t AS SELECT {columns}, 'x' AS diagnosis FROM range({rows}) r(i)"
+            ))
+            .unwrap();
             wide_qis.iter().map(String::as_str).collect()
         } else {
             write_table(dir.path(), rows, seed);

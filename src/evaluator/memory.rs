@@ -598,10 +598,7 @@ fn group_rows_as<K: PackedKey>(
     }
     keys.truncate(classes);
     let mut fields: Vec<Vec<u32>> = pool.install(|| {
-        (0..bits.len())
-            .into_par_iter()
-            .map(|f| keys.iter().map(|&k| k.get(shifts[f], bits[f])).collect())
-            .collect()
+        (0..bits.len()).into_par_iter().map(|f| keys.iter().map(|&k| k.get(shifts[f], bits[f])).collect()).collect()
     });
     let extra = fields.split_off(n);
     Ok((fields, extra, size))
