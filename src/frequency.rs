@@ -225,7 +225,7 @@ pub fn encode(
     let count = int_type(rows.saturating_add(1).min(i64::MAX as u64) as i64);
     let frag = |name| sql::fragment(sql::BASE_FREQUENCY_SET, name);
     let local_rows = remote.is_none() && input.weight.is_none() && rows <= memory_rows;
-    if local_rows && packed_bits(&key_widths(conn, n, &aliases)?, u128::BITS).is_some() {
+    if local_rows && packed_bits(&key_widths(conn, n, &aliases)?, ROW_KEY_BITS).is_some() {
         conn.execute_batch(&render(
             frag("rows"),
             &[("codes", &codes), ("joins", &joins), ("relation", &input.relation)],
@@ -273,6 +273,11 @@ pub fn leaf_counts(conn: &Connection, n: usize) -> Result<Vec<u64>> {
         })
         .collect()
 }
+
+/// The widest key the in-memory evaluator packs a coded row into
+/// (`evaluator/memory.rs` `group_rows`: 64 bits, or 128 when the fields need
+/// more); a row wider than that is grouped by the engine.
+pub const ROW_KEY_BITS: u32 = u128::BITS;
 
 /// Per QI, the bits of a leaf index below `counts[a]`, when all of them fit
 /// in one key of `width` bits (the in-memory evaluator groups coded rows by

@@ -665,7 +665,7 @@ impl MemorySets {
         let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |p| p.get()));
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads.max(1)).build()?;
         let widths = crate::frequency::key_widths(conn, n, &extras.names())?;
-        let (codes, extra, size) = match crate::frequency::packed_bits(&widths, u128::BITS) {
+        let (codes, extra, size) = match crate::frequency::packed_bits(&widths, crate::frequency::ROW_KEY_BITS) {
             Some(bits) if crate::frequency::base_as_rows(conn)? => group_rows(conn, &lookups, extras, &bits, &pool)?,
             _ => fetch_groups(conn, &lookups, extras)?,
         };
