@@ -27,3 +27,9 @@ FROM {{relation}} src {{joins}}
 SELECT {{codes}}, count(*)::{{type}} AS cnt
 FROM kanon_f0_rows
 GROUP BY ALL
+-- name: sorted_keys
+-- When the SQL backend will hold the base set and its codes pack into one
+-- key (evaluator/sorted.rs): each coded row as that key, read once into
+-- kanon, which sorts and counts the rows itself. {{key}} shifts and ors the
+-- codes; no value of a job or a table enters it.
+SELECT {{key}} AS key FROM kanon_f0_rows

@@ -9,6 +9,7 @@
 //! not ℓ's), `y` (class label code, when a class column is given), and `cnt`.
 //! `kanon_f0` is the zero-generalization frequency set over all QIs.
 
+use crate::evaluator::sorted::Layout;
 use crate::hierarchy::dim_table;
 use crate::remote::Remote;
 use crate::sql::{self, ident, list, render};
@@ -161,7 +162,7 @@ pub fn scan_source(
 }
 
 /// The narrowest signed integer type holding 0..bound (exclusive).
-fn int_type(bound: i64) -> &'static str {
+pub fn int_type(bound: i64) -> &'static str {
     match bound {
         ..=0x80 => "TINYINT",
         ..=0x8000 => "SMALLINT",
@@ -224,8 +225,13 @@ pub fn encode(
     }
     let count = int_type(rows.saturating_add(1).min(i64::MAX as u64) as i64);
     let frag = |name| sql::fragment(sql::BASE_FREQUENCY_SET, name);
-    let local_rows = remote.is_none() && input.weight.is_none() && rows <= memory_rows;
-    if local_rows && packed_bits(&key_widths(conn, n, &aliases)?, ROW_KEY_BITS).is_some() {
+    let local = remote.is_none() && input.weight.is_none();
+    // Coded rows for kanon to group: the memory backend's when it is certain,
+    // else a sorted base's (evaluator/sorted.rs) when the codes pack into one key.
+    let in_memory =
+        local && rows <= memory_rows && packed_bits(&key_widths(conn, n, &aliases)?, ROW_KEY_BITS).is_some();
+    let sorted = local && rows > memory_rows && extra.is_empty() && Layout::new(&tops).is_some();
+    if in_memory || sorted {
         conn.execute_batch(&render(
             frag("rows"),
             &[("codes", &codes), ("joins", &joins), ("relation", &input.relation)],

@@ -555,3 +555,96 @@ fn exact_front_equals_exhaustive_front() {
         }
     }
 }
+
+/// A source larger than `memory_rows` whose codes pack into one key: the SQL
+/// backend holds the base set sorted in kanon (evaluator/sorted.rs) and counts
+/// the nodes from the base there. Every node's histogram equals the memory
+/// evaluator's, in batches and alone; a node whose classes would take too
+/// many passes is rolled up by the engine from the coded rows instead; nodes
+/// proved infeasible on a sample are infeasible; combinations and class sizes
+/// equal a plain GROUP BY's. With few classes after all, the base goes to the
+/// memory evaluator as a table.
+#[test]
+fn the_sorted_base_equals_the_memory_evaluator() {
+    use kanon::lattice::Node;
+    // wide: that many QIs of `rows` distinct values each. Three of 6,000 at
+    // their leaves count 6,000² codes beside the lead, in several windows;
+    // four of 3,000 (12 bits each) would take too many passes.
+    for (seed, rows, wide, memory_rows) in [(31, 900, 0, 0), (32, 6000, 3, 0), (33, 3000, 4, 0), (34, 3000, 0, 2999)] {
+        let case = format!("seed {seed} wide {wide} memory_rows {memory_rows}");
+        let dir = tempfile::tempdir().unwrap();
+        let conn = duckdb::Connection::open(dir.path().join("t.duckdb")).unwrap();
+        let qis: Vec<String> = if wide > 0 {
+            let primes = [1, 7, 11, 13];
+            let columns: Vec<String> = (0..wide).map(|j| format!("(i * {}) % {rows} AS q{j}", primes[j])).collect();
+            let sql = format!("CREATE TABLE t AS SELECT {}, i % 3 AS sex FROM range({rows}) r(i)", columns.join(", "));
+            conn.execute_batch(&sql).unwrap();
+            (0..wide).map(|j| format!("q{j}")).chain(["sex".to_string()]).collect()
+        } else {
+            write_table(dir.path(), rows, seed);
+            let csv = dir.path().join("t.csv");
+            conn.execute("CREATE TABLE t AS SELECT *, 'x' AS one FROM read_csv(?)", [csv.to_str().unwrap()]).unwrap();
+            ["zip", "one", "age", "sex"].map(String::from).to_vec()
+        };
+        drop(conn);
+        let mut text = format!(
+            "[source]\ndatabase = \"t.duckdb\"\ntable = \"t\"\n[output]\ndatabase = \"out.duckdb\"\ntable = \"r\"\n\
+             [privacy]\nk = 2\n[engine]\nmemory_rows = {memory_rows}\n"
+        );
+        for q in &qis {
+            let hierarchy = match q.as_str() {
+                "zip" => "{ mask = 3 }",
+                "sex" | "one" => "\"suppress\"",
+                "age" => "{ intervals = [5, 10, 20] }",
+                _ => "{ intervals = [10, 100, 1000] }",
+            };
+            writeln!(text, "[[quasi_identifiers]]\ncolumn = \"{q}\"\nhierarchy = {hierarchy}").unwrap();
+        }
+        let loaded = load(&Job::parse(&dir.path().join("job.toml"), &text).unwrap()).unwrap();
+        let lattice = Lattice::new(loaded.data.heights.clone());
+        let nodes: Vec<Node> = lattice.nodes().into_iter().map(Node::full).collect();
+        // The memory evaluator first, while kanon_f0 is still a view over the rows.
+        let mut mem = loaded.evaluator_on(Backend::Memory).unwrap();
+        let expected = mem.histograms(&nodes).unwrap();
+        drop(mem);
+        let mut sorted = loaded.evaluator().unwrap();
+        if memory_rows > 0 {
+            // 3,000 rows, fewer classes: the memory evaluator after all.
+            assert_eq!(sorted.backend(), "memory", "{case}");
+            assert_eq!(sorted.histograms(&nodes).unwrap(), expected, "{case}");
+            continue;
+        }
+        assert!(sorted.holds_sorted_base(), "{case}");
+        let mut sorted = sorted.refute_from(0);
+        let req = Requirement { k: 3, l: None, budget: rows as u64 / 50 };
+        let refuted = sorted.refuted(&nodes, &req).unwrap();
+        for ((node, r), h) in nodes.iter().zip(&refuted).zip(&expected) {
+            assert!(!r || h.suppressed(&req) > req.budget, "{case}: {node:?} refuted but feasible");
+        }
+        if wide == 0 {
+            assert!(refuted.iter().any(|&r| r), "{case}: no node refuted");
+        }
+        let mut sorted = loaded.evaluator().unwrap();
+        assert_eq!(sorted.histograms(&nodes).unwrap(), expected, "{case}");
+        let mut alone = loaded.evaluator().unwrap();
+        for (node, h) in nodes.iter().zip(&expected).rev().step_by(7) {
+            assert_eq!(&alone.histogram(node).unwrap(), h, "{case}, node {node:?} alone");
+        }
+        let columns = qis.join(", ");
+        let distinct: i64 = loaded
+            .conn
+            .query_row(&format!("SELECT count(*) FROM (SELECT DISTINCT {columns} FROM kanon_source)"), [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(sorted.combinations().unwrap(), distinct as u64, "{case}");
+        let mut stmt = loaded
+            .conn
+            .prepare(&format!("SELECT n::BIGINT, count(*) FROM (SELECT count(*) AS n FROM kanon_source GROUP BY {columns}) GROUP BY 1 ORDER BY 1"))
+            .unwrap();
+        let counted: Vec<(u64, u64)> = stmt
+            .query_map([], |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64)))
+            .unwrap()
+            .map(|r| r.unwrap())
+            .collect();
+        assert_eq!(sorted.source_sizes(), Some(counted), "{case}");
+    }
+}

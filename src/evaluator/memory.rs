@@ -574,15 +574,8 @@ fn group_rows_as<K: PackedKey>(
     let q = format!("SELECT coalesce(sum(cnt), 0)::BIGINT FROM {marginal}");
     let rows: i64 = conn.query_row(&q, [], |r| r.get(0))?;
     let mut keys: Vec<K> = Vec::with_capacity(rows as usize);
-    // The keys are sorted here, so the engine need not keep the rows' order
-    // (which makes it collect them on one thread); the setting is put back
-    // whatever the read does.
-    let order = "preserve_insertion_order";
-    let kept: bool = conn.query_row(&format!("SELECT current_setting('{order}')::BOOLEAN"), [], |r| r.get(0))?;
-    conn.execute_batch(&format!("SET {order} = false"))?;
-    let outcome = read(&mut keys);
-    conn.execute_batch(&format!("SET {order} = {kept}"))?;
-    outcome?;
+    // The keys are sorted here, so the engine need not keep the rows' order.
+    super::unordered(conn, || read(&mut keys))?;
     pool.install(|| keys.par_sort_unstable());
     // Equal keys merged in place, counted.
     let mut size: Vec<u64> = Vec::new();

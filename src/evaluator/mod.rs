@@ -11,6 +11,7 @@
 
 pub mod candidates;
 pub mod memory;
+pub mod sorted;
 pub mod sql;
 
 use crate::frequency::Extras;
@@ -47,6 +48,44 @@ pub fn default_memory_rows(conn: &Connection, qis: usize, threads: Option<usize>
     let limit: String = conn.query_row("SELECT current_setting('memory_limit')", [], |r| r.get(0))?;
     let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |p| p.get()));
     Ok(crate::database::bytes(&limit).map_or(MEMORY_ROWS, |b| b / bytes_per_row(qis, threads.max(1))))
+}
+
+/// Run `read` with the engine free to return rows in any order (keeping
+/// the order makes it collect them on one thread), the setting put back
+/// whatever the read does: for readers that sort what they read.
+fn unordered<T>(conn: &Connection, read: impl FnOnce() -> Result<T>) -> Result<T> {
+    let order = "preserve_insertion_order";
+    let kept: bool = conn.query_row(&format!("SELECT current_setting('{order}')::BOOLEAN"), [], |r| r.get(0))?;
+    conn.execute_batch(&format!("SET {order} = false"))?;
+    let outcome = read();
+    conn.execute_batch(&format!("SET {order} = {kept}"))?;
+    outcome
+}
+
+/// DuckDB's pool, shrunk while kanon holds a sorted base beside it (the job's
+/// memory_limit bounds both), and given back when dropped: the release wants it.
+pub struct Pool<'c> {
+    conn: &'c Connection,
+    before: String,
+}
+
+impl<'c> Pool<'c> {
+    /// Shrink the pool by `bytes`, to a quarter of it at least.
+    fn shrink(conn: &'c Connection, bytes: u64) -> Result<Pool<'c>> {
+        let before: String = conn.query_row("SELECT current_setting('memory_limit')", [], |r| r.get(0))?;
+        if let Some(pool) = crate::database::bytes(&before) {
+            let smaller = pool.saturating_sub(bytes).max(pool / 4);
+            conn.execute_batch(&format!("SET memory_limit = '{smaller} bytes'"))?;
+        }
+        Ok(Pool { conn, before })
+    }
+}
+
+impl Drop for Pool<'_> {
+    fn drop(&mut self) {
+        // A size DuckDB printed itself; nothing else to do if it fails.
+        let _ = self.conn.execute_batch(&format!("SET memory_limit = {}", crate::sql::literal(&self.before)));
+    }
 }
 
 /// Which backend holds the frequency sets.
@@ -100,6 +139,28 @@ impl<'c> Evaluator<'c> {
         let base_rows = || -> Result<u64> {
             Ok(conn.query_row("SELECT count(*) FROM kanon_f0", [], |r| r.get::<_, i64>(0))? as u64)
         };
+        // Coded rows above the memory backend's rows: the load chose a sorted base (sorted.rs).
+        let sorted = match backend {
+            Backend::Auto(limit) if data.rows > limit && crate::frequency::base_as_rows(conn)? => {
+                sorted::layout_of(conn, &data.heights)?.map(|layout| (layout, limit))
+            }
+            _ => None,
+        };
+        if let Some((layout, limit)) = sorted {
+            let pool = Pool::shrink(conn, data.rows.saturating_mul(4))?;
+            let divisors = crate::hierarchy::divisors(conn, data.heights.len())?;
+            let base = sorted::SortedBase::load(conn, layout, divisors, &data.heights, data.rows)?;
+            crate::trace(|| {
+                format!("sorted base: {} rows, {} classes, {} MiB", base.rows(), base.classes(), base.bytes() >> 20)
+            });
+            if base.classes() > limit {
+                let sets = SqlSets::new(conn, &data.heights, base.classes(), extras)?.with_sorted(base, pool);
+                return Ok(Evaluator::with_sets(conn, data, extras, Sets::Sql(sets)));
+            }
+            // Few classes after all: the memory backend groups them from a table.
+            base.write_base(conn)?;
+            drop(pool);
+        }
         let memory = match backend {
             // The source's rows bound the base set's: no count needed when they are few.
             Backend::Auto(limit) => data.rows <= limit || base_rows()? <= limit,
@@ -112,7 +173,11 @@ impl<'c> Evaluator<'c> {
             crate::frequency::base_table(conn)?;
             Sets::Sql(SqlSets::new(conn, &data.heights, base_rows()?, extras)?)
         };
-        Ok(Evaluator {
+        Ok(Evaluator::with_sets(conn, data, extras, sets))
+    }
+
+    fn with_sets(conn: &'c Connection, data: Dataset, extras: Extras, sets: Sets<'c>) -> Evaluator<'c> {
+        Evaluator {
             conn,
             data,
             extras,
@@ -122,7 +187,7 @@ impl<'c> Evaluator<'c> {
             cache: HashMap::new(),
             unread: HashMap::new(),
             sets,
-        })
+        }
     }
 
     /// Incognito's first candidate graph: every (QI, level) ([`candidates::first`]).
@@ -145,6 +210,7 @@ impl<'c> Evaluator<'c> {
         match &self.sets {
             Sets::Memory(m) if !self.extras.any() => Ok(m.base_rows()),
             Sets::Memory(m) => Ok(m.base_sizes().iter().map(|&(_, classes)| classes).sum()),
+            Sets::Sql(s) if s.sorted().is_some() => Ok(s.sorted().map_or(0, |b| b.classes())),
             _ => crate::frequency::combinations(self.conn, self.data.heights.len(), self.extras),
         }
     }
@@ -153,8 +219,13 @@ impl<'c> Evaluator<'c> {
     pub fn source_sizes(&self) -> Option<Vec<(u64, u64)>> {
         match &self.sets {
             Sets::Memory(m) => Some(m.base_sizes()),
-            _ => None,
+            Sets::Sql(s) => s.sorted().map(|b| b.sizes()),
         }
+    }
+
+    /// Does the SQL backend hold the base set itself, sorted ([`sorted`])?
+    pub fn holds_sorted_base(&self) -> bool {
+        matches!(&self.sets, Sets::Sql(s) if s.sorted().is_some())
     }
 
     /// Which backend this evaluator uses: "memory" or "sql".

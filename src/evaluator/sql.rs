@@ -5,6 +5,8 @@
 //! sets too large to hold in memory (see [`super::memory`] for the others).
 
 use super::memory::SAMPLE_PARTS;
+use super::sorted::SortedBase;
+use super::Pool;
 use crate::frequency::{rollup, rollup_sets, write_kids, Extras, Kid, RollupShape};
 use crate::hierarchy::node_table;
 use crate::lattice::Node;
@@ -54,6 +56,11 @@ pub struct SqlSets<'c> {
     /// What GROUPING SETS batches need of the hierarchies, and whether they pack keys.
     pub(super) layout: RollupShape,
     pub(super) models: Arc<ClassModels>,
+    /// The base set held by kanon, sorted, when the load chose one; the
+    /// base's nodes are then counted there, not in DuckDB.
+    sorted: Option<SortedBase>,
+    /// DuckDB's pool, shrunk while `sorted` is held.
+    pool: Option<Pool<'c>>,
 }
 
 /// Histograms computed by one call, with the nodes they belong to.
@@ -80,7 +87,23 @@ impl<'c> SqlSets<'c> {
             refute_from: super::memory::REFUTE_FROM,
             layout,
             models: Arc::new(ClassModels::default()),
+            sorted: None,
+            pool: None,
         })
+    }
+
+    /// This evaluator with a sorted base, which rolls up and samples the
+    /// nodes from the base (`kanon_f0` is then a view over the source's coded
+    /// rows, for any other reader), and the pool shrunk beside it.
+    pub(super) fn with_sorted(mut self, base: SortedBase, pool: Pool<'c>) -> Self {
+        self.sorted = Some(base);
+        self.pool = Some(pool);
+        self
+    }
+
+    /// The sorted base, if this evaluator holds one.
+    pub fn sorted(&self) -> Option<&SortedBase> {
+        self.sorted.as_ref()
     }
 
     /// Which of `nodes` a sample of their classes, rolled up from the base
@@ -100,6 +123,10 @@ impl<'c> SqlSets<'c> {
             // A node over a kept set rolls up from it for less than a scan of the base.
             if self.stored.keys().any(|held| node.generalizes(held)) {
                 out.push(false);
+                continue;
+            }
+            if let Some(base) = &self.sorted {
+                out.push(base.refutes(&self.levels_of(node), k, budget));
                 continue;
             }
             let key = list(node.attrs.iter().zip(&node.levels), ", ", |(&a, &l)| {
@@ -224,6 +251,15 @@ impl<'c> SqlSets<'c> {
         Ok(out)
     }
 
+    /// Per QI, the node's level (None for a QI it leaves out).
+    fn levels_of(&self, node: &Node) -> Vec<Option<u8>> {
+        let mut levels = vec![None; self.n];
+        for (&a, &l) in node.attrs.iter().zip(&node.levels) {
+            levels[a] = Some(l);
+        }
+        levels
+    }
+
     /// Roll up from the base frequency set with GROUPING SETS (one pass per batch)?
     fn sets(&self) -> bool {
         self.base_rows >= self.sets_from
@@ -290,9 +326,16 @@ impl<'c> SqlSets<'c> {
         }
         let t0 = std::time::Instant::now();
         // From the base, even one node is a plain GROUP BY this way, without the join with kanon_kids.
-        let in_sets = source == "kanon_f0_node"
-            && self.sets()
-            && rollup_sets(self.conn, &target, &kids, &self.layout, self.extras)?;
+        let sorted =
+            self.sorted.as_ref().filter(|b| source == "kanon_f0_node" && kids.iter().all(|k| b.counts(&k.levels)));
+        if let Some(base) = sorted {
+            write_kids(self.conn, &kids, n)?;
+            base.rollup_into(self.conn, &target, &kids)?;
+        }
+        let in_sets = sorted.is_some()
+            || source == "kanon_f0_node"
+                && self.sets()
+                && rollup_sets(self.conn, &target, &kids, &self.layout, self.extras)?;
         if !in_sets {
             rollup(self.conn, &target, &source, &kids, n, self.extras)?;
         }

@@ -1,0 +1,545 @@
+//! The base frequency set held by kanon for the SQL backend, when the memory
+//! backend cannot hold it: each coded row packed into one key (its QIs' leaf
+//! codes, the QI with the widest codes in the top bits), the keys bucketed by
+//! their top bits as they stream in and sorted within their bucket. A row keeps
+//! only its key's low bits, 4 bytes, and is not grouped: a class is a run of
+//! equal keys.
+//!
+//! A node rolled up from the base is counted here and appended to the SQL
+//! backend's table. Rows come in the order of the lead QI's leaf codes, so the
+//! classes of a node that keeps the lead QI come one lead value at a time and
+//! are counted in a table the size of the node's other QIs' codes, not of its
+//! classes. DuckDB's `GROUP BY` of a near-unique base spills the base and hashes
+//! it into tens of millions of groups each pass (docs/benchmarks.md).
+
+use crate::frequency::Kid;
+use anyhow::{Context, Result};
+use duckdb::arrow::array::{ArrayRef, AsArray, Int64Array};
+use duckdb::arrow::datatypes::Int64Type;
+use duckdb::Connection;
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+use std::ops::Range;
+use std::sync::{mpsc, Arc};
+
+/// The widest key a row packs into: at most 20 bits of bucket and 32 stored.
+pub const KEY_BITS: u32 = 52;
+
+/// A field (one QI's leaf codes) this wide or narrower is lifted by table.
+const TABLE_BITS: u32 = 22;
+
+/// The most codes a node's classes within one lead value are counted in at a
+/// time (4 bytes each); a node with more takes one pass over the rows per
+/// window.
+const WINDOW: u64 = 1 << 21;
+
+/// The most passes over the rows a node may take here; beyond, the SQL backend
+/// rolls it up itself.
+const MAX_PASSES: u64 = 32;
+
+/// Classes sent to the table per batch.
+const BATCH: usize = 1 << 20;
+
+/// Where each QI's leaf code sits in a packed row key.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Layout {
+    /// The QI in the top bits: the one with the widest codes.
+    pub lead: usize,
+    /// Per QI: bits of its field (its codes are below its top divisor).
+    pub bits: Vec<u32>,
+    /// Per QI: its field's lowest bit.
+    pub shift: Vec<u32>,
+}
+
+impl Layout {
+    /// The layout for QIs whose leaf codes are below `tops`, if the key fits
+    /// in [`KEY_BITS`].
+    pub fn new(tops: &[i64]) -> Option<Layout> {
+        let bits: Vec<u32> = tops.iter().map(|&t| u64::BITS - (t.max(1) as u64 - 1).leading_zeros()).collect();
+        let total: u32 = bits.iter().sum();
+        if total > KEY_BITS || tops.is_empty() {
+            return None;
+        }
+        let lead = (0..bits.len()).fold(0, |best, a| if bits[a] > bits[best] { a } else { best });
+        let mut shift = vec![0; bits.len()];
+        let mut at = total;
+        for a in std::iter::once(lead).chain((0..bits.len()).filter(|&a| a != lead)) {
+            at -= bits[a];
+            shift[a] = at;
+        }
+        Some(Layout { lead, bits, shift })
+    }
+
+    fn total(&self) -> u32 {
+        self.bits.iter().sum()
+    }
+
+    /// The packed key of a coded row, as a SQL expression over `g0` … (BIGINT).
+    pub fn key_sql(&self) -> String {
+        let parts: Vec<String> = (0..self.bits.len())
+            .filter(|&a| self.bits[a] > 0)
+            .map(|a| format!("(g{a}::BIGINT << {})", self.shift[a]))
+            .collect();
+        if parts.is_empty() {
+            "0::BIGINT".to_string()
+        } else {
+            parts.join(" | ")
+        }
+    }
+
+    fn field(&self, key: u64, a: usize) -> u64 {
+        (key >> self.shift[a]) & ((1u64 << self.bits[a]) - 1)
+    }
+}
+
+#[derive(Default)]
+struct Bucket {
+    chunks: Vec<Vec<u32>>,
+    len: usize,
+}
+
+/// The sorted base: see the module's comment.
+pub struct SortedBase {
+    layout: Layout,
+    tops: Vec<i64>,
+    /// Per QI and level: leaf code // divisor = code at that level.
+    divisors: Vec<Vec<i64>>,
+    heights: Vec<u8>,
+    /// Key bits stored per row; the rest is the bucket.
+    low: u32,
+    buckets: Vec<Bucket>,
+    rows: u64,
+    /// The base's classes by size: (size, classes).
+    sizes: Vec<(u64, u64)>,
+}
+
+/// How a node's classes are counted: its lead-QI value, then the rest as one
+/// mixed-radix code.
+struct Plan {
+    /// The lead QI's divisor at the node's level, if the node keeps it below the top.
+    lead_div: Option<u64>,
+    /// Per other QI the node keeps below its top: (QI, divisor, radix, place value).
+    others: Vec<(usize, u64, u64, u64)>,
+    /// Codes of the others together.
+    space: u64,
+}
+
+/// One QI's code at a node's level times its place value, by leaf code.
+enum Lift {
+    Table(Vec<u32>),
+    Divide(u64, u64),
+}
+
+impl Lift {
+    #[inline]
+    fn of(&self, leaf: u64) -> u64 {
+        match self {
+            Lift::Table(t) => t[leaf as usize] as u64,
+            Lift::Divide(d, place) => leaf / d * place,
+        }
+    }
+}
+
+impl SortedBase {
+    /// Read the coded rows (`kanon_f0_rows`) as packed keys and sort them.
+    /// `rows` (the source's) sizes the buckets.
+    pub fn load(conn: &Connection, layout: Layout, divisors: Vec<Vec<i64>>, heights: &[u8], rows: u64) -> Result<Self> {
+        let total = layout.total();
+        // Buckets of about 64K rows each, at most 2^20 of them; a row keeps 32 bits at most.
+        let wanted = u64::BITS - (rows >> 16).leading_zeros();
+        let prefix = wanted.min(20).min(total).max(total.saturating_sub(32));
+        let low = total - prefix;
+        let per_bucket = (rows >> prefix).max(1);
+        let chunk = (per_bucket / 4).next_power_of_two().clamp(256, 16_384) as usize;
+        let mut buckets: Vec<Bucket> = (0..1usize << prefix).map(|_| Bucket::default()).collect();
+        let mask = if low == 32 { u32::MAX as u64 } else { (1u64 << low) - 1 };
+        let q = crate::sql::render(
+            crate::sql::fragment(crate::sql::BASE_FREQUENCY_SET, "sorted_keys"),
+            &[("key", &layout.key_sql())],
+        );
+        // The rows are sorted here, so the engine need not keep their order.
+        super::unordered(conn, || -> Result<()> {
+            let mut stmt = conn.prepare(&q)?;
+            for batch in stmt.query_arrow([])? {
+                let keys = batch.column(0).as_primitive::<Int64Type>();
+                for &k in keys.values().iter() {
+                    let k = k as u64;
+                    let b = &mut buckets[(k >> low) as usize];
+                    if b.len % chunk == 0 {
+                        b.chunks.push(Vec::with_capacity(chunk));
+                    }
+                    b.chunks.last_mut().expect("a chunk was pushed").push((k & mask) as u32);
+                    b.len += 1;
+                }
+            }
+            Ok(())
+        })?;
+        crate::trace(|| format!("sorted base: keys read into {} buckets", buckets.len()));
+        // Sort each bucket through one buffer per worker; count its runs.
+        let sizes: FxHashMap<u64, u64> = buckets
+            .par_iter_mut()
+            .map_init(Vec::new, |buf: &mut Vec<u32>, b| {
+                if let Some(last) = b.chunks.last_mut() {
+                    last.shrink_to_fit();
+                }
+                buf.clear();
+                for c in &b.chunks {
+                    buf.extend_from_slice(c);
+                }
+                buf.sort_unstable();
+                let mut at = 0;
+                for c in b.chunks.iter_mut() {
+                    let len = c.len();
+                    c.copy_from_slice(&buf[at..at + len]);
+                    at += len;
+                }
+                let mut sizes: FxHashMap<u64, u64> = FxHashMap::default();
+                for run in buf.chunk_by(|x, y| x == y) {
+                    *sizes.entry(run.len() as u64).or_default() += 1;
+                }
+                sizes
+            })
+            .reduce(FxHashMap::default, |mut a, b| {
+                for (s, c) in b {
+                    *a.entry(s).or_default() += c;
+                }
+                a
+            });
+        let mut sizes: Vec<(u64, u64)> = sizes.into_iter().collect();
+        sizes.sort_unstable();
+        let rows = buckets.iter().map(|b| b.len as u64).sum();
+        let tops = heights.iter().zip(&divisors).map(|(&h, d)| d[h as usize]).collect();
+        Ok(SortedBase { layout, tops, divisors, heights: heights.to_vec(), low, buckets, rows, sizes })
+    }
+
+    /// Rows (records) held.
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// The base's classes (its distinct coded rows).
+    pub fn classes(&self) -> u64 {
+        self.sizes.iter().map(|&(_, c)| c).sum()
+    }
+
+    /// The base's classes by size: (size, classes), by size.
+    pub fn sizes(&self) -> Vec<(u64, u64)> {
+        self.sizes.clone()
+    }
+
+    /// Bytes held.
+    pub fn bytes(&self) -> u64 {
+        let chunks: usize = self.buckets.iter().flat_map(|b| &b.chunks).map(|c| c.capacity() * 4).sum();
+        (chunks + self.buckets.len() * std::mem::size_of::<Bucket>()) as u64
+    }
+
+    fn plan(&self, levels: &[Option<u8>]) -> Plan {
+        let lead = self.layout.lead;
+        let kept = |a: usize| levels[a].filter(|&l| l < self.heights[a]);
+        let lead_div = kept(lead).map(|l| self.divisors[lead][l as usize] as u64);
+        let mut others: Vec<(usize, u64, u64, u64)> = Vec::new();
+        for a in (0..levels.len()).filter(|&a| a != lead) {
+            if let Some(l) = kept(a) {
+                let d = self.divisors[a][l as usize] as u64;
+                others.push((a, d, (self.tops[a] as u64).div_ceil(d), 0));
+            }
+        }
+        // Place values: the last QI's is 1.
+        let mut space: u64 = 1;
+        for o in others.iter_mut().rev() {
+            o.3 = space;
+            space = space.saturating_mul(o.2);
+        }
+        Plan { lead_div, others, space }
+    }
+
+    /// Can the node with these levels (per QI; None for one it leaves out) be
+    /// counted here within [`MAX_PASSES`]?
+    pub fn counts(&self, levels: &[Option<u8>]) -> bool {
+        self.plan(levels).space.div_ceil(WINDOW) <= MAX_PASSES
+    }
+
+    fn lifts(&self, plan: &Plan) -> Vec<(usize, Lift)> {
+        plan.others
+            .iter()
+            .map(|&(a, d, _, place)| {
+                let lift = if self.layout.bits[a] <= TABLE_BITS {
+                    Lift::Table((0..1u64 << self.layout.bits[a]).map(|leaf| (leaf / d * place) as u32).collect())
+                } else {
+                    Lift::Divide(d, place)
+                };
+                (a, lift)
+            })
+            .collect()
+    }
+
+    fn group_of(&self, plan: &Plan, key: u64) -> u64 {
+        plan.lead_div.map_or(0, |d| self.layout.field(key, self.layout.lead) / d)
+    }
+
+    /// Bucket ranges, cut where the lead value at `plan` changes, of about
+    /// equal rows: up to `parts` of them.
+    fn splits(&self, plan: &Plan, parts: usize) -> Vec<Range<usize>> {
+        let nb = self.buckets.len();
+        if plan.lead_div.is_none() || parts < 2 {
+            return vec![0..nb];
+        }
+        let first = |b: usize| -> Option<u64> {
+            self.buckets[b].chunks.first().map(|c| ((b as u64) << self.low) | c[0] as u64)
+        };
+        let last = |b: usize| -> Option<u64> {
+            self.buckets[b].chunks.last().and_then(|c| c.last()).map(|&x| ((b as u64) << self.low) | x as u64)
+        };
+        let mut out = Vec::new();
+        let (mut start, mut seen, mut prev_last) = (0usize, 0u64, None::<u64>);
+        let share = self.rows / parts as u64 + 1;
+        for b in 0..nb {
+            if let Some(f) = first(b) {
+                let cut = prev_last.is_some_and(|p| self.group_of(plan, p) != self.group_of(plan, f));
+                if cut && seen >= share * (out.len() as u64 + 1) && b > start {
+                    out.push(start..b);
+                    start = b;
+                }
+                prev_last = last(b);
+            }
+            seen += self.buckets[b].len as u64;
+        }
+        out.push(start..nb);
+        out
+    }
+
+    /// Count the classes of a node in `buckets`, inner codes in `window`:
+    /// each class (lead code, inner code, size) to `emit`.
+    fn count(
+        &self,
+        plan: &Plan,
+        lifts: &[(usize, Lift)],
+        buckets: Range<usize>,
+        window: Range<u64>,
+        emit: &mut dyn FnMut(u64, u64, u64),
+    ) {
+        let width = (window.end - window.start) as usize;
+        let mut counts = vec![0u32; width];
+        let mut touched: Vec<u32> = Vec::new();
+        let mut group = u64::MAX;
+        let flush = |group: u64, counts: &mut [u32], touched: &mut Vec<u32>, emit: &mut dyn FnMut(u64, u64, u64)| {
+            touched.sort_unstable();
+            for &t in touched.iter() {
+                emit(group, window.start + t as u64, counts[t as usize] as u64);
+                counts[t as usize] = 0;
+            }
+            touched.clear();
+        };
+        for b in buckets {
+            let high = (b as u64) << self.low;
+            for chunk in &self.buckets[b].chunks {
+                for &x in chunk {
+                    let key = high | x as u64;
+                    let g = self.group_of(plan, key);
+                    if g != group {
+                        if group != u64::MAX {
+                            flush(group, &mut counts, &mut touched, emit);
+                        }
+                        group = g;
+                    }
+                    let mut inner = 0u64;
+                    for (a, lift) in lifts {
+                        inner += lift.of(self.layout.field(key, *a));
+                    }
+                    if window.contains(&inner) {
+                        let slot = (inner - window.start) as usize;
+                        if counts[slot] == 0 {
+                            touched.push(slot as u32);
+                        }
+                        counts[slot] += 1;
+                    }
+                }
+            }
+        }
+        if group != u64::MAX {
+            flush(group, &mut counts, &mut touched, emit);
+        }
+    }
+
+    /// Work units of a node: (bucket range, inner window), disjoint in classes.
+    fn units(&self, plan: &Plan) -> Vec<(Range<usize>, Range<u64>)> {
+        let windows: Vec<Range<u64>> =
+            (0..plan.space.div_ceil(WINDOW)).map(|w| w * WINDOW..((w + 1) * WINDOW).min(plan.space)).collect();
+        let parts = 2 * rayon::current_num_threads();
+        let splits = self.splits(plan, parts.div_ceil(windows.len()));
+        splits.iter().flat_map(|s| windows.iter().map(move |w| (s.clone(), w.clone()))).collect()
+    }
+
+    /// Roll `kids` (all from the base; see [`Self::counts`]) up into a new
+    /// temporary table `target` of the SQL backend's shape: node, g0 … (BIGINT,
+    /// 0 for a QI at its top, NULL for one left out), cnt.
+    pub fn rollup_into(&self, conn: &Connection, target: &str, kids: &[Kid]) -> Result<()> {
+        let n = self.heights.len();
+        // Each code as narrow as its QI's codes allow: at scale the tables spill otherwise.
+        let cols = crate::sql::list(0..n, ", ", |a| format!("g{a} {}", int_type(self.tops[a])));
+        conn.execute_batch(&format!("CREATE OR REPLACE TEMP TABLE {target} (node BIGINT, {cols}, cnt BIGINT)"))?;
+        let mut app = conn.appender_to_catalog_and_db(target, "temp", "main")?;
+        for kid in kids {
+            let plan = self.plan(&kid.levels);
+            let lifts = self.lifts(&plan);
+            let units = self.units(&plan);
+            let (tx, rx) = mpsc::sync_channel::<Vec<(u64, u64, u64)>>(4);
+            std::thread::scope(|s| -> Result<()> {
+                let plan = &plan;
+                let lifts = &lifts;
+                s.spawn(move || {
+                    units.into_par_iter().for_each_with(tx, |tx, (buckets, window)| {
+                        let mut out: Vec<(u64, u64, u64)> = Vec::new();
+                        self.count(plan, lifts, buckets, window, &mut |g, x, c| {
+                            out.push((g, x, c));
+                            if out.len() >= BATCH {
+                                // The receiver lives until every sender is gone.
+                                let _ = tx.send(std::mem::take(&mut out));
+                            }
+                        });
+                        if !out.is_empty() {
+                            let _ = tx.send(out);
+                        }
+                    });
+                });
+                for classes in rx {
+                    app.append_record_batch(self.batch(plan, kid, &classes))?;
+                }
+                Ok(())
+            })?;
+        }
+        app.flush()?;
+        Ok(())
+    }
+
+    /// Classes (lead code, inner code, size) as a record batch of the table's columns.
+    fn batch(&self, plan: &Plan, kid: &Kid, classes: &[(u64, u64, u64)]) -> duckdb::arrow::record_batch::RecordBatch {
+        let n = self.heights.len();
+        let lead = self.layout.lead;
+        let mut columns: Vec<(String, ArrayRef)> =
+            vec![("node".into(), Arc::new(Int64Array::from(vec![kid.child; classes.len()])))];
+        for a in 0..n {
+            let codes: Vec<Option<i64>> = match kid.levels[a] {
+                None => vec![None; classes.len()],
+                Some(l) if l >= self.heights[a] => vec![Some(0); classes.len()],
+                Some(_) if a == lead => classes.iter().map(|&(g, _, _)| Some(g as i64)).collect(),
+                Some(_) => {
+                    let &(_, _, radix, place) = plan.others.iter().find(|o| o.0 == a).expect("a kept QI is planned");
+                    classes.iter().map(|&(_, x, _)| Some((x / place % radix) as i64)).collect()
+                }
+            };
+            columns.push((format!("g{a}"), narrow(self.tops[a], codes)));
+        }
+        columns.push(("cnt".into(), Arc::new(classes.iter().map(|&(_, _, c)| c as i64).collect::<Int64Array>())));
+        duckdb::arrow::record_batch::RecordBatch::try_from_iter(columns).expect("columns of equal length")
+    }
+
+    /// Make `kanon_f0` a table of the base's classes (leaf codes, cnt) in
+    /// place of the view over the coded rows, and drop that view: for a base
+    /// with few classes after all, which the memory backend reads.
+    pub fn write_base(&self, conn: &Connection) -> Result<()> {
+        let n = self.heights.len();
+        let cols = crate::sql::list(0..n, ", ", |a| format!("g{a} BIGINT"));
+        conn.execute_batch(&format!("CREATE OR REPLACE TEMP TABLE kanon_f0_table ({cols}, cnt BIGINT)"))?;
+        let mut app = conn.appender_to_catalog_and_db("kanon_f0_table", "temp", "main")?;
+        let mut runs: Vec<(u64, u64)> = Vec::new();
+        let mut send = |runs: &mut Vec<(u64, u64)>| -> Result<()> {
+            let mut columns: Vec<(String, ArrayRef)> = Vec::with_capacity(n + 1);
+            for a in 0..n {
+                let codes: Int64Array = runs.iter().map(|&(key, _)| self.layout.field(key, a) as i64).collect();
+                columns.push((format!("g{a}"), Arc::new(codes)));
+            }
+            columns.push(("cnt".into(), Arc::new(runs.iter().map(|&(_, c)| c as i64).collect::<Int64Array>())));
+            app.append_record_batch(duckdb::arrow::record_batch::RecordBatch::try_from_iter(columns)?)?;
+            runs.clear();
+            Ok(())
+        };
+        for (b, bucket) in self.buckets.iter().enumerate() {
+            let high = (b as u64) << self.low;
+            for &x in bucket.chunks.iter().flatten() {
+                let key = high | x as u64;
+                match runs.last_mut() {
+                    Some((k, c)) if *k == key => *c += 1,
+                    _ => {
+                        if runs.len() >= BATCH {
+                            send(&mut runs)?;
+                        }
+                        runs.push((key, 1));
+                    }
+                }
+            }
+        }
+        if !runs.is_empty() {
+            send(&mut runs)?;
+        }
+        drop(app);
+        conn.execute_batch(
+            "DROP VIEW kanon_f0; ALTER TABLE kanon_f0_table RENAME TO kanon_f0; DROP VIEW kanon_f0_rows",
+        )?;
+        Ok(())
+    }
+
+    /// Does a sample of the node's classes (those of the first lead values,
+    /// about a sixteenth of the rows) hold more than `budget` records in
+    /// classes under `k`? Nodes that leave the lead QI out are not tried.
+    pub fn refutes(&self, levels: &[Option<u8>], k: u64, budget: u64) -> bool {
+        let plan = self.plan(levels);
+        if plan.lead_div.is_none() || !self.counts(levels) {
+            return false;
+        }
+        let lifts = self.lifts(&plan);
+        let splits = self.splits(&plan, 16);
+        let sample = splits[0].clone();
+        let windows: Vec<Range<u64>> =
+            (0..plan.space.div_ceil(WINDOW)).map(|w| w * WINDOW..((w + 1) * WINDOW).min(plan.space)).collect();
+        let under: u64 = windows
+            .into_par_iter()
+            .map(|w| {
+                let mut under = 0u64;
+                self.count(&plan, &lifts, sample.clone(), w, &mut |_, _, c| {
+                    if c < k {
+                        under += c
+                    }
+                });
+                under
+            })
+            .sum();
+        under > budget
+    }
+
+    /// The classes of a node with these levels by size: (size, classes), by
+    /// size (tests compare them with the engine's).
+    #[cfg(test)]
+    pub fn class_sizes(&self, levels: &[Option<u8>]) -> Vec<(u64, u64)> {
+        let plan = self.plan(levels);
+        let lifts = self.lifts(&plan);
+        let mut sizes: std::collections::BTreeMap<u64, u64> = Default::default();
+        for (buckets, window) in self.units(&plan) {
+            self.count(&plan, &lifts, buckets, window, &mut |_, _, c| *sizes.entry(c).or_default() += 1);
+        }
+        sizes.into_iter().collect()
+    }
+}
+
+/// The SQL type of codes below `bound`, as the base set's (frequency.rs).
+fn int_type(bound: i64) -> &'static str {
+    crate::frequency::int_type(bound)
+}
+
+/// Codes below `bound` as an Arrow array of [`int_type`]'s width.
+fn narrow(bound: i64, codes: Vec<Option<i64>>) -> ArrayRef {
+    use duckdb::arrow::array::{Int16Array, Int32Array, Int8Array};
+    match int_type(bound) {
+        "TINYINT" => Arc::new(codes.into_iter().map(|c| c.map(|c| c as i8)).collect::<Int8Array>()),
+        "SMALLINT" => Arc::new(codes.into_iter().map(|c| c.map(|c| c as i16)).collect::<Int16Array>()),
+        "INTEGER" => Arc::new(codes.into_iter().map(|c| c.map(|c| c as i32)).collect::<Int32Array>()),
+        _ => Arc::new(codes.into_iter().collect::<Int64Array>()),
+    }
+}
+
+/// The key's bits a sorted base would take, for the load to decide (None: too wide).
+pub fn layout_of(conn: &Connection, heights: &[u8]) -> Result<Option<Layout>> {
+    let divisors = crate::hierarchy::divisors(conn, heights.len()).context("reading the hierarchies' divisors")?;
+    let tops: Vec<i64> = heights.iter().zip(&divisors).map(|(&h, d)| d[h as usize]).collect();
+    Ok(Layout::new(&tops))
+}
