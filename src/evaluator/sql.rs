@@ -521,6 +521,11 @@ impl Drop for SqlSets<'_> {
     fn drop(&mut self) {
         // Nothing to do about a failure here; the connection's end drops them anyway.
         let _ = self.retain(|_| false);
+        // The sorted base's memory back to the system before DuckDB's pool grows again.
+        if self.sorted.take().is_some() {
+            crate::trim_heap("the pool is given back");
+        }
+        self.pool = None;
     }
 }
 
