@@ -485,21 +485,8 @@ fn the_base_set_grouped_in_memory_equals_the_engines() {
         let mut sql = loaded.evaluator_on(Backend::Sql).unwrap();
         assert_eq!(sql.histograms(&nodes).unwrap(), histograms, "{case}");
         assert_eq!(sql.combinations().unwrap(), combinations, "{case}");
-        let columns = qis.join(", ");
-        let distinct: i64 = loaded
-            .conn
-            .query_row(&format!("SELECT count(*) FROM (SELECT DISTINCT {columns} FROM kanon_source)"), [], |r| r.get(0))
-            .unwrap();
-        assert_eq!(combinations, distinct as u64, "{case}");
-        let mut stmt = loaded
-            .conn
-            .prepare(&format!("SELECT n::BIGINT, count(*) FROM (SELECT count(*) AS n FROM kanon_source GROUP BY {columns}) GROUP BY 1 ORDER BY 1"))
-            .unwrap();
-        let counted: Vec<(u64, u64)> = stmt
-            .query_map([], |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64)))
-            .unwrap()
-            .map(|r| r.unwrap())
-            .collect();
+        let (distinct, counted) = source_classes(&loaded.conn, &qis);
+        assert_eq!(combinations, distinct, "{case}");
         // A set with a sensitive code has a row per (class, value); the
         // evaluator groups those rows by class for the sizes.
         assert_eq!(sizes, Some(counted), "{case}");
@@ -630,21 +617,27 @@ fn the_sorted_base_equals_the_memory_evaluator() {
         for (node, h) in nodes.iter().zip(&expected).rev().step_by(7) {
             assert_eq!(&alone.histogram(node).unwrap(), h, "{case}, node {node:?} alone");
         }
-        let columns = qis.join(", ");
-        let distinct: i64 = loaded
-            .conn
-            .query_row(&format!("SELECT count(*) FROM (SELECT DISTINCT {columns} FROM kanon_source)"), [], |r| r.get(0))
-            .unwrap();
-        assert_eq!(sorted.combinations().unwrap(), distinct as u64, "{case}");
-        let mut stmt = loaded
-            .conn
-            .prepare(&format!("SELECT n::BIGINT, count(*) FROM (SELECT count(*) AS n FROM kanon_source GROUP BY {columns}) GROUP BY 1 ORDER BY 1"))
-            .unwrap();
-        let counted: Vec<(u64, u64)> = stmt
-            .query_map([], |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64)))
-            .unwrap()
-            .map(|r| r.unwrap())
-            .collect();
+        let (distinct, counted) = source_classes(&loaded.conn, &qis);
+        assert_eq!(sorted.combinations().unwrap(), distinct, "{case}");
         assert_eq!(sorted.source_sizes(), Some(counted), "{case}");
     }
+}
+
+/// The source's distinct QI combinations and its classes by size (size,
+/// classes), by a plain GROUP BY of `qis`.
+fn source_classes<S: AsRef<str>>(conn: &duckdb::Connection, qis: &[S]) -> (u64, Vec<(u64, u64)>) {
+    let columns: Vec<&str> = qis.iter().map(|q| q.as_ref()).collect();
+    let columns = columns.join(", ");
+    let q = format!("SELECT count(*) FROM (SELECT DISTINCT {columns} FROM kanon_source)");
+    let distinct: i64 = conn.query_row(&q, [], |r| r.get(0)).unwrap();
+    let q = format!(
+        "SELECT n::BIGINT, count(*) FROM (SELECT count(*) AS n FROM kanon_source GROUP BY {columns}) GROUP BY 1 ORDER BY 1"
+    );
+    let mut stmt = conn.prepare(&q).unwrap();
+    let counted: Vec<(u64, u64)> = stmt
+        .query_map([], |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64)))
+        .unwrap()
+        .map(|r| r.unwrap())
+        .collect();
+    (distinct as u64, counted)
 }
