@@ -15,7 +15,8 @@
 use crate::frequency::Kid;
 use anyhow::{Context, Result};
 use duckdb::arrow::array::{ArrayRef, AsArray, Int64Array};
-use duckdb::arrow::datatypes::Int64Type;
+use duckdb::arrow::datatypes::{DataType, Int64Type};
+use duckdb::arrow::record_batch::RecordBatch;
 use duckdb::Connection;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
@@ -28,19 +29,40 @@ pub const KEY_BITS: u32 = 52;
 /// A field (one QI's leaf codes) this wide or narrower is lifted by table.
 const TABLE_BITS: u32 = 22;
 
+/// Adjacent narrow fields are lifted together by one table of this many bits
+/// (256 KB, within L2).
+const SPAN_BITS: u32 = 16;
+
 /// The most codes a node's classes within one lead value are counted in at a
-/// time (4 bytes each); a node with more takes one pass over the rows per
-/// window. On a hub of 15.5M codes at 10⁸ rows: 2¹⁸ 36.8 s, 2²⁰ 15.5 s, 2²¹
-/// 17.2 s, 2²² 18.3 s (more passes against more cache misses).
-const WINDOW: u64 = 1 << 20;
+/// time (64 MB of counts a thread); a node with more takes one pass over the
+/// rows per window. Counted a part at a time ([`Tally`]), a wide table costs
+/// little more than a narrow one: windows of 2²⁰ codes took 15 passes and
+/// 20.1 s for a hub of 15.5M codes at 10⁸ rows, one window 8.5 s.
+const WINDOW: u64 = 1 << 24;
+
+/// Slots counted per part of a wide table: 256 KB of counts, within L2.
+const PART_SLOTS: usize = 1 << 16;
+
+/// A table of fewer parts (up to 1 MB, L2) is counted directly.
+const MIN_PARTS: usize = 4;
+
+/// A chunk is grouped by part when it has this many slots per part.
+const PART_MIN_SLOTS: usize = 256;
+
+/// Slots collected before they are counted (4 bytes each, twice).
+const CHUNK: usize = 1 << 22;
+
+/// How many slots ahead a count is fetched.
+const AHEAD: usize = 16;
 
 /// The most codes of a node's other QIs counted here (in windows of
 /// [`WINDOW`], a pass over the rows each); beyond, the SQL backend rolls it
 /// up itself.
 const MAX_CODES: u64 = 1 << 26;
 
-/// Classes sent to the table per batch.
-const BATCH: usize = 1 << 20;
+/// Classes sent to the table per batch: small enough that a batch's memory
+/// is reused, not faulted in anew.
+const BATCH: usize = 1 << 16;
 
 /// Where each QI's leaf code sits in a packed row key.
 #[derive(Debug, Clone, PartialEq)]
@@ -143,10 +165,108 @@ impl Lift {
     }
 }
 
-/// A node's lifts: its lead value's, then the other QIs', most significant first.
+/// A node's lifts: its lead value's, then its inner code's as a sum over
+/// spans of the key's lower bits.
 struct Lifts {
     lead: Option<Lift>,
-    others: Vec<(usize, Lift)>,
+    spans: Vec<Span>,
+}
+
+/// Adjacent fields of the key below the lead, lifted by one table together
+/// (or one wide field by division): the sum of their codes times their place values.
+struct Span {
+    shift: u32,
+    mask: u64,
+    lift: Lift,
+}
+
+impl Lifts {
+    #[inline]
+    fn inner(&self, key: u64) -> u64 {
+        self.spans.iter().map(|s| s.lift.of((key >> s.shift) & s.mask)).sum()
+    }
+}
+
+/// Class sizes within one lead value, by slot (inner code − window start).
+struct Tally {
+    counts: Vec<u32>,
+    /// Slots counted since the last flush, each once.
+    touched: Vec<u32>,
+    /// Slots of a chunk, grouped by part.
+    parted: Vec<u32>,
+    /// Per part: where its slots go in `parted`.
+    at: Vec<usize>,
+}
+
+impl Tally {
+    fn new(width: usize) -> Tally {
+        Tally { counts: vec![0; width], touched: Vec::new(), parted: Vec::new(), at: Vec::new() }
+    }
+
+    /// Count `slots`. A table wider than [`PART_SLOTS`] is counted a part at
+    /// a time: its slots are first grouped by part, so that each part's
+    /// counts are loaded into the cache once per chunk, not once per slot.
+    fn add(&mut self, slots: &[u32]) {
+        let parts = self.counts.len().div_ceil(PART_SLOTS);
+        if parts < MIN_PARTS || slots.len() < parts * PART_MIN_SLOTS {
+            return bump(&mut self.counts, &mut self.touched, slots);
+        }
+        let part = |s: u32| s as usize / PART_SLOTS;
+        self.at.clear();
+        self.at.resize(parts + 1, 0);
+        for &s in slots {
+            self.at[part(s) + 1] += 1;
+        }
+        for p in 1..=parts {
+            self.at[p] += self.at[p - 1];
+        }
+        self.parted.resize(slots.len(), 0);
+        for &s in slots {
+            let at = &mut self.at[part(s)];
+            self.parted[*at] = s;
+            *at += 1;
+        }
+        bump(&mut self.counts, &mut self.touched, &self.parted);
+    }
+
+    /// Emit each counted class (lead code, inner code, size) and clear its count.
+    fn flush(&mut self, group: u64, start: u64, emit: &mut dyn FnMut(u64, u64, u64)) {
+        self.touched.sort_unstable();
+        for &t in &self.touched {
+            emit(group, start + t as u64, self.counts[t as usize] as u64);
+            self.counts[t as usize] = 0;
+        }
+        self.touched.clear();
+    }
+}
+
+/// Add one to each slot's count, noting slots counted for the first time.
+/// Counts are fetched [`AHEAD`] slots early: the table is larger than the cache.
+fn bump(counts: &mut [u32], touched: &mut Vec<u32>, slots: &[u32]) {
+    let mut n = touched.len();
+    touched.resize(n + slots.len(), 0);
+    for (i, &s) in slots.iter().enumerate() {
+        if let Some(&next) = slots.get(i + AHEAD) {
+            prefetch(&counts[next as usize]);
+        }
+        let c = &mut counts[s as usize];
+        // Branch-free: whether a slot is new is unpredictable.
+        touched[n] = s;
+        n += (*c == 0) as usize;
+        *c += 1;
+    }
+    touched.truncate(n);
+}
+
+#[inline(always)]
+fn prefetch(x: &u32) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint; it reads nothing and cannot fault.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>((x as *const u32).cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
 }
 
 impl SortedBase {
@@ -273,19 +393,53 @@ impl SortedBase {
         self.plan(levels).space <= MAX_CODES
     }
 
-    fn lift(&self, a: usize, d: u64, place: u64) -> Lift {
-        if self.layout.bits[a] <= TABLE_BITS {
-            Lift::Table((0..1u64 << self.layout.bits[a]).map(|leaf| (leaf / d * place) as u32).collect())
-        } else {
-            Lift::Divide(d, place)
-        }
-    }
-
     fn lifts(&self, plan: &Plan) -> Lifts {
-        Lifts {
-            lead: plan.lead_div.map(|d| self.lift(self.layout.lead, d, 1)),
-            others: plan.others.iter().map(|&(a, d, _, place)| (a, self.lift(a, d, place))).collect(),
+        let layout = &self.layout;
+        let lead = plan.lead_div.map(|d| match layout.bits[layout.lead] <= TABLE_BITS {
+            true => Lift::Table((0..1u64 << layout.bits[layout.lead]).map(|leaf| (leaf / d) as u32).collect()),
+            false => Lift::Divide(d, 1),
+        });
+        // Per field below the lead, from the lowest bits: its divisor and
+        // place value, if the node keeps it.
+        let mut fields: Vec<usize> =
+            (0..layout.bits.len()).filter(|&a| a != layout.lead && layout.bits[a] > 0).collect();
+        fields.sort_by_key(|&a| layout.shift[a]);
+        let kept = |a: usize| plan.others.iter().find(|o| o.0 == a).map(|&(_, d, _, place)| (d, place));
+        // Fields joined into spans of at most SPAN_BITS: one lookup a row each.
+        let mut spans = Vec::new();
+        let mut i = 0;
+        while i < fields.len() {
+            let first = fields[i];
+            let mut j = i + 1;
+            while j < fields.len()
+                && layout.shift[fields[j]] + layout.bits[fields[j]] - layout.shift[first] <= SPAN_BITS
+            {
+                j += 1;
+            }
+            let members = &fields[i..j];
+            i = j;
+            if members.iter().all(|&a| kept(a).is_none()) {
+                continue;
+            }
+            let shift = layout.shift[first];
+            let bits = members.iter().map(|&a| layout.bits[a]).sum::<u32>();
+            let lift = match (members, kept(first)) {
+                (&[_], Some((d, place))) if bits > TABLE_BITS => Lift::Divide(d, place),
+                _ => Lift::Table(
+                    (0..1u64 << bits)
+                        .map(|v| {
+                            let of = |a: usize| {
+                                let leaf = (v >> (layout.shift[a] - shift)) & ((1u64 << layout.bits[a]) - 1);
+                                kept(a).map_or(0, |(d, place)| leaf / d * place)
+                            };
+                            members.iter().map(|&a| of(a)).sum::<u64>() as u32
+                        })
+                        .collect(),
+                ),
+            };
+            spans.push(Span { shift, mask: (1u64 << bits) - 1, lift });
         }
+        Lifts { lead, spans }
     }
 
     fn group_of(&self, plan: &Plan, key: u64) -> u64 {
@@ -325,65 +479,44 @@ impl SortedBase {
 
     /// Count the classes of a node in `buckets`, inner codes in `window`:
     /// each class (lead code, inner code, size) to `emit`.
-    fn count(
-        &self,
-        plan: &Plan,
-        lifts: &Lifts,
-        buckets: Range<usize>,
-        window: Range<u64>,
-        emit: &mut dyn FnMut(u64, u64, u64),
-    ) {
-        // A row's most significant other QI bounds its code: rows outside the
-        // window are passed over on that one lookup.
-        let windowed = window.start > 0 || window.end < plan.space;
-        let first_place = plan.others.first().map_or(1, |o| o.3);
+    fn count(&self, lifts: &Lifts, buckets: Range<usize>, window: Range<u64>, emit: &mut dyn FnMut(u64, u64, u64)) {
         let lead = self.layout.lead;
-        let width = (window.end - window.start) as usize;
-        let mut counts = vec![0u32; width];
-        let mut touched: Vec<u32> = Vec::new();
-        let mut group = u64::MAX;
-        let flush = |group: u64, counts: &mut [u32], touched: &mut Vec<u32>, emit: &mut dyn FnMut(u64, u64, u64)| {
-            touched.sort_unstable();
-            for &t in touched.iter() {
-                emit(group, window.start + t as u64, counts[t as usize] as u64);
-                counts[t as usize] = 0;
-            }
-            touched.clear();
-        };
+        let mut tally = Tally::new((window.end - window.start) as usize);
+        let mut slots: Vec<u32> = Vec::with_capacity(CHUNK);
+        let (mut group, mut field) = (u64::MAX, u64::MAX);
         for b in buckets {
             let high = (b as u64) << self.low;
             for chunk in &self.buckets[b].chunks {
                 for &x in chunk {
                     let key = high | x as u64;
-                    let g = lifts.lead.as_ref().map_or(0, |l| l.of(self.layout.field(key, lead)));
-                    if g != group {
-                        if group != u64::MAX {
-                            flush(group, &mut counts, &mut touched, emit);
+                    // Rows come sorted, so the lead field changes seldom.
+                    let f = self.layout.field(key, lead);
+                    if f != field {
+                        field = f;
+                        let g = lifts.lead.as_ref().map_or(0, |l| l.of(f));
+                        if g != group {
+                            tally.add(&slots);
+                            slots.clear();
+                            if group != u64::MAX {
+                                tally.flush(group, window.start, emit);
+                            }
+                            group = g;
                         }
-                        group = g;
                     }
-                    let mut inner = 0u64;
-                    if let Some((a, lift)) = lifts.others.first() {
-                        inner = lift.of(self.layout.field(key, *a));
-                        if windowed && (inner + first_place <= window.start || inner >= window.end) {
-                            continue;
-                        }
-                    }
-                    for (a, lift) in lifts.others.iter().skip(1) {
-                        inner += lift.of(self.layout.field(key, *a));
-                    }
+                    let inner = lifts.inner(key);
                     if window.contains(&inner) {
-                        let slot = (inner - window.start) as usize;
-                        if counts[slot] == 0 {
-                            touched.push(slot as u32);
+                        slots.push((inner - window.start) as u32);
+                        if slots.len() == CHUNK {
+                            tally.add(&slots);
+                            slots.clear();
                         }
-                        counts[slot] += 1;
                     }
                 }
             }
         }
+        tally.add(&slots);
         if group != u64::MAX {
-            flush(group, &mut counts, &mut touched, emit);
+            tally.flush(group, window.start, emit);
         }
     }
 
@@ -410,27 +543,29 @@ impl SortedBase {
             let lifts = self.lifts(&plan);
             let units = self.units(&plan);
             crate::trace(|| format!("sorted rollup of {:?}: {} codes, {} units", kid.levels, plan.space, units.len()));
-            let (tx, rx) = mpsc::sync_channel::<Vec<(u64, u64, u64)>>(4);
+            // Batches are built on the counting threads: appending them is the slower side.
+            let (tx, rx) = mpsc::sync_channel::<RecordBatch>(4);
             std::thread::scope(|s| -> Result<()> {
                 let plan = &plan;
                 let lifts = &lifts;
                 s.spawn(move || {
                     units.into_par_iter().for_each_with(tx, |tx, (buckets, window)| {
-                        let mut out: Vec<(u64, u64, u64)> = Vec::new();
-                        self.count(plan, lifts, buckets, window, &mut |g, x, c| {
+                        let mut out: Vec<(u64, u64, u64)> = Vec::with_capacity(BATCH);
+                        self.count(lifts, buckets, window, &mut |g, x, c| {
                             out.push((g, x, c));
                             if out.len() >= BATCH {
                                 // The receiver lives until every sender is gone.
-                                let _ = tx.send(std::mem::take(&mut out));
+                                let _ = tx.send(self.batch(plan, kid, &out));
+                                out.clear();
                             }
                         });
                         if !out.is_empty() {
-                            let _ = tx.send(out);
+                            let _ = tx.send(self.batch(plan, kid, &out));
                         }
                     });
                 });
-                for classes in rx {
-                    app.append_record_batch(self.batch(plan, kid, &classes))?;
+                for batch in rx {
+                    app.append_record_batch(batch)?;
                 }
                 Ok(())
             })?;
@@ -440,25 +575,27 @@ impl SortedBase {
     }
 
     /// Classes (lead code, inner code, size) as a record batch of the table's columns.
-    fn batch(&self, plan: &Plan, kid: &Kid, classes: &[(u64, u64, u64)]) -> duckdb::arrow::record_batch::RecordBatch {
+    fn batch(&self, plan: &Plan, kid: &Kid, classes: &[(u64, u64, u64)]) -> RecordBatch {
         let n = self.heights.len();
         let lead = self.layout.lead;
+        let rows = classes.len();
         let mut columns: Vec<(String, ArrayRef)> =
-            vec![("node".into(), Arc::new(Int64Array::from(vec![kid.child; classes.len()])))];
+            vec![("node".into(), Arc::new(Int64Array::from_iter_values(std::iter::repeat_n(kid.child, rows))))];
         for a in 0..n {
-            let codes: Vec<Option<i64>> = match kid.levels[a] {
-                None => vec![None; classes.len()],
-                Some(l) if l >= self.heights[a] => vec![Some(0); classes.len()],
-                Some(_) if a == lead => classes.iter().map(|&(g, _, _)| Some(g as i64)).collect(),
+            let bound = self.tops[a];
+            let codes = match kid.levels[a] {
+                None => duckdb::arrow::array::new_null_array(&narrow_type(bound), rows),
+                Some(l) if l >= self.heights[a] => narrow(bound, std::iter::repeat_n(0, rows)),
+                Some(_) if a == lead => narrow(bound, classes.iter().map(|&(g, _, _)| g)),
                 Some(_) => {
                     let &(_, _, radix, place) = plan.others.iter().find(|o| o.0 == a).expect("a kept QI is planned");
-                    classes.iter().map(|&(_, x, _)| Some((x / place % radix) as i64)).collect()
+                    narrow(bound, classes.iter().map(|&(_, x, _)| x / place % radix))
                 }
             };
-            columns.push((format!("g{a}"), narrow(self.tops[a], codes)));
+            columns.push((format!("g{a}"), codes));
         }
-        columns.push(("cnt".into(), Arc::new(classes.iter().map(|&(_, _, c)| c as i64).collect::<Int64Array>())));
-        duckdb::arrow::record_batch::RecordBatch::try_from_iter(columns).expect("columns of equal length")
+        columns.push(("cnt".into(), Arc::new(Int64Array::from_iter_values(classes.iter().map(|&(_, _, c)| c as i64)))));
+        RecordBatch::try_from_iter(columns).expect("columns of equal length")
     }
 
     /// Make `kanon_f0` a table of the base's classes (leaf codes, cnt) in
@@ -477,7 +614,7 @@ impl SortedBase {
                 columns.push((format!("g{a}"), Arc::new(codes)));
             }
             columns.push(("cnt".into(), Arc::new(runs.iter().map(|&(_, c)| c as i64).collect::<Int64Array>())));
-            app.append_record_batch(duckdb::arrow::record_batch::RecordBatch::try_from_iter(columns)?)?;
+            app.append_record_batch(RecordBatch::try_from_iter(columns)?)?;
             runs.clear();
             Ok(())
         };
@@ -523,7 +660,7 @@ impl SortedBase {
             .into_par_iter()
             .map(|w| {
                 let mut under = 0u64;
-                self.count(&plan, &lifts, sample.clone(), w, &mut |_, _, c| {
+                self.count(&lifts, sample.clone(), w, &mut |_, _, c| {
                     if c < k {
                         under += c
                     }
@@ -542,7 +679,7 @@ impl SortedBase {
         let lifts = self.lifts(&plan);
         let mut sizes: std::collections::BTreeMap<u64, u64> = Default::default();
         for (buckets, window) in self.units(&plan) {
-            self.count(&plan, &lifts, buckets, window, &mut |_, _, c| *sizes.entry(c).or_default() += 1);
+            self.count(&lifts, buckets, window, &mut |_, _, c| *sizes.entry(c).or_default() += 1);
         }
         sizes.into_iter().collect()
     }
@@ -553,14 +690,24 @@ fn int_type(bound: i64) -> &'static str {
     crate::frequency::int_type(bound)
 }
 
-/// Codes below `bound` as an Arrow array of [`int_type`]'s width.
-fn narrow(bound: i64, codes: Vec<Option<i64>>) -> ArrayRef {
-    use duckdb::arrow::array::{Int16Array, Int32Array, Int8Array};
+/// The Arrow type of [`int_type`].
+fn narrow_type(bound: i64) -> DataType {
     match int_type(bound) {
-        "TINYINT" => Arc::new(codes.into_iter().map(|c| c.map(|c| c as i8)).collect::<Int8Array>()),
-        "SMALLINT" => Arc::new(codes.into_iter().map(|c| c.map(|c| c as i16)).collect::<Int16Array>()),
-        "INTEGER" => Arc::new(codes.into_iter().map(|c| c.map(|c| c as i32)).collect::<Int32Array>()),
-        _ => Arc::new(codes.into_iter().collect::<Int64Array>()),
+        "TINYINT" => DataType::Int8,
+        "SMALLINT" => DataType::Int16,
+        "INTEGER" => DataType::Int32,
+        _ => DataType::Int64,
+    }
+}
+
+/// Codes below `bound` as an Arrow array of [`int_type`]'s width.
+fn narrow(bound: i64, codes: impl Iterator<Item = u64>) -> ArrayRef {
+    use duckdb::arrow::array::{Int16Array, Int32Array, Int8Array};
+    match narrow_type(bound) {
+        DataType::Int8 => Arc::new(Int8Array::from_iter_values(codes.map(|c| c as i8))),
+        DataType::Int16 => Arc::new(Int16Array::from_iter_values(codes.map(|c| c as i16))),
+        DataType::Int32 => Arc::new(Int32Array::from_iter_values(codes.map(|c| c as i32))),
+        _ => Arc::new(Int64Array::from_iter_values(codes.map(|c| c as i64))),
     }
 }
 
@@ -569,4 +716,41 @@ pub fn layout_of(conn: &Connection, heights: &[u8]) -> Result<Option<Layout>> {
     let divisors = crate::hierarchy::divisors(conn, heights.len()).context("reading the hierarchies' divisors")?;
     let tops: Vec<i64> = heights.iter().zip(&divisors).map(|(&h, d)| d[h as usize]).collect();
     Ok(Layout::new(&tops))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Counted a part at a time (chunks large enough) or directly, across
+    /// several chunks and two flushes, a tally gives every slot's count once.
+    #[test]
+    fn a_tally_counts_by_part_as_directly() {
+        let width = 16 * PART_SLOTS;
+        let mut tally = Tally::new(width);
+        let mut x: u64 = 7;
+        for group in 0..2u64 {
+            let mut expected = std::collections::BTreeMap::<u64, u64>::new();
+            // A chunk grouped by part, one below the threshold, one of a single slot.
+            for len in [16 * PART_MIN_SLOTS * 4, 16 * PART_MIN_SLOTS - 1, 1] {
+                let slots: Vec<u32> = (0..len)
+                    .map(|_| {
+                        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                        // Skewed: half the slots fall in the first part.
+                        let s = (x >> 33) as usize % width;
+                        (if x & 1 == 0 { s % PART_SLOTS } else { s }) as u32
+                    })
+                    .collect();
+                for &s in &slots {
+                    *expected.entry(s as u64).or_default() += 1;
+                }
+                tally.add(&slots);
+            }
+            let mut got = Vec::new();
+            tally.flush(group, 100, &mut |g, x, c| got.push((g, x, c)));
+            let expected: Vec<(u64, u64, u64)> = expected.into_iter().map(|(s, c)| (group, 100 + s, c)).collect();
+            assert_eq!(got, expected);
+            assert!(tally.counts.iter().all(|&c| c == 0));
+        }
+    }
 }
