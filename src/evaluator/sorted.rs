@@ -20,6 +20,7 @@ use duckdb::arrow::record_batch::RecordBatch;
 use duckdb::Connection;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
+use std::collections::BTreeMap;
 use std::ops::Range;
 use std::sync::{mpsc, Arc};
 
@@ -135,6 +136,25 @@ pub struct SortedBase {
     rows: u64,
     /// The base's classes by size: (size, classes).
     sizes: Vec<(u64, u64)>,
+    /// Per QI and level, by code: hierarchy leaves under the value, minus one (glm).
+    leaves_m1: Vec<Vec<Leaves>>,
+}
+
+/// A node's classes by size, as its histogram needs them: size → (classes,
+/// per QI Σ size × (leaves under the class's value − 1), 0 for a QI the node
+/// leaves out).
+pub type SizeSums = BTreeMap<u64, (u64, Vec<u64>)>;
+
+/// [`SizeSums`] as a counting thread adds to them.
+type Sums = FxHashMap<u64, (u64, Vec<u64>)>;
+
+/// Where a node's code of one QI comes from in a counted class.
+#[derive(Clone, Copy)]
+enum Code {
+    Lead,
+    Top,
+    /// (place value, radix) in the inner code.
+    Inner(u64, u64),
 }
 
 /// How a node's classes are counted: its lead-QI value, then the rest as one
@@ -339,8 +359,9 @@ impl SortedBase {
         let mut sizes: Vec<(u64, u64)> = sizes.into_iter().collect();
         sizes.sort_unstable();
         let rows = buckets.iter().map(|b| b.len as u64).sum();
-        let tops = heights.iter().zip(&divisors).map(|(&h, d)| d[h as usize]).collect();
-        Ok(SortedBase { layout, tops, divisors, heights: heights.to_vec(), low, buckets, rows, sizes })
+        let tops: Vec<i64> = heights.iter().zip(&divisors).map(|(&h, d)| d[h as usize]).collect();
+        let leaves_m1 = leaves_m1(conn, &divisors, heights, &tops)?;
+        Ok(SortedBase { layout, tops, divisors, heights: heights.to_vec(), low, buckets, rows, sizes, leaves_m1 })
     }
 
     /// Rows (records) held.
@@ -531,47 +552,99 @@ impl SortedBase {
 
     /// Roll `kids` (all from the base; see [`Self::counts`]) up into a new
     /// temporary table `target` of the SQL backend's shape: node, g0 … (BIGINT,
-    /// 0 for a QI at its top, NULL for one left out), cnt.
-    pub fn rollup_into(&self, conn: &Connection, target: &str, kids: &[Kid]) -> Result<()> {
+    /// 0 for a QI at its top, NULL for one left out), cnt. Returns each kid's
+    /// classes by size, leaf sums for those of at least `leaf_sums_from` records.
+    pub fn rollup_into(
+        &self,
+        conn: &Connection,
+        target: &str,
+        kids: &[Kid],
+        leaf_sums_from: u64,
+    ) -> Result<Vec<SizeSums>> {
         let n = self.heights.len();
         // Each code as narrow as its QI's codes allow: at scale the tables spill otherwise.
         let cols = crate::sql::list(0..n, ", ", |a| format!("g{a} {}", int_type(self.tops[a])));
         conn.execute_batch(&format!("CREATE OR REPLACE TEMP TABLE {target} (node BIGINT, {cols}, cnt BIGINT)"))?;
         let mut app = conn.appender_to_catalog_and_db(target, "temp", "main")?;
+        let mut out = Vec::with_capacity(kids.len());
         for kid in kids {
             let plan = self.plan(&kid.levels);
             let lifts = self.lifts(&plan);
             let units = self.units(&plan);
             crate::trace(|| format!("sorted rollup of {:?}: {} codes, {} units", kid.levels, plan.space, units.len()));
+            let codes = self.codes(&plan, kid);
             // Batches are built on the counting threads: appending them is the slower side.
             let (tx, rx) = mpsc::sync_channel::<RecordBatch>(4);
-            std::thread::scope(|s| -> Result<()> {
+            let sums = std::thread::scope(|s| -> Result<SizeSums> {
                 let plan = &plan;
-                let lifts = &lifts;
-                s.spawn(move || {
-                    units.into_par_iter().for_each_with(tx, |tx, (buckets, window)| {
-                        let mut out: Vec<(u64, u64, u64)> = Vec::with_capacity(BATCH);
-                        self.count(lifts, buckets, window, &mut |g, x, c| {
-                            out.push((g, x, c));
-                            if out.len() >= BATCH {
-                                // The receiver lives until every sender is gone.
-                                let _ = tx.send(self.batch(plan, kid, &out));
-                                out.clear();
+                let (lifts, codes) = (&lifts, &codes);
+                let counter = s.spawn(move || {
+                    units
+                        .into_par_iter()
+                        .map_with(tx, |tx, (buckets, window)| {
+                            let mut sums = Sums::default();
+                            let mut classes: Vec<(u64, u64, u64)> = Vec::with_capacity(BATCH);
+                            self.count(lifts, buckets, window, &mut |g, x, c| {
+                                self.add_sums(&mut sums, codes, (g, x, c), leaf_sums_from);
+                                classes.push((g, x, c));
+                                if classes.len() >= BATCH {
+                                    // The receiver lives until every sender is gone.
+                                    let _ = tx.send(self.batch(plan, kid, &classes));
+                                    classes.clear();
+                                }
+                            });
+                            if !classes.is_empty() {
+                                let _ = tx.send(self.batch(plan, kid, &classes));
                             }
-                        });
-                        if !out.is_empty() {
-                            let _ = tx.send(self.batch(plan, kid, &out));
-                        }
-                    });
+                            sums
+                        })
+                        .reduce(Sums::default, merge_sums)
                 });
                 for batch in rx {
                     app.append_record_batch(batch)?;
                 }
-                Ok(())
+                Ok(counter.join().expect("the counting threads do not panic").into_iter().collect())
             })?;
+            out.push(sums);
         }
         app.flush()?;
-        Ok(())
+        Ok(out)
+    }
+
+    /// Per QI, where a class of `kid` has its code ([`Code`]); None for a QI it leaves out.
+    fn codes(&self, plan: &Plan, kid: &Kid) -> Vec<Option<(usize, Code)>> {
+        (0..self.heights.len())
+            .map(|a| {
+                let l = kid.levels[a]? as usize;
+                Some(match () {
+                    _ if l >= self.heights[a] as usize => (self.heights[a] as usize, Code::Top),
+                    _ if a == self.layout.lead => (l, Code::Lead),
+                    _ => {
+                        let &(_, _, radix, place) =
+                            plan.others.iter().find(|o| o.0 == a).expect("a kept QI is planned");
+                        (l, Code::Inner(place, radix))
+                    }
+                })
+            })
+            .collect()
+    }
+
+    /// Add a class (lead code, inner code, size) to `sums`.
+    fn add_sums(&self, sums: &mut Sums, codes: &[Option<(usize, Code)>], (g, x, c): (u64, u64, u64), from: u64) {
+        let (classes, leaf_sums) = sums.entry(c).or_insert_with(|| (0, vec![0; codes.len()]));
+        *classes += 1;
+        if c < from {
+            return;
+        }
+        for (a, code) in codes.iter().enumerate() {
+            let Some((l, code)) = *code else { continue };
+            let at = match code {
+                Code::Lead => g,
+                Code::Top => 0,
+                Code::Inner(place, radix) => x / place % radix,
+            };
+            leaf_sums[a] += c * self.leaves_m1[a][l].of(at);
+        }
     }
 
     /// Classes (lead code, inner code, size) as a record batch of the table's columns.
@@ -709,6 +782,71 @@ fn narrow(bound: i64, codes: impl Iterator<Item = u64>) -> ArrayRef {
         DataType::Int32 => Arc::new(Int32Array::from_iter_values(codes.map(|c| c as i32))),
         _ => Arc::new(Int64Array::from_iter_values(codes.map(|c| c as i64))),
     }
+}
+
+/// Add `b`'s classes and leaf sums to `a`'s.
+fn merge_sums(mut a: Sums, b: Sums) -> Sums {
+    for (size, (classes, sums)) in b {
+        let (c, s) = a.entry(size).or_insert_with(|| (0, vec![0; sums.len()]));
+        *c += classes;
+        for (x, y) in s.iter_mut().zip(sums) {
+            *x += y;
+        }
+    }
+    a
+}
+
+/// One level's leaves under each code, minus one: by index up to
+/// [`DENSE_LEAVES`] codes, else only the codes a value has.
+enum Leaves {
+    Dense(Vec<u64>),
+    Sparse(FxHashMap<u64, u64>),
+}
+
+/// Codes of a level held by index in [`Leaves`] (8 bytes each).
+const DENSE_LEAVES: u64 = 1 << 22;
+
+impl Leaves {
+    /// 0 for a code no leaf has.
+    fn of(&self, code: u64) -> u64 {
+        match self {
+            Leaves::Dense(v) => v.get(code as usize).copied().unwrap_or(0),
+            Leaves::Sparse(m) => m.get(&code).copied().unwrap_or(0),
+        }
+    }
+}
+
+/// Per QI and level, by code (leaf code // divisor): the hierarchy's leaves
+/// under it minus one, from its node table.
+fn leaves_m1(conn: &Connection, divisors: &[Vec<i64>], heights: &[u8], tops: &[i64]) -> Result<Vec<Vec<Leaves>>> {
+    let mut out = Vec::with_capacity(heights.len());
+    for (a, &h) in heights.iter().enumerate() {
+        let mut per_level: Vec<Leaves> = (0..=h as usize)
+            .map(|l| match (tops[a] as u64).div_ceil(divisors[a][l] as u64) {
+                codes if codes <= DENSE_LEAVES => Leaves::Dense(vec![0; codes as usize]),
+                _ => Leaves::Sparse(FxHashMap::default()),
+            })
+            .collect();
+        let mut stmt = conn.prepare(&format!("SELECT level, code, leaves FROM {}", crate::hierarchy::node_table(a)))?;
+        let mut rows = stmt.query([])?;
+        while let Some(r) = rows.next()? {
+            let (l, code, leaves) = (r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?);
+            let leaves = (leaves as u64).saturating_sub(1);
+            match usize::try_from(l).ok().and_then(|l| per_level.get_mut(l)) {
+                Some(Leaves::Dense(v)) => {
+                    if let Some(slot) = usize::try_from(code).ok().and_then(|c| v.get_mut(c)) {
+                        *slot = leaves;
+                    }
+                }
+                Some(Leaves::Sparse(m)) => {
+                    m.insert(code as u64, leaves);
+                }
+                None => {}
+            }
+        }
+        out.push(per_level);
+    }
+    Ok(out)
 }
 
 /// The key's bits a sorted base would take, for the load to decide (None: too wide).

@@ -5,7 +5,7 @@
 //! sets too large to hold in memory (see [`super::memory`] for the others).
 
 use super::memory::SAMPLE_PARTS;
-use super::sorted::SortedBase;
+use super::sorted::{SizeSums, SortedBase};
 use super::Pool;
 use crate::frequency::{rollup, rollup_sets, write_kids, Extras, Kid, RollupShape};
 use crate::hierarchy::node_table;
@@ -328,9 +328,14 @@ impl<'c> SqlSets<'c> {
         // From the base, even one node is a plain GROUP BY this way, without the join with kanon_kids.
         let sorted =
             self.sorted.as_ref().filter(|b| source == "kanon_f0_node" && kids.iter().all(|k| b.counts(&k.levels)));
+        // Without extra columns, the sorted base's count gives the histograms too.
+        let mut counted = None;
         if let Some(base) = sorted {
             write_kids(self.conn, &kids, n)?;
-            base.rollup_into(self.conn, &target, &kids)?;
+            let sums = base.rollup_into(self.conn, &target, &kids, self.leaf_sums_from)?;
+            if !self.extras.any() && self.models.is_empty() {
+                counted = Some(kids.iter().map(|k| k.child).zip(sums).collect::<HashMap<i64, SizeSums>>());
+            }
         }
         let in_sets = sorted.is_some()
             || source == "kanon_f0_node"
@@ -343,8 +348,17 @@ impl<'c> SqlSets<'c> {
         self.tables.insert(target.clone());
         let (read, unread): (HashMap<i64, Node>, HashMap<i64, Node>) =
             ids.into_iter().partition(|(_, node)| !keep || wanted(node));
-        let mut hists = self.read_histograms(&target, &read)?;
-        let classes = self.class_counts(&target, &unread)?;
+        let (mut hists, classes) = match counted {
+            Some(mut sums) => {
+                let hists = read.iter().map(|(id, node)| (*id, histogram_of(node, &sums[id]))).collect();
+                let classes = unread
+                    .keys()
+                    .map(|id| (*id, sums.remove(id).map_or(0, |s| s.values().map(|v| v.0).sum())))
+                    .collect();
+                (hists, classes)
+            }
+            None => (self.read_histograms(&target, &read)?, self.class_counts(&target, &unread)?),
+        };
         crate::trace(|| {
             let rows: u64 = hists.values().map(|h| h.classes()).sum::<u64>() + classes.values().sum::<u64>();
             let input: u64 =
@@ -527,6 +541,24 @@ impl Drop for SqlSets<'_> {
         }
         self.pool = None;
     }
+}
+
+/// A node's histogram from its classes by size ([`SizeSums`], leaf sums per QI
+/// of the base, picked out in the node's order).
+fn histogram_of(node: &Node, sums: &SizeSums) -> Histogram {
+    let buckets = sums
+        .iter()
+        .map(|(&size, (classes, leaf_sums))| Bucket {
+            size,
+            ldiv: 0,
+            admitted: true,
+            classes: *classes,
+            leaf_sums: node.attrs.iter().map(|&a| leaf_sums[a]).collect(),
+            minority: 0,
+            squares: 0,
+        })
+        .collect();
+    Histogram { buckets }
 }
 
 /// Node ids, sorted, for an IN list (integers the evaluator numbers, no values).
