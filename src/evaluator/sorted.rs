@@ -123,6 +123,63 @@ struct Bucket {
     len: usize,
 }
 
+/// Keys read, before they go to their buckets.
+struct Stage {
+    keys: Vec<u64>,
+    /// The keys in bucket order.
+    grouped: Vec<u64>,
+    /// Per bucket: where its keys start in `grouped`, then where the next goes.
+    at: Vec<usize>,
+}
+
+/// Keys staged before they are put in their buckets (8 bytes each, twice).
+const STAGE: usize = 1 << 20;
+
+impl Stage {
+    fn new(buckets: usize) -> Stage {
+        Stage { keys: Vec::with_capacity(STAGE + 4096), grouped: Vec::new(), at: vec![0; buckets + 1] }
+    }
+
+    /// Put the staged keys in their buckets, keeping their `low` bits. Put one
+    /// by one, each key would miss the cache on its bucket's chunk; grouped
+    /// by bucket first (a counting sort, whose stores do not wait), each
+    /// bucket gets its keys in one run.
+    fn flush(&mut self, buckets: &mut [Bucket], low: u32, chunk: usize) {
+        let mask = if low == 32 { u32::MAX as u64 } else { (1u64 << low) - 1 };
+        self.at.fill(0);
+        for &k in &self.keys {
+            self.at[(k >> low) as usize + 1] += 1;
+        }
+        for b in 1..self.at.len() {
+            self.at[b] += self.at[b - 1];
+        }
+        self.grouped.resize(self.keys.len(), 0);
+        for &k in &self.keys {
+            let at = &mut self.at[(k >> low) as usize];
+            self.grouped[*at] = k;
+            *at += 1;
+        }
+        // Each bucket's run now ends where the next one's starts.
+        let mut start = 0;
+        for (b, bucket) in buckets.iter_mut().enumerate() {
+            let end = self.at[b];
+            let mut run = &self.grouped[start..end];
+            start = end;
+            while !run.is_empty() {
+                if bucket.len % chunk == 0 {
+                    bucket.chunks.push(Vec::with_capacity(chunk));
+                }
+                let last = bucket.chunks.last_mut().expect("a chunk was pushed");
+                let take = run.len().min(chunk - last.len());
+                last.extend(run[..take].iter().map(|&k| (k & mask) as u32));
+                bucket.len += take;
+                run = &run[take..];
+            }
+        }
+        self.keys.clear();
+    }
+}
+
 /// The sorted base: see the module's comment.
 pub struct SortedBase {
     layout: Layout,
@@ -301,7 +358,6 @@ impl SortedBase {
         let per_bucket = (rows >> prefix).max(1);
         let chunk = (per_bucket / 4).next_power_of_two().clamp(256, 16_384) as usize;
         let mut buckets: Vec<Bucket> = (0..1usize << prefix).map(|_| Bucket::default()).collect();
-        let mask = if low == 32 { u32::MAX as u64 } else { (1u64 << low) - 1 };
         let q = crate::sql::render(
             crate::sql::fragment(crate::sql::BASE_FREQUENCY_SET, "sorted_keys"),
             &[("key", &layout.key_sql())],
@@ -310,19 +366,18 @@ impl SortedBase {
         super::unordered(conn, || -> Result<()> {
             let mut stmt = conn.prepare(&q)?;
             // Streamed: a buffered result would hold every key a second time.
+            let mut stage = Stage::new(buckets.len());
             for batch in stmt.stream_arrow([])? {
                 let batch = batch?;
                 let keys = batch.column(0).as_primitive::<Int64Type>();
                 for &k in keys.values().iter() {
-                    let k = k as u64;
-                    let b = &mut buckets[(k >> low) as usize];
-                    if b.len % chunk == 0 {
-                        b.chunks.push(Vec::with_capacity(chunk));
-                    }
-                    b.chunks.last_mut().expect("a chunk was pushed").push((k & mask) as u32);
-                    b.len += 1;
+                    stage.keys.push(k as u64);
+                }
+                if stage.keys.len() >= STAGE {
+                    stage.flush(&mut buckets, low, chunk);
                 }
             }
+            stage.flush(&mut buckets, low, chunk);
             Ok(())
         })?;
         crate::trace(|| format!("sorted base: keys read into {} buckets", buckets.len()));
