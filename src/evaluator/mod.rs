@@ -142,13 +142,12 @@ impl<'c> Evaluator<'c> {
         // Coded rows above the memory backend's rows: the load chose a sorted base (sorted.rs).
         let sorted = match backend {
             Backend::Auto(limit) if data.rows > limit && crate::frequency::base_as_rows(conn)? => {
-                sorted::layout_of(conn, &data.heights)?.map(|layout| (layout, limit))
+                sorted::layout_of(conn, &data.heights)?.map(|(layout, divisors)| (layout, divisors, limit))
             }
             _ => None,
         };
-        if let Some((layout, limit)) = sorted {
+        if let Some((layout, divisors, limit)) = sorted {
             let pool = Pool::shrink(conn, data.rows.saturating_mul(4))?;
-            let divisors = crate::hierarchy::divisors(conn, data.heights.len())?;
             let base = sorted::SortedBase::load(conn, layout, divisors, &data.heights, data.rows)?;
             crate::trace(|| {
                 format!("sorted base: {} rows, {} classes, {} MiB", base.rows(), base.classes(), base.bytes() >> 20)

@@ -904,11 +904,12 @@ fn leaves_m1(conn: &Connection, divisors: &[Vec<i64>], heights: &[u8], tops: &[i
     Ok(out)
 }
 
-/// The key's bits a sorted base would take, for the load to decide (None: too wide).
-pub fn layout_of(conn: &Connection, heights: &[u8]) -> Result<Option<Layout>> {
+/// The key's bits a sorted base would take, for the load to decide (None:
+/// too wide), with the hierarchies' divisors it read for them.
+pub fn layout_of(conn: &Connection, heights: &[u8]) -> Result<Option<(Layout, Vec<Vec<i64>>)>> {
     let divisors = crate::hierarchy::divisors(conn, heights.len()).context("reading the hierarchies' divisors")?;
     let tops: Vec<i64> = heights.iter().zip(&divisors).map(|(&h, d)| d[h as usize]).collect();
-    Ok(Layout::new(&tops))
+    Ok(Layout::new(&tops).map(|layout| (layout, divisors)))
 }
 
 #[cfg(test)]
