@@ -146,19 +146,7 @@ impl Stage {
     /// bucket gets its keys in one run.
     fn flush(&mut self, buckets: &mut [Bucket], low: u32, chunk: usize) {
         let mask = if low == 32 { u32::MAX as u64 } else { (1u64 << low) - 1 };
-        self.at.fill(0);
-        for &k in &self.keys {
-            self.at[(k >> low) as usize + 1] += 1;
-        }
-        for b in 1..self.at.len() {
-            self.at[b] += self.at[b - 1];
-        }
-        self.grouped.resize(self.keys.len(), 0);
-        for &k in &self.keys {
-            let at = &mut self.at[(k >> low) as usize];
-            self.grouped[*at] = k;
-            *at += 1;
-        }
+        group_by(&self.keys, |k| (k >> low) as usize, buckets.len(), &mut self.at, &mut self.grouped);
         // Each bucket's run now ends where the next one's starts.
         let mut start = 0;
         for (b, bucket) in buckets.iter_mut().enumerate() {
@@ -288,21 +276,7 @@ impl Tally {
         if parts < MIN_PARTS || slots.len() < parts * PART_MIN_SLOTS {
             return bump(&mut self.counts, &mut self.touched, slots);
         }
-        let part = |s: u32| s as usize / PART_SLOTS;
-        self.at.clear();
-        self.at.resize(parts + 1, 0);
-        for &s in slots {
-            self.at[part(s) + 1] += 1;
-        }
-        for p in 1..=parts {
-            self.at[p] += self.at[p - 1];
-        }
-        self.parted.resize(slots.len(), 0);
-        for &s in slots {
-            let at = &mut self.at[part(s)];
-            self.parted[*at] = s;
-            *at += 1;
-        }
+        group_by(slots, |s| s as usize / PART_SLOTS, parts, &mut self.at, &mut self.parted);
         bump(&mut self.counts, &mut self.touched, &self.parted);
     }
 
@@ -314,6 +288,31 @@ impl Tally {
             self.counts[t as usize] = 0;
         }
         self.touched.clear();
+    }
+}
+
+/// `items` into `out` grouped by `part` (below `parts`), in their order
+/// within a part: a counting sort. `at[p]` is left where part `p` ends.
+fn group_by<T: Copy + Default>(
+    items: &[T],
+    part: impl Fn(T) -> usize,
+    parts: usize,
+    at: &mut Vec<usize>,
+    out: &mut Vec<T>,
+) {
+    at.clear();
+    at.resize(parts + 1, 0);
+    for &x in items {
+        at[part(x) + 1] += 1;
+    }
+    for p in 1..=parts {
+        at[p] += at[p - 1];
+    }
+    out.resize(items.len(), T::default());
+    for &x in items {
+        let slot = &mut at[part(x)];
+        out[*slot] = x;
+        *slot += 1;
     }
 }
 
@@ -344,6 +343,13 @@ fn prefetch(x: &u32) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = x;
+}
+
+impl Plan {
+    /// The node's inner codes in windows of [`WINDOW`], a pass over the rows each.
+    fn windows(&self) -> Vec<Range<u64>> {
+        (0..self.space.div_ceil(WINDOW)).map(|w| w * WINDOW..((w + 1) * WINDOW).min(self.space)).collect()
+    }
 }
 
 impl SortedBase {
@@ -598,8 +604,7 @@ impl SortedBase {
 
     /// Work units of a node: (bucket range, inner window), disjoint in classes.
     fn units(&self, plan: &Plan) -> Vec<(Range<usize>, Range<u64>)> {
-        let windows: Vec<Range<u64>> =
-            (0..plan.space.div_ceil(WINDOW)).map(|w| w * WINDOW..((w + 1) * WINDOW).min(plan.space)).collect();
+        let windows = plan.windows();
         let parts = 2 * rayon::current_num_threads();
         let splits = self.splits(plan, parts.div_ceil(windows.len()));
         splits.iter().flat_map(|s| windows.iter().map(move |w| (s.clone(), w.clone()))).collect()
@@ -782,8 +787,7 @@ impl SortedBase {
         let lifts = self.lifts(&plan);
         let splits = self.splits(&plan, 16);
         let sample = splits[0].clone();
-        let windows: Vec<Range<u64>> =
-            (0..plan.space.div_ceil(WINDOW)).map(|w| w * WINDOW..((w + 1) * WINDOW).min(plan.space)).collect();
+        let windows = plan.windows();
         let under: u64 = windows
             .into_par_iter()
             .map(|w| {
