@@ -21,6 +21,14 @@ CREATE TABLE IF NOT EXISTS {{runs}} (
     risk VARCHAR,                   -- JSON: the release's re-identification risk summary
     seconds DOUBLE PRECISION
 )
+-- name: create_spark
+-- The same table on Spark (kanon_runs in the release's namespace), in Spark's
+-- types: appended just after the release's swap, undone with it.
+CREATE TABLE IF NOT EXISTS {{runs}} (
+    started_at TIMESTAMP_NTZ, job STRING, job_sha256 STRING, source STRING, output_table STRING,
+    model STRING, rows_in BIGINT, rows_out BIGINT, suppressed BIGINT, node STRING, k BIGINT, l BIGINT,
+    metrics STRING, reused BOOLEAN, drift STRING, risk STRING, seconds DOUBLE
+) USING parquet
 -- name: insert
 INSERT INTO {{runs}} (started_at, job, job_sha256, source, output_table, model, rows_in, rows_out,
     suppressed, node, k, l, metrics, reused, drift, risk, seconds)

@@ -105,6 +105,9 @@ impl Records {
 
 pub fn run(args: Request) -> Result<()> {
     let job = Job::load(&args.job)?;
+    if let Some(svg) = &args.svg {
+        job.check_output_file("--svg", svg, false)?;
+    }
     let remote = Remote::connect(&job)?;
     let (conn, columns) = match &remote {
         None => database::open(&job)?,
@@ -135,6 +138,7 @@ pub fn run(args: Request) -> Result<()> {
             let Some(out) = &job.output.table else {
                 return Err(bad(format!("{}: --table needs an [output] database", job.path.display())));
             };
+            let t = &crate::job::local_table(t).map_err(|m| bad(format!("--table {m}")))?;
             database::attach_output(&conn, &job, out, true)?;
             if !database::table_exists(&conn, OUT, t)? {
                 return Err(bad(format!("table \"{t}\" not found in {}", out.database.display())));

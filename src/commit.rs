@@ -5,10 +5,12 @@
 use anyhow::Result;
 
 /// Where a release is about to commit: the DuckDB connection (the output
-/// database attached) or the PostgreSQL transaction.
+/// database attached) or the PostgreSQL transaction; on Spark, whose catalog
+/// has no transaction, the session just after the swap (undone if this fails).
 pub enum CommitTarget<'a, 'b> {
     DuckDb(&'a duckdb::Connection),
     Postgres(&'a mut postgres::Transaction<'b>),
+    Spark(&'a crate::spark::Spark),
 }
 
 /// Run inside the release's transaction, just before it commits, with the rows written.

@@ -31,12 +31,18 @@ fn runs_table() -> String {
 
 /// On PostgreSQL: `kanon_runs` in the release table's schema.
 fn postgres_runs(job: &Job) -> Result<String> {
+    Ok(crate::postgres::qualified(&remote_runs(job)))
+}
+
+/// On an engine: `kanon_runs` beside the release table (its schema or
+/// namespace), dotted as the job names the release.
+fn remote_runs(job: &Job) -> String {
     // (A release named kanon_runs is refused when the run is planned.)
     let table = job.output.remote_table.as_deref().unwrap_or_default();
     let mut parts: Vec<&str> = table.split('.').collect();
     parts.pop();
     parts.push(RUNS);
-    Ok(crate::postgres::qualified(&parts.join(".")))
+    parts.join(".")
 }
 
 fn text(v: Option<&Value>) -> Option<String> {
@@ -117,6 +123,36 @@ pub fn append(target: CommitTarget, job: &Job, run: &Run) -> Result<()> {
             )
             .with_context(context)?;
         }
+        CommitTarget::Spark(spark) => {
+            use spark_connect::row::Value as V;
+            use spark_connect::types::DataType as T;
+            let runs = remote_runs(job);
+            let create =
+                render(sql::fragment(sql::HISTORY, "create_spark"), &[("runs", &crate::spark::qualified(&runs))]);
+            let text = || T::String { collation: "UTF8_BINARY".into() };
+            let s = |v: Option<String>| v.map_or(V::Null, V::String);
+            let i = |v: Option<i64>| v.map_or(V::Null, V::Long);
+            let row = vec![
+                ("started_at", V::Timestamp(run.started_micros), T::TimestampNtz),
+                ("job", V::String(job_path), text()),
+                ("job_sha256", V::String(job.sha256.clone()), text()),
+                ("source", V::String(source), text()),
+                ("output_table", s(output_table), text()),
+                ("model", s(model), text()),
+                ("rows_in", i(rows_in), T::Long),
+                ("rows_out", i(rows_out), T::Long),
+                ("suppressed", i(suppressed), T::Long),
+                ("node", s(node), text()),
+                ("k", i(k), T::Long),
+                ("l", i(l), T::Long),
+                ("metrics", s(metrics), text()),
+                ("reused", reused.map_or(V::Null, V::Bool), T::Boolean),
+                ("drift", s(drift), text()),
+                ("risk", s(risk), text()),
+                ("seconds", V::Double(run.seconds), T::Double),
+            ];
+            spark.append_row(&runs, &create, row).with_context(context)?;
+        }
     }
     Ok(())
 }
@@ -132,6 +168,16 @@ pub fn read(job: &Job) -> Result<Vec<Map<String, Value>>> {
             return Ok(Vec::new());
         }
         pg.fetch(&conn, &format!("SELECT * FROM {runs}"), "kanon_runs_fetched")?;
+        return rows(&conn, "kanon_runs_fetched");
+    }
+    if let Some(url) = &job.engine.spark {
+        let spark = crate::spark::Spark::connect(job, url)?;
+        let conn = Connection::open_in_memory()?;
+        let runs = remote_runs(job);
+        if !spark.exists(&runs)? {
+            return Ok(Vec::new());
+        }
+        spark.fetch(&conn, &format!("SELECT * FROM {}", crate::spark::qualified(&runs)), "kanon_runs_fetched")?;
         return rows(&conn, "kanon_runs_fetched");
     }
     let Some(out) = &job.output.table else {

@@ -104,7 +104,7 @@ impl Reconstructed {
         } else if lower.ends_with(".parquet") {
             Ok(Reconstructed::Parquet(resolve(name)))
         } else {
-            Ok(Reconstructed::Table(name.to_string()))
+            local_table(name).map(Reconstructed::Table)
         }
     }
 }
@@ -325,9 +325,9 @@ pub struct Engine {
     pub memory_rows: Option<u64>,
     pub memory_limit: Option<String>,
     pub temp_directory: Option<PathBuf>,
-    /// `kind = "spark"`: the Spark Connect endpoint (`url`) that runs the
-    /// source scans and the release write.
-    pub spark: Option<String>,
+    /// `kind = "spark"`: the Spark Connect endpoint (`url`, which may hold a
+    /// `;token=`) that runs the source scans and the release write.
+    pub spark: Option<SecretUrl>,
     /// `kind = "postgres"`: the server (`url`, which may hold a password) that does.
     pub postgres: Option<SecretUrl>,
 }
@@ -339,6 +339,50 @@ pub struct SecretUrl(pub String);
 impl std::fmt::Debug for SecretUrl {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Url(hidden)")
+    }
+}
+
+impl SecretUrl {
+    /// The secrets the URL holds: a password (`user:password@`) and the
+    /// values of `;key=value` parameters (a Spark Connect `token`, …).
+    fn secrets(&self) -> Vec<&str> {
+        let url = self.0.as_str();
+        let mut out = Vec::new();
+        let rest = url.split_once("://").map_or(url, |(_, r)| r);
+        let authority = rest.split(['/', ';', '?']).next().unwrap_or_default();
+        if let Some((userinfo, _)) = authority.rsplit_once('@') {
+            if let Some((_, password)) = userinfo.split_once(':') {
+                out.push(password);
+            }
+        }
+        for param in url.split(';').skip(1) {
+            if let Some((_, value)) = param.split_once('=') {
+                out.push(value);
+            }
+        }
+        for param in url.split_once('?').map_or("", |(_, q)| q).split('&') {
+            if let Some((key, value)) = param.split_once('=') {
+                if key.contains("password") || key.contains("token") || key.contains("secret") {
+                    out.push(value);
+                }
+            }
+        }
+        out.retain(|s| !s.is_empty());
+        out
+    }
+
+    /// `text` with every secret of the URL masked (for messages that quote
+    /// the URL, or an error a client library built from it).
+    pub fn scrub(&self, text: &str) -> String {
+        let mut secrets = self.secrets();
+        // The longest first: a secret that holds another is masked whole.
+        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        secrets.iter().fold(text.to_string(), |t, s| t.replace(s, "***"))
+    }
+
+    /// The URL for messages, its secrets masked.
+    pub fn shown(&self) -> String {
+        self.scrub(&self.0)
     }
 }
 
@@ -562,7 +606,16 @@ impl Job {
     /// Validate job text read from `path` (used for relative paths and messages).
     pub fn parse(path: &Path, text: &str) -> Result<Job> {
         let file = path.display().to_string();
-        let raw: RawJob = toml::from_str(text).map_err(|e| bad(format!("{file}: invalid job file: {e}")))?;
+        // The line and column, not the line's text: it may hold a password or a token.
+        let raw: RawJob = toml::from_str(text).map_err(|e| {
+            let at = e.span().map_or(String::new(), |s| {
+                let line = line_of(text, s.start);
+                let column =
+                    text.get(..s.start).and_then(|t| t.rsplit('\n').next()).map_or(0, |l| l.chars().count()) + 1;
+                format!(" at line {line}, column {column}")
+            });
+            bad(format!("{file}: invalid job file{at}: {}", e.message().trim()))
+        })?;
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         let resolve = |p: &str| -> PathBuf {
             let p = Path::new(p);
@@ -596,10 +649,11 @@ impl Job {
             (None | Some("duckdb"), Some(_)) => {
                 return Err(bad(format!("{file}: [engine] url applies to kind = \"spark\" or \"postgres\" only")))
             }
-            (Some("spark"), Some(url)) if url.starts_with("sc://") => Some(url.clone()),
+            (Some("spark"), Some(url)) if url.starts_with("sc://") => Some(SecretUrl(url.clone())),
             (Some("spark"), Some(url)) => {
                 return Err(bad(format!(
-                    "{file}: [engine] url must be a Spark Connect endpoint, sc://host:port, got \"{url}\""
+                    "{file}: [engine] url must be a Spark Connect endpoint, sc://host:port, got \"{}\"",
+                    SecretUrl(url.clone()).shown()
                 )))
             }
             (Some("spark"), None) => {
@@ -631,7 +685,8 @@ impl Job {
                 }
             },
             (Some(db), None, None) => {
-                let table = src.table.clone().ok_or_else(|| bad(format!("{file}: [source] database needs a table")))?;
+                let table = src.table.as_deref().ok_or_else(|| bad(format!("{file}: [source] database needs a table")))?;
+                let table = local_table(table).map_err(|m| bad(format!("{file}: [source] table {m}")))?;
                 SourceSpec::Database { path: resolve(db), table }
             }
             (None, Some(csv), None) => SourceSpec::Csv { path: resolve(csv), delimiter: src.delimiter.clone() },
@@ -695,7 +750,8 @@ impl Job {
                 if name.trim().is_empty() {
                     return Err(bad(format!("{file}: [output] table is empty")));
                 }
-                Some(OutputTable { database, name: name.clone() })
+                let name = local_table(name).map_err(|m| bad(format!("{file}: [output] table {m}")))?;
+                Some(OutputTable { database, name })
             }
             (Some(_), None) => return Err(bad(format!("{file}: [output] needs a table for the release"))),
             (None, Some(_)) => {
@@ -898,7 +954,9 @@ impl Job {
         };
         let population_table = match &r.population_table {
             None => None,
-            Some(RawPopulationTable::Table(t)) => Some(PopulationTable::Table(t.clone())),
+            Some(RawPopulationTable::Table(t)) => Some(PopulationTable::Table(
+                local_table(t).map_err(|m| bad(format!("{file}: [risk] population_table {m}")))?,
+            )),
             Some(RawPopulationTable::File { csv: Some(c), parquet: None, delimiter }) => {
                 Some(PopulationTable::Csv { path: resolve(c), delimiter: delimiter.clone() })
             }
@@ -1031,11 +1089,128 @@ fn hierarchy_spec(raw: &toml::Value, resolve: &dyn Fn(&str) -> PathBuf) -> Resul
     }
 }
 
-/// Two paths name the same file (the second may not exist yet).
+impl Job {
+    /// Every file the job reads, described for messages: the job file, the
+    /// source, its hierarchy files and a population file.
+    pub fn input_files(&self) -> Vec<(String, &Path)> {
+        let mut inputs = vec![("the job file".to_string(), self.path.as_path())];
+        match &self.source {
+            SourceSpec::Csv { path, .. } | SourceSpec::Parquet { path } => {
+                inputs.push(("the source file".into(), path))
+            }
+            SourceSpec::Database { path, .. } => inputs.push(("the source database".into(), path)),
+            _ => {}
+        }
+        for q in &self.quasi_identifiers {
+            if let HierarchySpec::File(path) = &q.hierarchy {
+                inputs.push((format!("the hierarchy file of \"{}\"", q.column.name), path));
+            }
+        }
+        if let Some(PopulationTable::Csv { path, .. } | PopulationTable::Parquet(path)) = &self.risk.population_table {
+            inputs.push(("[risk] population_table".into(), path));
+        }
+        inputs
+    }
+
+    /// Refuse (exit 2) an output file `what` that resolves to a file the job
+    /// reads, or whose folder does not exist: checked before anything is read.
+    /// A DuckDB output database may be the source database (`database_output`).
+    pub fn check_output_file(&self, what: &str, path: &Path, database_output: bool) -> Result<()> {
+        let file = self.path.display();
+        let folder = path.parent().filter(|f| !f.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        if !folder.is_dir() {
+            return Err(bad(format!(
+                "{file}: {what} {}: the folder {} does not exist",
+                path.display(),
+                folder.display()
+            )));
+        }
+        for (input, at) in self.input_files() {
+            if database_output && matches!(&self.source, SourceSpec::Database { path: p, .. } if p == at) {
+                continue;
+            }
+            if same_file(at, path) {
+                return Err(bad(format!(
+                    "{file}: {what} {} is {input} ({}); kanon never writes over what it reads",
+                    path.display(),
+                    at.display()
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Two paths name the same file: compared as the file system resolves them
+/// (`./x.csv` and `x.csv`, a symlink and its target, a path through `..`).
+/// A path that does not exist yet is resolved through its folder.
 pub fn same_file(a: &Path, b: &Path) -> bool {
-    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        (Ok(x), Ok(y)) => x == y,
+    match (resolved(a), resolved(b)) {
+        (Some(x), Some(y)) => x == y,
         _ => a == b,
+    }
+}
+
+/// A path as the file system resolves it; for a file not there yet, its
+/// resolved folder and its name.
+fn resolved(p: &Path) -> Option<PathBuf> {
+    if let Ok(c) = std::fs::canonicalize(p) {
+        return Some(c);
+    }
+    let name = p.file_name()?;
+    let folder = p.parent().filter(|f| !f.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    std::fs::canonicalize(folder).ok().map(|f| f.join(name))
+}
+
+/// The parts of a dotted table name: `a.b` is two parts, `"a.b"` one (a
+/// double-quoted part may hold dots and `""` for a quote).
+pub fn name_parts(name: &str) -> Result<Vec<String>, String> {
+    let mut parts = Vec::new();
+    let mut chars = name.trim().chars().peekable();
+    loop {
+        let mut part = String::new();
+        if chars.peek() == Some(&'"') {
+            chars.next();
+            loop {
+                match chars.next() {
+                    Some('"') if chars.peek() == Some(&'"') => {
+                        chars.next();
+                        part.push('"');
+                    }
+                    Some('"') => break,
+                    Some(c) => part.push(c),
+                    None => return Err(format!("\"{name}\" has an unclosed quote")),
+                }
+            }
+            if !matches!(chars.peek(), None | Some('.')) {
+                return Err(format!("\"{name}\": a quoted part must end at a dot"));
+            }
+        } else {
+            while let Some(c) = chars.next_if(|c| *c != '.') {
+                part.push(c);
+            }
+        }
+        if part.is_empty() {
+            return Err(format!("\"{name}\" has an empty part"));
+        }
+        parts.push(part);
+        if chars.next().is_none() {
+            return Ok(parts);
+        }
+    }
+}
+
+/// A DuckDB table as a job names it (`people`, `main.people`, `"odd.name"`):
+/// the table's own name in schema `main`, where kanon reads and writes, so
+/// that two spellings of one table compare equal. Another schema is refused.
+pub fn local_table(name: &str) -> Result<String, String> {
+    let mut parts = name_parts(name)?;
+    match parts.len() {
+        1 => Ok(parts.remove(0)),
+        2 if parts[0].eq_ignore_ascii_case("main") => Ok(parts.remove(1)),
+        _ => Err(format!(
+            "\"{name}\": kanon reads and writes DuckDB tables of schema main; name the table as table or main.table"
+        )),
     }
 }
 

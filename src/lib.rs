@@ -46,6 +46,17 @@ mod sql;
 
 static STARTED: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
 
+/// A failure injected at the named step when `KANON_FAULT` names it: how the
+/// tests reach the steps between a release's writes that a real engine fails
+/// at only rarely (a connection lost between two renames), to check that
+/// each leaves the previous release in place.
+pub fn fault(step: &str) -> anyhow::Result<()> {
+    match std::env::var("KANON_FAULT") {
+        Ok(v) if v == step => Err(anyhow::anyhow!("injected fault at {step} (KANON_FAULT)")),
+        _ => Ok(()),
+    }
+}
+
 /// The time the process started (the first call, which `main` makes first).
 pub fn started() -> std::time::Instant {
     *STARTED.get_or_init(std::time::Instant::now)
@@ -89,6 +100,13 @@ fn resident_bytes() -> u64 {
     let pages: u64 = statm.split_whitespace().nth(1).and_then(|p| p.parse().ok()).unwrap_or(0);
     // SAFETY: sysconf has no preconditions.
     pages * unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(0) as u64
+}
+
+/// The machine's memory, in bytes (None where the system cannot tell).
+pub fn physical_memory() -> Option<u64> {
+    // SAFETY: sysconf has no preconditions.
+    let (pages, size) = unsafe { (libc::sysconf(libc::_SC_PHYS_PAGES), libc::sysconf(libc::_SC_PAGESIZE)) };
+    (pages > 0 && size > 0).then(|| pages as u64 * size as u64)
 }
 
 /// Diagnostics on stderr when `KANON_TRACE` is set (per-phase and per-rollup

@@ -68,6 +68,14 @@ fn point_json(qis: &[String], p: &Point) -> Value {
 pub fn run(mut args: Options) -> Result<()> {
     let start = Instant::now();
     let mut job = Job::load(&args.job)?;
+    let outputs = [("--json", &args.json), ("--csv", &args.csv), ("--svg", &args.svg)];
+    let outputs: Vec<(&str, &PathBuf)> = outputs.iter().filter_map(|(f, p)| p.as_ref().map(|p| (*f, p))).collect();
+    for (i, (flag, path)) in outputs.iter().enumerate() {
+        job.check_output_file(flag, path, false)?;
+        if let Some((other, _)) = outputs[..i].iter().find(|(_, p)| crate::job::same_file(p, path)) {
+            return Err(bad(format!("{flag} {} is also {other}", path.display())));
+        }
+    }
     if let Some(m) = args.metric {
         job.metric = m;
     }

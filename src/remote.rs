@@ -19,14 +19,12 @@ pub enum Remote {
 }
 
 impl Remote {
-    /// Connect to the job's remote engine, if it names one; a release a
-    /// killed Spark run left under its previous name goes back first.
+    /// Connect to the job's remote engine, if it names one. Nothing is
+    /// changed there: `kanon check` connects so too.
     pub fn connect(job: &Job) -> Result<Option<Remote>> {
         if let Some(url) = &job.engine.spark {
             let spark = Spark::connect(job, url)?;
-            if let Some(t) = &job.output.remote_table {
-                spark.recover(t)?;
-            }
+            refuse_release_over_source(job, &spark)?;
             return Ok(Some(Remote::Spark(spark)));
         }
         if let Some(url) = &job.engine.postgres {
@@ -95,8 +93,8 @@ impl Remote {
     }
 
     /// `select` written as the release table `table`, swapped in; the rows.
-    /// `before_commit` runs in PostgreSQL's transaction; Spark's catalog has
-    /// none, so it is not called there (no run history on Spark).
+    /// `before_commit` runs in PostgreSQL's transaction; on Spark, whose
+    /// catalog has none, just after the swap, which is undone if it fails.
     pub fn write_table(
         &self,
         table: &str,
@@ -104,7 +102,7 @@ impl Remote {
         before_commit: Option<&crate::commit::BeforeCommit>,
     ) -> Result<u64> {
         match self {
-            Remote::Spark(s) => s.write_table(table, select),
+            Remote::Spark(s) => s.write_table(table, select, before_commit),
             Remote::Postgres(p) => p.write_table(table, select, before_commit),
         }
     }
@@ -135,4 +133,32 @@ impl Remote {
             }
         })
     }
+}
+
+/// Spark: the release table may not be the source under another spelling
+/// (`spark_catalog.lake.p` for `lake.p`: the swap would rename the source
+/// away and drop it). Compared as the catalog resolves both; exit 2.
+fn refuse_release_over_source(job: &Job, spark: &Spark) -> Result<()> {
+    let (crate::job::SourceSpec::SparkTable { name: source }, Some(release)) = (&job.source, &job.output.remote_table)
+    else {
+        return Ok(());
+    };
+    let (source_id, release_id) = (spark.identity(source)?, spark.identity(release)?);
+    let file = job.path.display();
+    if source_id == release_id {
+        return Err(crate::error::bad(format!(
+            "{file}: [output] table \"{release}\" is the source table \"{source}\"; kanon never overwrites its source"
+        )));
+    }
+    // The swap's own tables beside the release (`…__kanon_tmp_*`, `…__kanon_previous`) are dropped.
+    if source_id.0 == release_id.0
+        && source_id.1 == release_id.1
+        && source_id.2.starts_with(&format!("{}{}", release_id.2, crate::spark::SIDE_TABLES))
+    {
+        return Err(crate::error::bad(format!(
+            "{file}: the source table \"{source}\" is named as the release's swap names its own tables (\"{release}{}…\"), which it drops; rename the source or the release",
+            crate::spark::SIDE_TABLES
+        )));
+    }
+    Ok(())
 }

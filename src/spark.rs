@@ -14,7 +14,7 @@
 
 use crate::database::SourceColumn;
 use crate::error::bad;
-use crate::job::{Job, SourceSpec};
+use crate::job::{Job, SecretUrl, SourceSpec};
 use crate::sql::{ident, list};
 use anyhow::{anyhow, Context, Result};
 use duckdb::arrow::array::StructArray;
@@ -34,6 +34,13 @@ pub const UNREAD: &str = "unread Spark type ";
 /// Suffixes of the release's temporary and previous tables beside the target.
 const TMP: &str = "__kanon_tmp";
 const PREVIOUS: &str = "__kanon_previous";
+/// What both suffixes start with.
+pub const SIDE_TABLES: &str = "__kanon_";
+
+/// The most a local table sent to Spark puts in one message (its rows as
+/// Arrow): Spark Connect takes at most 128 MiB a message, so larger tables
+/// (value maps of many values, millions of suppressed classes) go in parts.
+const MESSAGE_BYTES: usize = 32 << 20;
 
 /// A Spark Connect session for one run.
 pub struct Spark {
@@ -55,10 +62,16 @@ pub fn qualified(name: &str) -> String {
 impl Spark {
     /// Connect to the job's endpoint; an endpoint that does not answer is bad
     /// input naming `[engine] url`.
-    pub fn connect(job: &Job, url: &str) -> Result<Spark> {
+    pub fn connect(job: &Job, secret: &SecretUrl) -> Result<Spark> {
         let file = job.path.display();
+        let url = secret.0.as_str();
+        // The URL may hold a token: messages show it masked, and a client
+        // error that quotes the URL is masked too.
         let unreachable = |e: &dyn std::fmt::Display| {
-            bad(format!("{file}: [engine] url \"{url}\": cannot reach a Spark Connect server: {e}"))
+            bad(secret.scrub(&format!(
+                "{file}: [engine] url \"{}\": cannot reach a Spark Connect server: {e}",
+                secret.shown()
+            )))
         };
         // The client retries a dead endpoint for minutes: a plain TCP connect
         // first tells an unreachable one in seconds.
@@ -186,13 +199,26 @@ impl Spark {
             .zip(&types)
             .map(|(n, t)| spark_type(t).ok_or_else(|| anyhow!("column \"{n}\" of type {t} cannot go to Spark")))
             .collect::<Result<_>>()?;
-        let mut out = Vec::new();
+        // The rows in parts of at most `limit` bytes (KANON_SPARK_MESSAGE_BYTES
+        // lowers it, for the tests of the parts).
+        let limit =
+            std::env::var("KANON_SPARK_MESSAGE_BYTES").ok().and_then(|v| v.parse().ok()).unwrap_or(MESSAGE_BYTES);
+        let mut parts: Vec<Vec<Row>> = vec![Vec::new()];
+        let mut bytes = 0;
         while let Some(r) = rows.next()? {
             let mut values = Vec::with_capacity(names.len());
+            let mut row_bytes = 0;
             for i in 0..names.len() {
-                values.push(spark_value(r.get_ref(i)?, &types[i])?);
+                let v = spark_value(r.get_ref(i)?, &types[i])?;
+                row_bytes += value_bytes(&v);
+                values.push(v);
             }
-            out.push(Row::new(names.clone(), values));
+            if bytes + row_bytes > limit && !parts.last().is_some_and(Vec::is_empty) {
+                parts.push(Vec::new());
+                bytes = 0;
+            }
+            bytes += row_bytes;
+            parts.last_mut().expect("a part").push(Row::new(names.clone(), values));
         }
         let schema = DataType::Struct {
             fields: names
@@ -206,13 +232,26 @@ impl Spark {
                 })
                 .collect(),
         };
-        let frame = self.session.create_dataframe(out, schema)?;
-        if spark_types.iter().all(|(_, cast)| cast.is_none()) {
-            frame.create_or_replace_temp_view(view)?;
+        let casts = spark_types.iter().any(|(_, cast)| cast.is_some());
+        let raw = if casts || parts.len() > 1 { format!("{view}_text") } else { view.to_string() };
+        if parts.len() == 1 {
+            let rows = parts.pop().expect("a part");
+            self.session.create_dataframe(rows, schema)?.create_or_replace_temp_view(&raw)?;
         } else {
+            // Each part a view of its own, one message each; their union is the table.
+            let count = parts.len();
+            for (i, rows) in parts.into_iter().enumerate() {
+                self.session
+                    .create_dataframe(rows, schema.clone())?
+                    .create_or_replace_temp_view(&format!("{view}_part{i}"))
+                    .with_context(|| format!("sending part {} of {count} of {view} to Spark", i + 1))?;
+            }
+            let union =
+                list(0..count, " UNION ALL ", |i| format!("SELECT * FROM {}", ident(&format!("{view}_part{i}"))));
+            self.execute(&format!("CREATE OR REPLACE TEMPORARY VIEW {} AS {union}", ident(&raw)))?;
+        }
+        if raw != view {
             // Types sent as text (decimals, timestamps) are cast back on Spark.
-            let raw = format!("{view}_text");
-            frame.create_or_replace_temp_view(&raw)?;
             let columns = list(names.iter().zip(&spark_types), ", ", |(n, (_, cast))| match cast {
                 Some(t) => format!("CAST({} AS {t}) AS {}", ident(n), ident(n)),
                 None => ident(n),
@@ -272,12 +311,14 @@ impl Spark {
         Ok(n as u64)
     }
 
-    fn exists(&self, name: &str) -> Result<bool> {
+    /// Whether Spark's catalog has the table `name`.
+    pub fn exists(&self, name: &str) -> Result<bool> {
         Ok(self.session.catalog().table_exists(name)?)
     }
 
     /// A run killed between the swap's two renames left the previous release
-    /// under its `__kanon_previous` name and none under the target's: put it back.
+    /// under its `__kanon_previous` name and none under the target's: put it
+    /// back. Called by the release only: `kanon check` changes nothing.
     pub fn recover(&self, table: &str) -> Result<()> {
         let previous = format!("{table}{PREVIOUS}");
         if !self.exists(table)? && self.exists(&previous)? {
@@ -286,11 +327,38 @@ impl Spark {
         Ok(())
     }
 
+    /// `name` as Spark's catalog resolves it: (catalog, namespace, table),
+    /// lower case (Spark's names are case-insensitive), the session's current
+    /// catalog and namespace filling the parts a name leaves out.
+    pub fn identity(&self, name: &str) -> Result<(String, String, String)> {
+        let parts: Vec<String> = name.split('.').map(|p| p.trim_matches('`').to_lowercase()).collect();
+        let catalog = self.session.catalog();
+        let current = || -> Result<(String, String)> {
+            Ok((catalog.current_catalog()?.to_lowercase(), catalog.current_database()?.to_lowercase()))
+        };
+        Ok(match parts.as_slice() {
+            [t] => {
+                let (c, ns) = current()?;
+                (c, ns, t.clone())
+            }
+            [ns, t] => (current()?.0, ns.clone(), t.clone()),
+            [c, ns @ .., t] => (c.clone(), ns.join("."), t.clone()),
+            [] => unreachable!("split gives a part"),
+        })
+    }
+
     /// Write `select` as the table `table` of Spark's catalog: built under a
     /// temporary name of this run's own, then swapped in by two renames
-    /// (Spark's catalog has no transaction; see docs/spark.md,
-    /// "Running on Spark"). Returns the rows.
-    pub fn write_table(&self, table: &str, select: &str) -> Result<u64> {
+    /// (Spark's catalog has no transaction; see docs/spark.md, "Running on
+    /// Spark"). `after_swap` (the run history's row) runs with the new table
+    /// in place; if it or the second rename fails, the previous release is
+    /// renamed back. Returns the rows.
+    pub fn write_table(
+        &self,
+        table: &str,
+        select: &str,
+        after_swap: Option<&crate::commit::BeforeCommit>,
+    ) -> Result<u64> {
         self.recover(table)?;
         // A killed run's temporary table (Spark may have finished writing it
         // after the client died): dropped on a best-effort basis.
@@ -299,16 +367,71 @@ impl Spark {
         }
         let run = self.session.session_id().chars().filter(char::is_ascii_alphanumeric).take(12).collect::<String>();
         let (tmp, previous) = (format!("{table}{TMP}_{run}"), format!("{table}{PREVIOUS}"));
-        self.execute(&format!("CREATE TABLE {} USING parquet AS {select}", qualified(&tmp)))
-            .context("writing the release on Spark")?;
-        let rows = self.count(&qualified(&tmp))?;
-        self.execute(&format!("DROP TABLE IF EXISTS {}", qualified(&previous)))?;
-        if self.exists(table)? {
-            self.execute(&format!("ALTER TABLE {} RENAME TO {}", qualified(table), qualified(&previous)))?;
+        let (q_tmp, q_previous, q_table) = (qualified(&tmp), qualified(&previous), qualified(table));
+        let drop_tmp = || {
+            let _ = self.execute(&format!("DROP TABLE IF EXISTS {q_tmp}"));
+        };
+        let built = self
+            .execute(&format!("CREATE TABLE {q_tmp} USING parquet AS {select}"))
+            .context("writing the release on Spark")
+            .and_then(|()| self.count(&q_tmp))
+            .and_then(|rows| self.execute(&format!("DROP TABLE IF EXISTS {q_previous}")).map(|()| rows));
+        let rows = built.inspect_err(|_| drop_tmp())?;
+        let had_previous = self.exists(table)?;
+        if had_previous {
+            self.execute(&format!("ALTER TABLE {q_table} RENAME TO {q_previous}")).inspect_err(|_| drop_tmp())?;
         }
-        self.execute(&format!("ALTER TABLE {} RENAME TO {}", qualified(&tmp), qualified(table)))?;
-        self.execute(&format!("DROP TABLE IF EXISTS {}", qualified(&previous)))?;
+        // From here until the previous release is dropped, a failure renames it back.
+        let swapped = crate::fault("spark-between-renames")
+            .and_then(|()| self.execute(&format!("ALTER TABLE {q_tmp} RENAME TO {q_table}")))
+            .and_then(|()| {
+                let target = crate::commit::CommitTarget::Spark(self);
+                after_swap.map_or(Ok(()), |f| f(target, rows).context("after the release's swap on Spark"))
+            });
+        if let Err(e) = swapped {
+            if self.exists(&tmp).unwrap_or(false) {
+                drop_tmp();
+            } else {
+                let _ = self.execute(&format!("DROP TABLE IF EXISTS {q_table}"));
+            }
+            if had_previous {
+                self.execute(&format!("ALTER TABLE {q_previous} RENAME TO {q_table}")).with_context(|| {
+                    format!("{e:#}; putting the previous release back failed: the next run restores it from {previous}")
+                })?;
+            }
+            return Err(e);
+        }
+        self.execute(&format!("DROP TABLE IF EXISTS {q_previous}"))?;
         Ok(rows)
+    }
+
+    /// Append one row to the table `table` (created when missing with the
+    /// columns `create` spells), its values sent as the session's data, never
+    /// in a statement's text.
+    pub fn append_row(&self, table: &str, create: &str, row: Vec<(&str, Value, DataType)>) -> Result<()> {
+        self.execute(create)?;
+        let names: Vec<String> = row.iter().map(|(n, _, _)| n.to_string()).collect();
+        let schema = DataType::Struct {
+            fields: row
+                .iter()
+                .map(|(n, _, t)| StructField {
+                    name: n.to_string(),
+                    data_type: t.clone(),
+                    nullable: true,
+                    metadata: BTreeMap::new(),
+                })
+                .collect(),
+        };
+        let values = row.into_iter().map(|(_, v, _)| v).collect();
+        self.session
+            .create_dataframe(vec![Row::new(names.clone(), values)], schema)?
+            .create_or_replace_temp_view("kanon_appended_row")?;
+        self.execute(&format!(
+            "INSERT INTO {} ({}) SELECT {} FROM kanon_appended_row",
+            qualified(table),
+            list(&names, ", ", |n| ident(n)),
+            list(&names, ", ", |n| ident(n))
+        ))
     }
 
     /// Tables named `name` followed by anything, in `name`'s namespace (full names).
@@ -346,6 +469,16 @@ impl Spark {
             }
         }
         Ok(out)
+    }
+}
+
+/// About the bytes a value takes in a message's Arrow rows.
+fn value_bytes(v: &Value) -> usize {
+    match v {
+        Value::String(s) => s.len() + 4,
+        Value::Binary(b) => b.len() + 4,
+        Value::Decimal { value, .. } => value.len() + 4,
+        _ => 8,
     }
 }
 

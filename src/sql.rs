@@ -17,15 +17,29 @@ pub fn literal(value: &str) -> String {
     format!("'{}'", value.replace('\'', "''"))
 }
 
-/// Fill `{{name}}` slots. Panics on a slot left unfilled: that is a bug, not input.
-/// The template's comment lines are left out first: a slot named in a comment
-/// must not be filled there (a value of several lines would leave the comment).
+/// Fill `{{name}}` slots in one pass over the template: a filled value is
+/// never scanned again, so a value holding `{{` (a column named so) stays
+/// text. Panics on a slot the template names but `slots` does not fill: that
+/// is a bug, not input. The template's comment lines are left out first: a
+/// slot named in a comment must not be filled there (a value of several
+/// lines would leave the comment).
 pub fn render(template: &str, slots: &[(&str, &str)]) -> String {
-    let mut out: String = template.lines().filter(|l| !l.trim_start().starts_with("--")).collect::<Vec<_>>().join("\n");
-    for (name, value) in slots {
-        out = out.replace(&format!("{{{{{name}}}}}"), value);
+    let body: String = template.lines().filter(|l| !l.trim_start().starts_with("--")).collect::<Vec<_>>().join("\n");
+    let mut out = String::with_capacity(body.len());
+    let mut rest = body.as_str();
+    while let Some(open) = rest.find("{{") {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 2..];
+        let close = after.find("}}").unwrap_or_else(|| panic!("unclosed slot in SQL template: {body}"));
+        let name = &after[..close];
+        let value = slots
+            .iter()
+            .find(|(n, _)| *n == name)
+            .unwrap_or_else(|| panic!("unfilled slot {name} in SQL template: {body}"));
+        out.push_str(value.1);
+        rest = &after[close + 2..];
     }
-    assert!(!out.contains("{{"), "unfilled slot in SQL template: {out}");
+    out.push_str(rest);
     out
 }
 
@@ -98,5 +112,13 @@ mod tests {
     #[test]
     fn render_fills_slots() {
         assert_eq!(render("SELECT {{a}} FROM {{b}}", &[("a", "1"), ("b", "t")]), "SELECT 1 FROM t");
+    }
+
+    /// A value holding `{{…}}` (a column named so) is text: not a slot, not filled again.
+    #[test]
+    fn a_value_is_never_a_slot() {
+        let sql = render("SELECT {{a}} FROM {{b}}", &[("a", "\"x{{b}}\""), ("b", "t")]);
+        assert_eq!(sql, "SELECT \"x{{b}}\" FROM t");
+        assert_eq!(render("SELECT {{a}}", &[("a", "\"{{\"")]), "SELECT \"{{\"");
     }
 }

@@ -603,6 +603,22 @@ fn malformed_toml_is_rejected_with_its_line() {
     d.assert_nothing_written();
 }
 
+/// A job file that does not parse is refused by its line and column, never by quoting the
+/// line: it may hold a password or a token.
+#[test]
+fn a_malformed_job_never_shows_its_secrets() {
+    let d = Demo::new();
+    for text in [
+        "[engine]\nkind = \"postgres\"\nurl = \"postgresql://u:pw-9e1b@h/d\n[privacy]\nk = 3\n",
+        "[engine]\nkind = \"spark\"\nurl = \"sc://h:1/;token=pw-9e1b\" x\n",
+    ] {
+        write(&d.path("job.toml"), text);
+        let out = d.run(&["run", "job.toml"]);
+        assert_fails(&out, 2, &["job.toml", "line 3"]);
+        assert!(!out.show().contains("pw-9e1b"), "a secret was shown:\n{}", out.show());
+    }
+}
+
 #[test]
 fn missing_source_file_is_rejected() {
     let d = Demo::new();
@@ -761,6 +777,49 @@ fn hostile_column_name_passes_through() {
     assert_eq!(values("release"), values(&source), "max_suppression = 0, so every value must survive");
 }
 
+/// Column names holding template braces (`{{relation}}`, `a}}{{b`) are names, not slots:
+/// one passes through, one is a QI, and both reach the release intact (this panicked, exit 101).
+#[test]
+fn template_braces_in_column_names_are_text() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut csv = String::from("id,{{relation}},\"z{{ip}}\",sex\n");
+    for i in 0..12 {
+        csv.push_str(&format!("{i},v{},5371{},{}\n", i % 3, i % 2, ["F", "M"][i % 2]));
+    }
+    write(&tmp.path().join("braces.csv"), csv);
+    let job = r#"[source]
+csv = "braces.csv"
+
+[output]
+database = "out.duckdb"
+table = "release"
+report = "report.json"
+
+[privacy]
+k = 2
+max_suppression = 0
+
+[[quasi_identifiers]]
+column = "z{{ip}}"
+hierarchy = { mask = 5 }
+
+[[quasi_identifiers]]
+column = "sex"
+hierarchy = "suppress"
+"#;
+    write(&tmp.path().join("job.toml"), job);
+    assert_ok(&kanon(tmp.path(), &["run", "job.toml"]));
+    let db = tmp.path().join("out.duckdb");
+    let names: Vec<String> = columns(&db, "release").into_iter().map(|(n, _)| n).collect();
+    assert_eq!(names, ["id", "{{relation}}", "z{{ip}}", "sex"]);
+    assert!(remeasure(&db, "release", &["z{{ip}}", "sex"]) >= 2);
+    let conn = open_ro(&db);
+    let values = strings(&conn, "SELECT DISTINCT \"{{relation}}\" AS v FROM release ORDER BY v");
+    assert_eq!(values, ["v0", "v1", "v2"]);
+    let check = kanon(tmp.path(), &["check", "job.toml", "--table", "release"]);
+    assert_ok(&check);
+}
+
 /// Releasing over the source table would destroy the data being anonymized.
 #[test]
 fn output_table_may_not_replace_the_source_table() {
@@ -792,6 +851,134 @@ fn output_table_may_not_replace_the_source_table() {
         assert_eq!(tables, 1, "a table was added next to the source");
         d.assert_nothing_written();
     }
+}
+
+/// The source and the hierarchy files under other spellings (`./x`, `sub/../x`, a symlink) are
+/// still the files the job reads: no release, report, reconstruction, SVG or front is written
+/// over one. Each exits 2 before anything is read, naming the key and the file, and every
+/// input is byte-identical afterwards.
+#[test]
+fn outputs_never_land_on_what_the_job_reads() {
+    let d = Demo::new();
+    std::os::unix::fs::symlink(d.path("patients.csv"), d.path("link.csv")).unwrap();
+    std::os::unix::fs::symlink(d.path("hierarchies/education.csv"), d.path("edu-link.csv")).unwrap();
+    let inputs = ["patients.csv", "hierarchies/education.csv", "job.toml"];
+    let snapshot = |d: &Demo| inputs.map(|f| fs::read(d.path(f)).unwrap());
+    for (key, path, needle) in [
+        ("csv", "./patients.csv", "the source file"),
+        ("csv", "hierarchies/../patients.csv", "the source file"),
+        ("csv", "link.csv", "the source file"),
+        ("parquet", "hierarchies/education.csv", "the hierarchy file of \"education\""),
+        ("report", "edu-link.csv", "the hierarchy file of \"education\""),
+        ("report", "./job.toml", "the job file"),
+        ("database", "./patients.csv", "the source file"),
+    ] {
+        d.job(|j| set(j, "output", key, path));
+        let before = snapshot(&d);
+        assert_fails(&d.run(&["run", "job.toml"]), 2, &[&format!("[output] {key} {path}"), needle]);
+        assert_eq!(snapshot(&d), before, "[output] {key} = {path} changed an input");
+        d.assert_nothing_written();
+    }
+    // Two outputs that are one file.
+    d.job(|j| {
+        set(j, "output", "report", "out/same.json");
+        set(j, "output", "csv", "out/./same.json");
+    });
+    assert_fails(&d.run(&["run", "job.toml"]), 2, &["[output] report out/same.json is also [output] csv"]);
+    // A reconstruction over the source, cell-based.
+    d.job(|j| {
+        set(j, "search", "algorithm", "cdgh");
+        set(j, "output", "reconstructed", "./patients.csv");
+        j["privacy"].as_table_mut().unwrap().remove("l_diversity");
+    });
+    let before = snapshot(&d);
+    assert_fails(&d.run(&["run", "job.toml"]), 2, &["[output] reconstructed ./patients.csv", "the source file"]);
+    assert_eq!(snapshot(&d), before);
+    // kanon check's SVG and kanon pareto's files.
+    d.job(|_| {});
+    let before = snapshot(&d);
+    assert_fails(&d.run(&["check", "job.toml", "--svg", "link.csv"]), 2, &["--svg link.csv", "the source file"]);
+    assert_fails(
+        &d.run(&["pareto", "job.toml", "--json", "hierarchies/./education.csv"]),
+        2,
+        &["--json hierarchies/./education.csv", "the hierarchy file of \"education\""],
+    );
+    assert_fails(
+        &d.run(&["pareto", "job.toml", "--svg", "out/f.svg", "--csv", "out/f.svg"]),
+        2,
+        &["--svg out/f.svg is also --csv"],
+    );
+    assert_eq!(snapshot(&d), before);
+}
+
+/// A DuckDB table named with its schema (`main.patients`) is the table `patients`: a release so
+/// named over the source is refused (it was written as a new table literally named
+/// "main.patients"), and a release named so lands in `patients_k3` itself.
+#[test]
+fn a_schema_qualified_table_is_the_table_itself() {
+    let d = Demo::new();
+    let warehouse = d.path("warehouse.duckdb");
+    {
+        let conn = Connection::open(&warehouse).unwrap();
+        let csv = lit(d.path("patients.csv").to_str().unwrap());
+        conn.execute_batch(&format!("CREATE TABLE patients AS SELECT * FROM read_csv({csv})")).unwrap();
+    }
+    let before = table_rows(&warehouse, "patients");
+    for (source, release) in
+        [("patients", "main.patients"), ("main.patients", "patients"), ("Patients", "MAIN.\"patients\"")]
+    {
+        d.job(|j| {
+            j.insert("source".into(), tbl(&format!("database = \"warehouse.duckdb\"\ntable = {}", toml_str(source))));
+            set(j, "output", "table", release);
+            j["output"].as_table_mut().unwrap().remove("database");
+        });
+        assert_fails(&d.run(&["run", "job.toml"]), 2, &["is the source table"]);
+        assert_eq!(table_rows(&warehouse, "patients"), before, "source table changed");
+        let tables = strings(&open_ro(&warehouse), "SELECT table_name FROM information_schema.tables");
+        assert_eq!(tables, ["patients"], "a table was added next to the source");
+    }
+    // Another schema is not where kanon writes: refused, naming the key.
+    d.job(|j| {
+        j.insert("source".into(), tbl("database = \"warehouse.duckdb\"\ntable = \"patients\""));
+        set(j, "output", "table", "lake.patients_k3");
+    });
+    assert_fails(&d.run(&["run", "job.toml"]), 2, &["[output] table", "schema main"]);
+    // main.patients_k3 is patients_k3.
+    d.job(|j| {
+        j.insert("source".into(), tbl("database = \"warehouse.duckdb\"\ntable = \"main.patients\""));
+        set(j, "output", "table", "main.patients_k3");
+        j["output"].as_table_mut().unwrap().remove("database");
+        j["output"].as_table_mut().unwrap().remove("csv");
+    });
+    assert_ok(&d.run(&["run", "job.toml"]));
+    let mut tables = strings(&open_ro(&warehouse), "SELECT table_name FROM information_schema.tables");
+    tables.sort();
+    assert_eq!(tables, ["kanon_runs", "patients", "patients_k3"]);
+    assert!(remeasure(&warehouse, "patients_k3", &DEMO_QIS) >= 3);
+}
+
+/// A view over the release (and a view over the history) keeps working across nights: the swap
+/// replaces the table the view names, and the view then reads the new night's rows.
+#[test]
+fn a_view_over_the_release_survives_the_nightly_swap() {
+    let d = Demo::new();
+    assert_ok(&d.run(&["run", "job.toml"]));
+    {
+        let conn = Connection::open(d.db()).unwrap();
+        conn.execute_batch("CREATE VIEW night_count AS SELECT count(*) AS n, min(zip) AS z FROM patients_k3").unwrap();
+    }
+    let first = scalar(&open_ro(&d.db()), "SELECT n FROM night_count");
+    assert_eq!(first, DEMO_ROWS - int(&d.report(), "suppressed"));
+    // Night two, with more suppression allowed and k raised: other rows, same view.
+    d.job(|j| set(j, "privacy", "k", 5));
+    assert_ok(&d.run(&["run", "job.toml"]));
+    let conn = open_ro(&d.db());
+    let second = scalar(&conn, "SELECT n FROM night_count");
+    assert_eq!(second, scalar(&conn, "SELECT count(*) FROM patients_k3"));
+    assert_eq!(second, DEMO_ROWS - int(&d.report(), "suppressed"));
+    assert_eq!(scalar(&conn, "SELECT count(*) FROM kanon_runs"), 2);
+    let views = strings(&conn, "SELECT view_name FROM duckdb_views() WHERE NOT internal");
+    assert_eq!(views, ["night_count"]);
 }
 
 /// A failed rerun leaves the previous release and report exactly as they were.
@@ -1112,7 +1299,13 @@ fn memory_and_sql_evaluators_release_the_same_rows() {
                 }
                 let mut r = read_json(&tmp.path().join("p-report.json"));
                 let r = r.as_object_mut().unwrap();
-                assert_eq!(r["evaluator"], if memory_rows.is_some() { "sql" } else { "memory" }, "{extra}");
+                // The sorted base holds the coded rows when no column rides beside the QIs.
+                let evaluator = match (memory_rows, extra.is_empty()) {
+                    (None, _) => "memory",
+                    (Some(_), true) => "sorted",
+                    (Some(_), false) => "sql",
+                };
+                assert_eq!(r["evaluator"], evaluator, "{extra}");
                 r.remove("seconds");
                 r.remove("evaluator");
                 r.remove("job_sha256");
@@ -1127,6 +1320,37 @@ fn memory_and_sql_evaluators_release_the_same_rows() {
         assert!(runs[0].1 == runs[1].1, "releases differ ({extra})");
         assert!(!runs[0].1.is_empty());
     }
+}
+
+/// The sorted base counts in `[engine] threads` threads and is used only when it and their
+/// buffers fit the job's memory_limit beside DuckDB's pool; otherwise DuckDB's own path runs,
+/// and the report's `evaluator` says which. Both release the same rows with the same report.
+#[test]
+fn the_sorted_base_fits_the_memory_limit_or_gives_way() {
+    let tmp = tempfile::tempdir().unwrap();
+    let job = generate(tmp.path(), "p", 50_000, 5);
+    let base = fs::read_to_string(&job).unwrap();
+    // 200MB: room for the keys and one thread's window of counts (96 MB), not two.
+    let runs: Vec<(String, Vec<String>)> = [(1, "sorted"), (2, "sql")]
+        .iter()
+        .map(|(threads, evaluator)| {
+            let engine = format!("\n[engine]\nmemory_rows = 0\nmemory_limit = \"200MB\"\nthreads = {threads}\n");
+            write(&job, base.clone() + &engine);
+            let _ = fs::remove_file(tmp.path().join("p-release.duckdb"));
+            let out = kanon_env(tmp.path(), &["run", job.to_str().unwrap(), "--quiet"], &[("KANON_TRACE", "1")]);
+            assert_ok(&out);
+            assert!(out.stderr.contains("sorted base: needs"), "{}", out.stderr);
+            let mut r = read_json(&tmp.path().join("p-report.json"));
+            let r = r.as_object_mut().unwrap();
+            assert_eq!(r["evaluator"], *evaluator, "threads = {threads}");
+            for key in ["seconds", "evaluator", "job_sha256"] {
+                r.remove(key);
+            }
+            (serde_json::to_string(r).unwrap(), table_rows_in_order(&tmp.path().join("p-release.duckdb"), "people_k5"))
+        })
+        .collect();
+    assert_eq!(runs[0].0, runs[1].0, "reports differ");
+    assert!(runs[0].1 == runs[1].1 && !runs[0].1.is_empty(), "releases differ");
 }
 
 /// More rows, more distinct QI combinations (as `kanon limit` counts them).

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 fn pg_url() -> Option<String> {
     let url = std::env::var("KANON_PG_URL").ok().filter(|u| !u.is_empty());
     if url.is_none() {
-        eprintln!("notice: KANON_PG_URL is unset, so the PostgreSQL tests skip (tests/spark.sh starts a server)");
+        crate::util::missing("a PostgreSQL server (KANON_PG_URL, which tests/spark.sh sets)");
     }
     url
 }

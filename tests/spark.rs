@@ -17,7 +17,7 @@ use std::process::Command;
 fn spark_url() -> Option<String> {
     let url = std::env::var("KANON_SPARK_URL").ok().filter(|u| !u.is_empty());
     if url.is_none() {
-        eprintln!("notice: KANON_SPARK_URL is unset, so the Spark tests skip (tests/spark.sh starts a server)");
+        crate::util::missing("a Spark Connect server (KANON_SPARK_URL, which tests/spark.sh sets)");
     }
     url
 }
@@ -50,7 +50,7 @@ struct Case {
 /// A session of our own, for what the tests do on Spark themselves.
 fn session(dir: &Path, url: &str) -> kanon::spark::Spark {
     let job = crate::util::engine_job(dir, "spark", url);
-    kanon::spark::Spark::connect(&job, url).unwrap()
+    kanon::spark::Spark::connect(&job, job.engine.spark.as_ref().unwrap()).unwrap()
 }
 
 /// Write the two jobs of `case`: (DuckDB, Spark) with `source` the Spark source lines.
@@ -383,13 +383,180 @@ fn a_killed_spark_run_leaves_the_previous_release() {
         ok(dir.path(), &["run", on_spark.to_str().unwrap(), "--quiet"]);
     }
     assert_eq!(spark_rows(&spark, table), full);
-    // As if killed between the swap's two renames: the next run, even one
-    // that stops right after connecting (k above the rows: exit 2), puts the
-    // release back first.
+    // As if killed between the swap's two renames: `kanon check` only reads
+    // (it renames nothing back), nor does a run that stops before its
+    // release (k above the rows: exit 2); the next release puts it back first.
     spark.execute(&format!("ALTER TABLE {table} RENAME TO {table}__kanon_previous")).unwrap();
+    let (code, out) = kanon(dir.path(), &["check", on_spark.to_str().unwrap(), "--table", table]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("not found"), "{out}");
     let (code, out) = kanon(dir.path(), &["run", on_spark.to_str().unwrap(), "--quiet", "--k", "1000000"]);
     assert_eq!(code, 2, "{out}");
+    assert!(!spark.exists(table).unwrap(), "a read-only or failed command renamed a table");
+    assert_eq!(spark_rows(&spark, &format!("{table}__kanon_previous")), full);
+    ok(dir.path(), &["run", on_spark.to_str().unwrap(), "--quiet"]);
     assert_eq!(spark_rows(&spark, table), full);
+    assert!(!spark.exists(&format!("{table}__kanon_previous")).unwrap());
+}
+
+/// The release is compared with the source as Spark's catalog resolves both: another spelling
+/// of the source (`spark_catalog.default.t`, other case) is refused with exit 2 before anything
+/// is read, and so is a source named like the swap's own tables.
+#[test]
+fn a_spark_release_never_replaces_its_source() {
+    let Some(url) = spark_url() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let spark = session(dir.path(), &url);
+    let case = demo(dir.path());
+    let source = "kanon_test_ident_source";
+    spark.execute(&format!("DROP TABLE IF EXISTS {source}")).unwrap();
+    spark
+        .execute(&format!("CREATE TABLE {source} USING parquet AS SELECT * FROM parquet.`{}`", case.parquet.display()))
+        .unwrap();
+    let before = spark_rows(&spark, source);
+    for release in
+        [format!("spark_catalog.default.{source}"), format!("default.{}", source.to_uppercase()), source.to_string()]
+    {
+        let (_, job) = jobs(dir.path(), &case, &url, &format!("table = \"{source}\""), &release);
+        let (code, out) = kanon(dir.path(), &["run", job.to_str().unwrap(), "--quiet"]);
+        assert_eq!(code, 2, "{release}: {out}");
+        assert!(out.contains("is the source table"), "{release}: {out}");
+        assert_eq!(spark_rows(&spark, source), before, "{release}: the source changed");
+    }
+    let (_, job) = jobs(dir.path(), &case, &url, &format!("table = \"{source}\""), source.trim_end_matches("_source"));
+    let side = format!("{}__kanon_previous", source.trim_end_matches("_source"));
+    spark.execute(&format!("DROP TABLE IF EXISTS {side}")).unwrap();
+    spark.execute(&format!("ALTER TABLE {source} RENAME TO {side}")).unwrap();
+    std::fs::write(
+        &job,
+        std::fs::read_to_string(&job).unwrap().replace(&format!("\"{source}\""), &format!("\"{side}\"")),
+    )
+    .unwrap();
+    let (code, out) = kanon(dir.path(), &["run", job.to_str().unwrap(), "--quiet"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("the swap names its own tables"), "{out}");
+    assert_eq!(spark_rows(&spark, &side), before);
+    spark.execute(&format!("DROP TABLE IF EXISTS {side}")).unwrap();
+}
+
+/// A failure between the swap's two renames (injected: a connection lost there) renames the
+/// previous release back: readers see it, whole, under the release's name; nothing is left
+/// beside it. A failure after a complete swap is undone as well (the history's row: its table
+/// made unwritable).
+#[test]
+fn a_failed_spark_swap_leaves_the_previous_release() {
+    let Some(url) = spark_url() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let spark = session(dir.path(), &url);
+    let case = demo(dir.path());
+    // A namespace of its own: its kanon_runs is made unwritable below.
+    spark.execute("CREATE DATABASE IF NOT EXISTS kanon_swap_ns").unwrap();
+    let table = "kanon_swap_ns.kanon_test_swap_fails";
+    let source = format!("parquet = \"{}\"", case.parquet.display());
+    let (_, on_spark) = jobs(dir.path(), &case, &url, &source, table);
+    spark.execute(&format!("DROP TABLE IF EXISTS {table}")).unwrap();
+    spark.execute("DROP VIEW IF EXISTS kanon_swap_ns.kanon_runs").unwrap();
+    spark.execute(&format!("CREATE TABLE {table} USING parquet AS SELECT 1 AS previous")).unwrap();
+    let previous = spark_rows(&spark, table);
+    let out = crate::util::kanon_env(
+        dir.path(),
+        &["run", on_spark.to_str().unwrap(), "--quiet"],
+        &[("KANON_KEY", KEY), ("KANON_FAULT", "spark-between-renames")],
+    );
+    assert_eq!(out.code, 1, "{}", out.show());
+    assert!(out.stderr.contains("injected fault"), "{}", out.show());
+    assert_eq!(spark_rows(&spark, table), previous);
+    let conn = Connection::open_in_memory().unwrap();
+    spark.fetch(&conn, "SHOW TABLES IN kanon_swap_ns LIKE 'kanon_test_swap_fails*'", "shown").unwrap();
+    let left: Vec<String> = {
+        let mut stmt = conn.prepare("SELECT tableName FROM shown WHERE NOT isTemporary ORDER BY 1").unwrap();
+        stmt.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
+    };
+    assert_eq!(left, ["kanon_test_swap_fails"], "the swap left tables beside the release");
+    // The history's table in the way (a view of that name): its row cannot be appended, and the
+    // finished swap is undone.
+    spark.execute("DROP TABLE IF EXISTS kanon_swap_ns.kanon_runs").unwrap();
+    spark.execute("CREATE OR REPLACE VIEW kanon_swap_ns.kanon_runs AS SELECT 1 AS x").unwrap();
+    let (code, out) = kanon(dir.path(), &["run", on_spark.to_str().unwrap(), "--quiet"]);
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(spark_rows(&spark, table), previous, "{out}");
+    spark.execute("DROP VIEW IF EXISTS kanon_swap_ns.kanon_runs").unwrap();
+    // Without it, the run goes through.
+    ok(dir.path(), &["run", on_spark.to_str().unwrap(), "--quiet"]);
+    assert_ne!(spark_rows(&spark, table), previous);
+}
+
+/// Each run appends its row to `kanon_runs` beside the release on Spark, and `kanon history`
+/// reads it back: the same figures as DuckDB's history of the same job. A view over the
+/// release reads the new night's rows after the swap.
+#[test]
+fn the_run_history_is_kept_on_spark_and_views_follow_the_swap() {
+    let Some(url) = spark_url() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let spark = session(dir.path(), &url);
+    let mut case = demo(dir.path());
+    case.name = "history";
+    let table = "kanon_test_history";
+    spark.execute("DROP TABLE IF EXISTS kanon_runs").unwrap();
+    spark.execute(&format!("DROP TABLE IF EXISTS {table}")).unwrap();
+    let source = format!("parquet = \"{}\"", case.parquet.display());
+    let (duck, on_spark) = jobs(dir.path(), &case, &url, &source, table);
+    for job in [&duck, &on_spark] {
+        ok(dir.path(), &["run", job.to_str().unwrap(), "--quiet"]);
+    }
+    spark
+        .execute(&format!("CREATE OR REPLACE VIEW kanon_test_history_count AS SELECT count(*) AS n FROM {table}"))
+        .unwrap();
+    for job in [&duck, &on_spark] {
+        ok(dir.path(), &["run", job.to_str().unwrap(), "--quiet", "--k", "5"]);
+    }
+    let history = |job: &Path| -> Vec<serde_json::Value> {
+        let out = ok(dir.path(), &["history", job.to_str().unwrap(), "--json"]);
+        let runs: Vec<serde_json::Value> = serde_json::from_str(out.trim()).unwrap();
+        runs.into_iter()
+            .map(|mut r| {
+                for key in ["started_at", "seconds", "job", "job_sha256", "source", "output_table"] {
+                    r.as_object_mut().unwrap().remove(key);
+                }
+                r
+            })
+            .collect()
+    };
+    let (a, b) = (history(&duck), history(&on_spark));
+    assert_eq!(a.len(), 2, "{a:?}");
+    assert_eq!(a, b, "the histories differ");
+    let conn = Connection::open_in_memory().unwrap();
+    spark.fetch(&conn, "SELECT n FROM kanon_test_history_count", "n").unwrap();
+    let n: i64 = conn.query_row("SELECT n FROM n", [], |r| r.get(0)).unwrap();
+    assert_eq!(n as usize, spark_rows(&spark, table).len());
+    assert_eq!(n as usize, duckdb_rows(dir.path(), &case).len());
+    spark.execute("DROP VIEW IF EXISTS kanon_test_history_count").unwrap();
+    spark.execute("DROP TABLE IF EXISTS kanon_runs").unwrap();
+}
+
+/// The value maps and suppressed classes go to Spark in parts when they are larger than a
+/// message may be (the part size lowered here to a few KB: dozens of parts): the same release.
+#[test]
+fn small_tables_go_to_spark_in_parts() {
+    let Some(url) = spark_url() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let spark = session(dir.path(), &url);
+    let mut case = generated(dir.path(), 20_000);
+    case.name = "parts";
+    let table = "kanon_test_parts";
+    let source = format!("parquet = \"{}\"", case.parquet.display());
+    let (duck, on_spark) = jobs(dir.path(), &case, &url, &source, table);
+    ok(dir.path(), &["run", duck.to_str().unwrap(), "--quiet"]);
+    let out = crate::util::kanon_env(
+        dir.path(),
+        &["run", on_spark.to_str().unwrap(), "--quiet"],
+        &[("KANON_KEY", KEY), ("KANON_SPARK_MESSAGE_BYTES", "4096"), ("KANON_TRACE", "1")],
+    );
+    assert_eq!(out.code, 0, "{}", out.show());
+    let suppressed = report(&dir.path().join("parts-duckdb.json"))["suppressed"].as_i64().unwrap();
+    assert!(suppressed > 100, "too few suppressed classes to need parts: {suppressed}");
+    assert_eq!(report(&dir.path().join("parts-duckdb.json")), report(&dir.path().join("parts-spark.json")));
+    assert!(duckdb_rows(dir.path(), &case) == spark_rows(&spark, table), "released rows differ");
 }
 
 #[test]
@@ -425,4 +592,34 @@ fn decimals_timestamps_doubles_and_booleans_key_the_same_rows_on_spark() {
     assert_eq!(x.len(), 200, "the leaf node keeps every row");
     assert_eq!(x, y);
     assert_eq!(report(&dir.path().join("types-duckdb.json")), report(&dir.path().join("types-spark.json")));
+}
+
+/// A Spark Connect URL's token is a secret: a message that quotes the URL masks it (here the
+/// endpoint does not answer; no server is needed).
+#[test]
+fn a_spark_token_is_never_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("job.toml");
+    std::fs::write(
+        &job,
+        "[engine]\nkind = \"spark\"\nurl = \"sc://127.0.0.1:1/;token=sekrit-7f3a;user_id=kanon\"\n\
+         [source]\ntable = \"t\"\n[output]\ntable = \"o\"\n[privacy]\nk = 2\n\
+         [[quasi_identifiers]]\ncolumn = \"a\"\nhierarchy = \"suppress\"\n",
+    )
+    .unwrap();
+    for args in [vec!["run", "job.toml"], vec!["check", "job.toml"], vec!["history", "job.toml"]] {
+        let (code, out) = kanon(dir.path(), &args);
+        assert_eq!(code, 2, "{args:?}: {out}");
+        assert!(out.contains("[engine] url") && out.contains("token=***"), "{args:?}: {out}");
+        assert!(!out.contains("sekrit-7f3a"), "{args:?}: the token was shown: {out}");
+    }
+    std::fs::write(&job, std::fs::read_to_string(&job).unwrap().replace("sc://", "http://")).unwrap();
+    let (code, out) = kanon(dir.path(), &["run", "job.toml"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(!out.contains("sekrit-7f3a"), "the token was shown: {out}");
+    let parsed = kanon::job::Job::load(&dir.path().join("job.toml"));
+    assert!(parsed.is_err());
+    std::fs::write(&job, std::fs::read_to_string(&job).unwrap().replace("http://", "sc://")).unwrap();
+    let parsed = kanon::job::Job::load(&job).unwrap();
+    assert!(!format!("{parsed:?}").contains("sekrit-7f3a"), "Debug shows the token");
 }

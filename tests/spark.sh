@@ -20,14 +20,33 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/kanon-target}"
 . tools/pg-server.sh
 trap 'stop_server; stop_pg' EXIT
 
+# In CI (CI=true, as .ci/run sets it) a server that cannot start fails the
+# run at once, naming it; elsewhere its tests skip, listed after the run.
+in_ci() { [ "${CI:-}" = true ] || [ "${CI:-}" = 1 ]; }
 if start_server; then
   export KANON_SPARK_URL="sc://127.0.0.1:$port"
+elif in_ci; then
+  echo "error: CI: the Spark Connect server did not start (see the notice above)" >&2
+  exit 1
 else
   unset KANON_SPARK_URL
 fi
 if start_pg; then
   export KANON_PG_URL="$pg_url"
+elif in_ci; then
+  echo "error: CI: the PostgreSQL cluster did not start (see the notice above)" >&2
+  exit 1
 else
   unset KANON_PG_URL
 fi
-cargo nextest run --release --no-fail-fast "$@"
+# Each skipped test adds a line here (tests/util.rs, `missing`).
+KANON_SKIPS=$(mktemp /tmp/kanon-skips.XXXXXX)
+export KANON_SKIPS
+status=0
+cargo nextest run --release --no-fail-fast "$@" || status=$?
+if [ -s "$KANON_SKIPS" ]; then
+  echo "skipped, for what was missing:" >&2
+  sort "$KANON_SKIPS" | sed 's/^/  /' >&2
+fi
+rm -f "$KANON_SKIPS"
+exit "$status"

@@ -12,6 +12,7 @@ mod models;
 mod nightly;
 mod pbg;
 mod postgres;
+mod props;
 mod release;
 mod risk;
 mod schemes;

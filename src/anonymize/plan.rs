@@ -151,8 +151,10 @@ impl Plan {
     }
 }
 
-/// Every output's folder exists, and no output file is the source file: a
-/// bad path exits 2 before anything is read or written.
+/// Every output's folder exists, no output file is a file the job reads
+/// (the source, a hierarchy file, the job itself: compared as the file system
+/// resolves them), and no two outputs are one file: a bad path exits 2 before
+/// anything is read or written.
 fn check_outputs(job: &Job) -> Result<()> {
     let file = job.path.display();
     let out = &job.output;
@@ -168,28 +170,20 @@ fn check_outputs(job: &Job) -> Result<()> {
         Some(crate::job::Reconstructed::Csv(p) | crate::job::Reconstructed::Parquet(p)) => Some(p),
         _ => None,
     };
-    let outputs = [
-        ("database", out.table.as_ref().map(|t| &t.database)),
-        ("csv", out.csv.as_ref()),
-        ("parquet", out.parquet.as_ref()),
-        ("report", out.report.as_ref()),
-        ("reconstructed", reconstructed),
-    ];
-    let source = match &job.source {
-        crate::job::SourceSpec::Csv { path, .. } | crate::job::SourceSpec::Parquet { path } => Some(path),
-        _ => None,
-    };
-    for (key, path) in outputs.iter().filter_map(|(k, p)| p.map(|p| (k, p))) {
-        let folder = path.parent().filter(|f| !f.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
-        if !folder.is_dir() {
-            return Err(bad(format!(
-                "{file}: [output] {key} {}: the folder {} does not exist",
-                path.display(),
-                folder.display()
-            )));
-        }
-        if key != &"database" && source.is_some_and(|s| crate::job::same_file(s, path)) {
-            return Err(bad(format!("{file}: [output] {key} {} is the source file", path.display())));
+    let outputs: Vec<(&str, &std::path::Path)> = [
+        ("[output] database", out.table.as_ref().map(|t| &t.database)),
+        ("[output] csv", out.csv.as_ref()),
+        ("[output] parquet", out.parquet.as_ref()),
+        ("[output] report", out.report.as_ref()),
+        ("[output] reconstructed", reconstructed),
+    ]
+    .into_iter()
+    .filter_map(|(k, p)| p.map(|p| (k, p.as_path())))
+    .collect();
+    for (i, (key, path)) in outputs.iter().enumerate() {
+        job.check_output_file(key, path, *key == "[output] database")?;
+        if let Some((other, _)) = outputs[..i].iter().find(|(_, p)| crate::job::same_file(p, path)) {
+            return Err(bad(format!("{file}: {key} {} is also {other}", path.display())));
         }
     }
     Ok(())

@@ -70,6 +70,21 @@ pub struct Pool<'c> {
 }
 
 impl<'c> Pool<'c> {
+    /// What kanon may hold beside DuckDB's pool under the job's budget (the
+    /// pool is [`crate::database::POOL_SHARE`] of it, the machine's memory
+    /// at most): the budget less a
+    /// quarter of the pool (the least it is shrunk to) and an eighth of the
+    /// budget; None when DuckDB does not say its pool.
+    fn room(conn: &Connection) -> Result<Option<u64>> {
+        let now: String = conn.query_row("SELECT current_setting('memory_limit')", [], |r| r.get(0))?;
+        Ok(crate::database::bytes(&now).map(|pool| {
+            // Without a memory_limit, DuckDB's pool is 80% of the machine: the machine bounds the budget.
+            let budget =
+                ((pool as f64 / crate::database::POOL_SHARE) as u64).min(crate::physical_memory().unwrap_or(u64::MAX));
+            budget.saturating_sub(pool / 4).saturating_sub(budget / 8)
+        }))
+    }
+
     /// Shrink the pool by `bytes`, to a quarter of it at least.
     fn shrink(conn: &'c Connection, bytes: u64) -> Result<Pool<'c>> {
         let before: String = conn.query_row("SELECT current_setting('memory_limit')", [], |r| r.get(0))?;
@@ -146,9 +161,21 @@ impl<'c> Evaluator<'c> {
             }
             _ => None,
         };
+        let workers = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |p| p.get())).max(1);
+        // The base and its threads' buffers must fit beside DuckDB's pool
+        // (shrunk for them, to a quarter at least) within the job's budget,
+        // an eighth of which is kept for what else both allocate; otherwise
+        // DuckDB's own path (a grouped table it spills) runs.
+        let sorted = sorted.filter(|(layout, _, _)| {
+            let need = sorted::memory_needed(layout, data.rows, workers);
+            let fits = Pool::room(conn).is_ok_and(|room| room.is_none_or(|r| need <= r));
+            crate::trace(|| format!("sorted base: needs {} MiB, fits: {fits}", need >> 20));
+            fits
+        });
         if let Some((layout, divisors, limit)) = sorted {
-            let pool = Pool::shrink(conn, data.rows.saturating_mul(4))?;
-            let base = sorted::SortedBase::load(conn, layout, divisors, &data.heights, data.rows)?;
+            let need = sorted::memory_needed(&layout, data.rows, workers);
+            let pool = Pool::shrink(conn, need)?;
+            let base = sorted::SortedBase::load(conn, layout, divisors, &data.heights, data.rows, workers)?;
             crate::trace(|| {
                 format!("sorted base: {} rows, {} classes, {} MiB", base.rows(), base.classes(), base.bytes() >> 20)
             });
@@ -229,8 +256,9 @@ impl<'c> Evaluator<'c> {
 
     /// Which backend this evaluator uses: "memory" or "sql".
     pub fn backend(&self) -> &'static str {
-        match self.sets {
+        match &self.sets {
             Sets::Memory(_) => "memory",
+            Sets::Sql(s) if s.sorted().is_some() => "sorted",
             Sets::Sql(_) => "sql",
         }
     }

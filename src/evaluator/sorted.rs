@@ -183,6 +183,31 @@ pub struct SortedBase {
     sizes: Vec<(u64, u64)>,
     /// Per QI and level, by code: hierarchy leaves under the value, minus one (glm).
     leaves_m1: Vec<Vec<Leaves>>,
+    /// The threads that sort and count: `[engine] threads` of them.
+    pool: rayon::ThreadPool,
+}
+
+/// How a base of `rows` rows with keys of `total` bits is bucketed: the key
+/// bits that choose a bucket, and the rows a bucket's chunk holds.
+fn bucketing(rows: u64, total: u32) -> (u32, usize) {
+    // Buckets of about 64K rows each, at most 2^20 of them; a row keeps 32 bits at most.
+    let wanted = u64::BITS - (rows >> 16).leading_zeros();
+    let prefix = wanted.min(20).min(total).max(total.saturating_sub(32));
+    let per_bucket = (rows >> prefix).max(1);
+    let chunk = (per_bucket / 4).next_power_of_two().clamp(256, 16_384) as usize;
+    (prefix, chunk)
+}
+
+/// The most memory a sorted base of `rows` rows takes beside DuckDB's pool
+/// with `threads` threads: its keys (4 bytes a row) and the larger of what
+/// the read adds (the stage; each bucket's last chunk, half full on average)
+/// and what counting adds (a thread's window of counts and its two chunks of
+/// slots). Checked against the job's memory_limit before the base is read.
+pub fn memory_needed(layout: &Layout, rows: u64, threads: usize) -> u64 {
+    let (prefix, chunk) = bucketing(rows, layout.total());
+    let read = (STAGE * 16) as u64 + (1u64 << prefix) * (chunk as u64 * 2 + std::mem::size_of::<Bucket>() as u64);
+    let counting = threads as u64 * (WINDOW * 4 + CHUNK as u64 * 8);
+    rows * 4 + read.max(counting)
 }
 
 /// A node's classes by size, as its histogram needs them: size → (classes,
@@ -355,14 +380,18 @@ impl Plan {
 impl SortedBase {
     /// Read the coded rows (`kanon_f0_rows`) as packed keys and sort them.
     /// `rows` (the source's) sizes the buckets.
-    pub fn load(conn: &Connection, layout: Layout, divisors: Vec<Vec<i64>>, heights: &[u8], rows: u64) -> Result<Self> {
+    pub fn load(
+        conn: &Connection,
+        layout: Layout,
+        divisors: Vec<Vec<i64>>,
+        heights: &[u8],
+        rows: u64,
+        threads: usize,
+    ) -> Result<Self> {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads.max(1)).build()?;
         let total = layout.total();
-        // Buckets of about 64K rows each, at most 2^20 of them; a row keeps 32 bits at most.
-        let wanted = u64::BITS - (rows >> 16).leading_zeros();
-        let prefix = wanted.min(20).min(total).max(total.saturating_sub(32));
+        let (prefix, chunk) = bucketing(rows, total);
         let low = total - prefix;
-        let per_bucket = (rows >> prefix).max(1);
-        let chunk = (per_bucket / 4).next_power_of_two().clamp(256, 16_384) as usize;
         let mut buckets: Vec<Bucket> = (0..1usize << prefix).map(|_| Bucket::default()).collect();
         let q = crate::sql::render(
             crate::sql::fragment(crate::sql::BASE_FREQUENCY_SET, "sorted_keys"),
@@ -388,41 +417,43 @@ impl SortedBase {
         })?;
         crate::trace(|| format!("sorted base: keys read into {} buckets", buckets.len()));
         // Sort each bucket through one buffer per worker; count its runs.
-        let sizes: FxHashMap<u64, u64> = buckets
-            .par_iter_mut()
-            .map_init(Vec::new, |buf: &mut Vec<u32>, b| {
-                if let Some(last) = b.chunks.last_mut() {
-                    last.shrink_to_fit();
-                }
-                buf.clear();
-                for c in &b.chunks {
-                    buf.extend_from_slice(c);
-                }
-                buf.sort_unstable();
-                let mut at = 0;
-                for c in b.chunks.iter_mut() {
-                    let len = c.len();
-                    c.copy_from_slice(&buf[at..at + len]);
-                    at += len;
-                }
-                let mut sizes: FxHashMap<u64, u64> = FxHashMap::default();
-                for run in buf.chunk_by(|x, y| x == y) {
-                    *sizes.entry(run.len() as u64).or_default() += 1;
-                }
-                sizes
-            })
-            .reduce(FxHashMap::default, |mut a, b| {
-                for (s, c) in b {
-                    *a.entry(s).or_default() += c;
-                }
-                a
-            });
+        let sizes: FxHashMap<u64, u64> = pool.install(|| {
+            buckets
+                .par_iter_mut()
+                .map_init(Vec::new, |buf: &mut Vec<u32>, b| {
+                    if let Some(last) = b.chunks.last_mut() {
+                        last.shrink_to_fit();
+                    }
+                    buf.clear();
+                    for c in &b.chunks {
+                        buf.extend_from_slice(c);
+                    }
+                    buf.sort_unstable();
+                    let mut at = 0;
+                    for c in b.chunks.iter_mut() {
+                        let len = c.len();
+                        c.copy_from_slice(&buf[at..at + len]);
+                        at += len;
+                    }
+                    let mut sizes: FxHashMap<u64, u64> = FxHashMap::default();
+                    for run in buf.chunk_by(|x, y| x == y) {
+                        *sizes.entry(run.len() as u64).or_default() += 1;
+                    }
+                    sizes
+                })
+                .reduce(FxHashMap::default, |mut a, b| {
+                    for (s, c) in b {
+                        *a.entry(s).or_default() += c;
+                    }
+                    a
+                })
+        });
         let mut sizes: Vec<(u64, u64)> = sizes.into_iter().collect();
         sizes.sort_unstable();
         let rows = buckets.iter().map(|b| b.len as u64).sum();
         let tops: Vec<i64> = heights.iter().zip(&divisors).map(|(&h, d)| d[h as usize]).collect();
         let leaves_m1 = leaves_m1(conn, &divisors, heights, &tops)?;
-        Ok(SortedBase { layout, tops, divisors, heights: heights.to_vec(), low, buckets, rows, sizes, leaves_m1 })
+        Ok(SortedBase { layout, tops, divisors, heights: heights.to_vec(), low, buckets, rows, sizes, leaves_m1, pool })
     }
 
     /// Rows (records) held.
@@ -605,7 +636,7 @@ impl SortedBase {
     /// Work units of a node: (bucket range, inner window), disjoint in classes.
     fn units(&self, plan: &Plan) -> Vec<(Range<usize>, Range<u64>)> {
         let windows = plan.windows();
-        let parts = 2 * rayon::current_num_threads();
+        let parts = 2 * self.pool.current_num_threads();
         let splits = self.splits(plan, parts.div_ceil(windows.len()));
         splits.iter().flat_map(|s| windows.iter().map(move |w| (s.clone(), w.clone()))).collect()
     }
@@ -639,26 +670,28 @@ impl SortedBase {
                 let plan = &plan;
                 let (lifts, codes) = (&lifts, &codes);
                 let counter = s.spawn(move || {
-                    units
-                        .into_par_iter()
-                        .map_with(tx, |tx, (buckets, window)| {
-                            let mut sums = Sums::default();
-                            let mut classes: Vec<(u64, u64, u64)> = Vec::with_capacity(BATCH);
-                            self.count(lifts, buckets, window, &mut |g, x, c| {
-                                self.add_sums(&mut sums, codes, (g, x, c), leaf_sums_from);
-                                classes.push((g, x, c));
-                                if classes.len() >= BATCH {
-                                    // The receiver lives until every sender is gone.
+                    self.pool.install(|| {
+                        units
+                            .into_par_iter()
+                            .map_with(tx, |tx, (buckets, window)| {
+                                let mut sums = Sums::default();
+                                let mut classes: Vec<(u64, u64, u64)> = Vec::with_capacity(BATCH);
+                                self.count(lifts, buckets, window, &mut |g, x, c| {
+                                    self.add_sums(&mut sums, codes, (g, x, c), leaf_sums_from);
+                                    classes.push((g, x, c));
+                                    if classes.len() >= BATCH {
+                                        // The receiver lives until every sender is gone.
+                                        let _ = tx.send(self.batch(plan, kid, &classes));
+                                        classes.clear();
+                                    }
+                                });
+                                if !classes.is_empty() {
                                     let _ = tx.send(self.batch(plan, kid, &classes));
-                                    classes.clear();
                                 }
-                            });
-                            if !classes.is_empty() {
-                                let _ = tx.send(self.batch(plan, kid, &classes));
-                            }
-                            sums
-                        })
-                        .reduce(Sums::default, merge_sums)
+                                sums
+                            })
+                            .reduce(Sums::default, merge_sums)
+                    })
                 });
                 for batch in rx {
                     app.append_record_batch(batch)?;
@@ -788,18 +821,20 @@ impl SortedBase {
         let splits = self.splits(&plan, 16);
         let sample = splits[0].clone();
         let windows = plan.windows();
-        let under: u64 = windows
-            .into_par_iter()
-            .map(|w| {
-                let mut under = 0u64;
-                self.count(&lifts, sample.clone(), w, &mut |_, _, c| {
-                    if c < k {
-                        under += c
-                    }
-                });
-                under
-            })
-            .sum();
+        let under: u64 = self.pool.install(|| {
+            windows
+                .into_par_iter()
+                .map(|w| {
+                    let mut under = 0u64;
+                    self.count(&lifts, sample.clone(), w, &mut |_, _, c| {
+                        if c < k {
+                            under += c
+                        }
+                    });
+                    under
+                })
+                .sum()
+        });
         under > budget
     }
 
