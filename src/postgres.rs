@@ -26,12 +26,15 @@ use duckdb::arrow::record_batch::RecordBatch;
 use duckdb::vtab::arrow::ArrowBatchRegistration;
 use duckdb::Connection;
 use postgres::config::Host;
+use postgres::error::SqlState;
 use postgres::types::Type;
 use postgres::{Client, Config, NoTls};
 use std::cell::RefCell;
 use std::io::{BufRead, Write};
 use std::sync::Arc;
 use std::time::Duration;
+
+mod tls;
 
 /// The type name of a source column whose PostgreSQL type kanon does not read.
 pub const UNREAD: &str = "unread PostgreSQL type ";
@@ -223,7 +226,10 @@ impl Postgres {
     /// server or a refused login is bad input naming `[engine] url` (never its password).
     pub fn connect(job: &Job, url: &Url) -> Result<Postgres> {
         let file = job.path.display();
-        let mut config: Config = url.0.parse().map_err(|_| {
+        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+        let (plain, ssl) = tls::settings(&url.0, |k| std::env::var(k).ok(), home)
+            .map_err(|why| bad(format!("{file}: [engine] url: {why}")))?;
+        let mut config: Config = plain.parse().map_err(|_| {
             bad(format!("{file}: [engine] url is not a PostgreSQL URL (postgresql://user@host:port/database)"))
         })?;
         let user = config
@@ -258,10 +264,29 @@ impl Postgres {
             config.connect_timeout(Duration::from_secs(10));
         }
         let at = format!("{host}:{port}/{dbname} as \"{user}\"");
-        let mut client = config.connect(NoTls).map_err(|e| {
+        config.ssl_mode(ssl.negotiate());
+        let connected = match tls::client_config(&ssl).map_err(|why| bad(format!("{file}: [engine] url: {why}")))? {
+            None => config.connect(NoTls),
+            Some(c) => config.connect(tokio_postgres_rustls::MakeRustlsConnect::new(c)),
+        };
+        let mut client = connected.map_err(|e| {
             let why = match e.as_db_error() {
+                // A server that takes TLS connections only refuses a plain
+                // one as it refuses an unknown host: say which setting did it.
+                Some(db)
+                    if ssl.mode == tls::Mode::Disable
+                        && db.code() == &SqlState::INVALID_AUTHORIZATION_SPECIFICATION =>
+                {
+                    format!("{} ({}: the server may take TLS connections only)", db.message(), ssl.describe())
+                }
                 Some(db) => db.message().to_string(),
-                None => std::error::Error::source(&e).map_or_else(|| e.to_string(), |s| s.to_string()),
+                None => tls::explain(&ssl, &host, &e).unwrap_or_else(|| {
+                    let why = std::error::Error::source(&e).map_or_else(|| e.to_string(), |s| s.to_string());
+                    match why.contains("TLS") {
+                        true => format!("{why} ({})", ssl.describe()),
+                        false => why,
+                    }
+                }),
             };
             bad(format!("{file}: [engine] url: cannot connect to PostgreSQL at {at}: {why}"))
         })?;
