@@ -5,10 +5,11 @@
 use anyhow::Result;
 
 /// Where a release is about to commit: the DuckDB connection (the output
-/// database attached) or the PostgreSQL transaction.
+/// database attached) or the PostgreSQL transaction, with the schema the
+/// release went to.
 pub enum CommitTarget<'a, 'b> {
     DuckDb(&'a duckdb::Connection),
-    Postgres(&'a mut postgres::Transaction<'b>),
+    Postgres { tx: &'a mut postgres::Transaction<'b>, schema: &'a str },
 }
 
 /// Run inside the release's transaction, just before it commits, with the rows written.

@@ -29,14 +29,11 @@ fn runs_table() -> String {
     format!("{}.main.{}", ident(OUT), ident(RUNS))
 }
 
-/// On PostgreSQL: `kanon_runs` in the release table's schema.
-fn postgres_runs(job: &Job) -> Result<String> {
-    // (A release named kanon_runs is refused when the run is planned.)
-    let table = job.output.remote_table.as_deref().unwrap_or_default();
-    let mut parts: Vec<&str> = table.split('.').collect();
-    parts.pop();
-    parts.push(RUNS);
-    Ok(crate::postgres::qualified(&parts.join(".")))
+/// On PostgreSQL: `kanon_runs` in the release table's schema (the one it
+/// names, else the source's). A release named kanon_runs is refused when
+/// the run is planned and, in any spelling, when the source is opened.
+fn postgres_runs(schema: &str) -> String {
+    crate::postgres::Place { schema: schema.to_string(), name: RUNS.to_string() }.quoted()
 }
 
 fn text(v: Option<&Value>) -> Option<String> {
@@ -89,8 +86,8 @@ pub fn append(target: CommitTarget, job: &Job, run: &Run) -> Result<()> {
             )
             .with_context(context)?;
         }
-        CommitTarget::Postgres(tx) => {
-            let runs = postgres_runs(job)?;
+        CommitTarget::Postgres { tx, schema } => {
+            let runs = postgres_runs(schema);
             tx.batch_execute(&render(sql::fragment(sql::HISTORY, "create"), &[("runs", &runs)]))
                 .with_context(context)?;
             tx.execute(
@@ -127,7 +124,7 @@ pub fn read(job: &Job) -> Result<Vec<Map<String, Value>>> {
     if let Some(url) = &job.engine.postgres {
         let pg = crate::postgres::Postgres::connect(job, url)?;
         let conn = Connection::open_in_memory()?;
-        let runs = postgres_runs(job)?;
+        let runs = postgres_runs(&pg.release_place(job)?.schema);
         if !pg.exists(&runs)? {
             return Ok(Vec::new());
         }
