@@ -284,12 +284,21 @@ fn a_killed_postgres_run_leaves_the_old_release_or_the_new_one() {
     let job = same_on_both(dir.path(), &url, &pg, &case);
     let release = "Kanon killed.Release";
     let full = pg_rows(&pg, release);
-    // A previous release to keep: a table of other rows.
-    pg.execute("DROP TABLE \"Kanon killed\".\"Release\"").unwrap();
-    pg.execute("CREATE TABLE \"Kanon killed\".\"Release\" AS SELECT 1 AS previous").unwrap();
-    let previous = pg_rows(&pg, release);
-    let mut finished = false;
-    for delay_ms in [100u64, 400, 800, 1200, 1600, 2000, 3000, 5000] {
+    pg.execute("CREATE TABLE \"Kanon killed\".full_copy AS SELECT * FROM \"Kanon killed\".\"Release\"").unwrap();
+    // Previous releases to keep, in turn: a table of other columns (which a
+    // new table replaces) and some of the release's rows (replaced in place).
+    let previous_states = [
+        ("other columns", "SELECT 1 AS previous"),
+        ("the same columns", "SELECT * FROM \"Kanon killed\".full_copy LIMIT 1000"),
+    ];
+    let mut finished = [false; 2];
+    for (i, delay_ms) in [100u64, 400, 800, 1200, 1600, 2000, 3000, 5000].into_iter().enumerate() {
+        let (what, rows) = previous_states[i % 2];
+        pg.execute(&format!(
+            "DROP TABLE \"Kanon killed\".\"Release\"; CREATE TABLE \"Kanon killed\".\"Release\" AS {rows}"
+        ))
+        .unwrap();
+        let previous = pg_rows(&pg, release);
         let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kanon"))
             .args(["run", job.to_str().unwrap(), "--quiet"])
             .current_dir(dir.path())
@@ -299,20 +308,21 @@ fn a_killed_postgres_run_leaves_the_old_release_or_the_new_one() {
             .unwrap();
         std::thread::sleep(std::time::Duration::from_millis(delay_ms));
         let _ = child.kill(); // SIGKILL
-        let status = child.wait().unwrap();
+        child.wait().unwrap();
         // The server rolls back a killed client's transaction once it sees the
         // connection gone; until then the old release is what others see.
         let now = pg_rows(&pg, release);
-        assert!(now == previous || now == full, "after a kill at {delay_ms} ms: a release neither old nor new");
-        finished |= now == full;
-        if now == full && status.success() {
-            break;
-        }
+        assert!(
+            now == previous || now == full,
+            "after a kill at {delay_ms} ms, over a release of {what}: a release neither old nor new"
+        );
+        finished[i % 2] |= now == full;
     }
-    if !finished {
+    if finished != [true, true] {
         ok(dir.path(), &["run", job.to_str().unwrap(), "--quiet"]);
     }
     assert_eq!(pg_rows(&pg, release), full);
+    assert_eq!(pg_value(&pg, "to_regclass('\"Kanon killed\".\"Release__kanon_tmp\"') IS NULL"), "true");
 }
 
 #[test]
