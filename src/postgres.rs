@@ -455,7 +455,15 @@ impl Postgres {
         config.ssl_mode(ssl.negotiate());
         let connected = match tls::client_config(&ssl).map_err(|why| bad(format!("{file}: [engine] url: {why}")))? {
             None => config.connect(NoTls),
-            Some(c) => config.connect(tokio_postgres_rustls::MakeRustlsConnect::new(c)),
+            Some(c) => match config.connect(tokio_postgres_rustls::MakeRustlsConnect::new(c)) {
+                // prefer / allow: a TLS handshake that fails (it verifies
+                // nothing, so a protocol failure) falls back to plain, as libpq does.
+                Err(e) if ssl.falls_back() && e.as_db_error().is_none() && e.to_string().contains("TLS") => {
+                    config.ssl_mode(postgres::config::SslMode::Disable);
+                    config.connect(NoTls)
+                }
+                other => other,
+            },
         };
         let mut client = connected.map_err(|e| {
             let why = match e.as_db_error() {

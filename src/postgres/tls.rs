@@ -109,6 +109,11 @@ impl Settings {
         }
     }
 
+    /// Whether a failed TLS handshake falls back to plain (libpq's allow, prefer).
+    pub fn falls_back(&self) -> bool {
+        matches!(self.mode, Mode::Allow | Mode::Prefer)
+    }
+
     /// tokio-postgres's mode: it negotiates, the connector verifies.
     pub fn negotiate(&self) -> postgres::config::SslMode {
         match self.mode {
