@@ -5,11 +5,12 @@
 use anyhow::Result;
 
 /// Where a release is about to commit: the DuckDB connection (the output
-/// database attached) or the PostgreSQL transaction; on Spark, whose catalog
-/// has no transaction, the session just after the swap (undone if this fails).
+/// database attached) or the PostgreSQL transaction, with the schema the
+/// release went to; on Spark, whose catalog has no transaction, the session
+/// just after the swap (undone if this fails).
 pub enum CommitTarget<'a, 'b> {
     DuckDb(&'a duckdb::Connection),
-    Postgres(&'a mut postgres::Transaction<'b>),
+    Postgres { tx: &'a mut postgres::Transaction<'b>, schema: &'a str },
     Spark(&'a crate::spark::Spark),
 }
 

@@ -29,14 +29,16 @@ fn runs_table() -> String {
     format!("{}.main.{}", ident(OUT), ident(RUNS))
 }
 
-/// On PostgreSQL: `kanon_runs` in the release table's schema.
-fn postgres_runs(job: &Job) -> Result<String> {
-    Ok(crate::postgres::qualified(&remote_runs(job)))
+/// On PostgreSQL: `kanon_runs` in the release table's schema (the one it
+/// names, else the source's). A release named kanon_runs is refused when
+/// the run is planned and, in any spelling, when the source is opened.
+fn postgres_runs(schema: &str) -> String {
+    crate::postgres::Place { schema: schema.to_string(), name: RUNS.to_string() }.quoted()
 }
 
-/// On an engine: `kanon_runs` beside the release table (its schema or
-/// namespace), dotted as the job names the release.
-fn remote_runs(job: &Job) -> String {
+/// On Spark: `kanon_runs` beside the release table (its namespace), dotted
+/// as the job names the release.
+fn spark_runs(job: &Job) -> String {
     // (A release named kanon_runs is refused when the run is planned.)
     let table = job.output.remote_table.as_deref().unwrap_or_default();
     let mut parts: Vec<&str> = table.split('.').collect();
@@ -95,8 +97,8 @@ pub fn append(target: CommitTarget, job: &Job, run: &Run) -> Result<()> {
             )
             .with_context(context)?;
         }
-        CommitTarget::Postgres(tx) => {
-            let runs = postgres_runs(job)?;
+        CommitTarget::Postgres { tx, schema } => {
+            let runs = postgres_runs(schema);
             tx.batch_execute(&render(sql::fragment(sql::HISTORY, "create"), &[("runs", &runs)]))
                 .with_context(context)?;
             tx.execute(
@@ -126,7 +128,7 @@ pub fn append(target: CommitTarget, job: &Job, run: &Run) -> Result<()> {
         CommitTarget::Spark(spark) => {
             use spark_connect::row::Value as V;
             use spark_connect::types::DataType as T;
-            let runs = remote_runs(job);
+            let runs = spark_runs(job);
             let create =
                 render(sql::fragment(sql::HISTORY, "create_spark"), &[("runs", &crate::spark::qualified(&runs))]);
             let text = || T::String { collation: "UTF8_BINARY".into() };
@@ -163,7 +165,7 @@ pub fn read(job: &Job) -> Result<Vec<Map<String, Value>>> {
     if let Some(url) = &job.engine.postgres {
         let pg = crate::postgres::Postgres::connect(job, url)?;
         let conn = Connection::open_in_memory()?;
-        let runs = postgres_runs(job)?;
+        let runs = postgres_runs(&pg.release_place(job)?.schema);
         if !pg.exists(&runs)? {
             return Ok(Vec::new());
         }
@@ -173,7 +175,7 @@ pub fn read(job: &Job) -> Result<Vec<Map<String, Value>>> {
     if let Some(url) = &job.engine.spark {
         let spark = crate::spark::Spark::connect(job, url)?;
         let conn = Connection::open_in_memory()?;
-        let runs = remote_runs(job);
+        let runs = spark_runs(job);
         if !spark.exists(&runs)? {
             return Ok(Vec::new());
         }

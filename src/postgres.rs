@@ -26,12 +26,15 @@ use duckdb::arrow::record_batch::RecordBatch;
 use duckdb::vtab::arrow::ArrowBatchRegistration;
 use duckdb::Connection;
 use postgres::config::Host;
+use postgres::error::SqlState;
 use postgres::types::Type;
-use postgres::{Client, Config, NoTls};
+use postgres::{Client, Config, GenericClient, NoTls};
 use std::cell::RefCell;
 use std::io::{BufRead, Write};
 use std::sync::Arc;
 use std::time::Duration;
+
+mod tls;
 
 /// The type name of a source column whose PostgreSQL type kanon does not read.
 pub const UNREAD: &str = "unread PostgreSQL type ";
@@ -46,6 +49,194 @@ pub struct Postgres {
     client: RefCell<Client>,
     /// host:port/database as user, for messages.
     at: String,
+    /// The job file, for messages.
+    file: String,
+    /// The source's schema once it is opened: where a release named without
+    /// one goes (never where the search_path would put it).
+    source_schema: RefCell<Option<String>>,
+}
+
+/// A table's place in PostgreSQL's catalog: its schema and name as stored
+/// there (what two spellings of one table have in common).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Place {
+    pub schema: String,
+    pub name: String,
+}
+
+impl Place {
+    /// Quoted, schema-qualified: names this table whatever the search_path.
+    pub fn quoted(&self) -> String {
+        format!("{}.{}", ident(&self.schema), ident(&self.name))
+    }
+
+    /// For messages.
+    pub fn shown(&self) -> String {
+        format!("{}.{}", self.schema, self.name)
+    }
+
+    /// A job's table name (`table` or `schema.table`) in `default_schema`
+    /// unless it names one; None for more than two parts.
+    fn of(name: &str, default_schema: &str) -> Option<Place> {
+        match name.split('.').collect::<Vec<_>>().as_slice() {
+            [table] => Some(Place { schema: default_schema.to_string(), name: table.to_string() }),
+            [schema, table] => Some(Place { schema: schema.to_string(), name: table.to_string() }),
+            _ => None,
+        }
+    }
+}
+
+/// A relation the catalog has: its oid, place and kind (`pg_class.relkind`).
+struct Found {
+    oid: u32,
+    place: Place,
+    kind: String,
+}
+
+impl Found {
+    /// What it is, for messages.
+    fn what(&self) -> &'static str {
+        match self.kind.as_str() {
+            "r" | "p" => "table",
+            "v" => "view",
+            "m" => "materialized view",
+            "f" => "foreign table",
+            "S" => "sequence",
+            _ => "relation",
+        }
+    }
+}
+
+/// The relation `quoted` names, as the session's search_path resolves it
+/// (`to_regclass`); None when there is none. `quoted` must be a valid name
+/// (in a transaction a syntax error would abort it).
+fn find(client: &mut impl GenericClient, quoted: &str) -> Result<Option<Found>> {
+    let row = client.query_opt(
+        "SELECT c.oid, n.nspname::text, c.relname::text, c.relkind::text
+         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+         WHERE c.oid = to_regclass($1)",
+        &[&quoted],
+    )?;
+    Ok(row.map(|r| Found { oid: r.get(0), place: Place { schema: r.get(1), name: r.get(2) }, kind: r.get(3) }))
+}
+
+/// A table's columns: name, type oid, type modifier, in order.
+fn table_columns(client: &mut impl GenericClient, oid: u32) -> Result<Vec<(String, u32, i32)>> {
+    Ok(client
+        .query(
+            "SELECT attname::text, atttypid, atttypmod FROM pg_attribute
+             WHERE attrelid = $1 AND attnum > 0 AND NOT attisdropped ORDER BY attnum",
+            &[&oid],
+        )?
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect())
+}
+
+/// Does the relation `reader` read `table`: is it that table, or a view
+/// (at any depth) over it?
+fn reads(client: &mut impl GenericClient, reader: u32, table: u32) -> Result<bool> {
+    Ok(client
+        .query_one(
+            "WITH RECURSIVE reads(oid) AS (
+                 SELECT $1::oid
+                 UNION
+                 SELECT d.refobjid FROM reads r
+                 JOIN pg_rewrite w ON w.ev_class = r.oid
+                 JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = w.oid
+                     AND d.refclassid = 'pg_class'::regclass AND d.refobjid <> r.oid
+             )
+             SELECT EXISTS (SELECT 1 FROM reads WHERE oid = $2)",
+            &[&reader, &table],
+        )?
+        .get(0))
+}
+
+/// What depends on the table `oid` from outside it (views, materialized
+/// views, other tables' foreign keys, SQL functions…), for messages.
+fn dependents(client: &mut impl GenericClient, oid: u32) -> Result<Vec<String>> {
+    Ok(client
+        .query(
+            "SELECT DISTINCT CASE WHEN d.classid = 'pg_rewrite'::regclass THEN
+                 (SELECT CASE c.relkind WHEN 'm' THEN 'materialized view ' ELSE 'view ' END || c.oid::regclass::text
+                  FROM pg_rewrite w JOIN pg_class c ON c.oid = w.ev_class WHERE w.oid = d.objid)
+                 ELSE pg_describe_object(d.classid, d.objid, d.objsubid) END AS what
+             FROM pg_depend d
+             WHERE d.refclassid = 'pg_class'::regclass AND d.refobjid = $1 AND d.deptype = 'n'
+               AND NOT (d.classid = 'pg_rewrite'::regclass
+                        AND EXISTS (SELECT 1 FROM pg_rewrite w WHERE w.oid = d.objid AND w.ev_class = $1))
+               AND NOT (d.classid = 'pg_constraint'::regclass
+                        AND EXISTS (SELECT 1 FROM pg_constraint k WHERE k.oid = d.objid AND k.conrelid = $1))
+             ORDER BY 1",
+            &[&oid],
+        )?
+        .iter()
+        .filter_map(|r| r.get::<_, Option<String>>(0))
+        .collect())
+}
+
+/// How the release's columns (`now`) differ from the table's (`had`), as
+/// PostgreSQL spells the types.
+fn difference(
+    client: &mut impl GenericClient,
+    had: &[(String, u32, i32)],
+    now: &[(String, u32, i32)],
+) -> Result<String> {
+    let mut type_name = |oid: u32, typmod: i32| -> Result<String> {
+        Ok(client.query_one("SELECT format_type($1, $2)", &[&oid, &typmod])?.get(0))
+    };
+    for (name, oid, typmod) in now {
+        match had.iter().find(|(n, _, _)| n == name) {
+            None => return Ok(format!("a new column \"{name}\"")),
+            Some((_, o, t)) if (o, t) != (oid, typmod) => {
+                return Ok(format!(
+                    "column \"{name}\" is {} now, {} there",
+                    type_name(*oid, *typmod)?,
+                    type_name(*o, *t)?
+                ))
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(match had.iter().find(|(n, _, _)| !now.iter().any(|(m, _, _)| m == n)) {
+        Some((name, _, _)) => format!("no column \"{name}\" any more"),
+        None => "other columns".into(),
+    })
+}
+
+/// The new table `tmp` gets what the release `oid` had that a new table
+/// lacks: its grants (table-level) and its owner.
+fn carry_over(tx: &mut postgres::Transaction, oid: u32, tmp: &str) -> Result<()> {
+    const PRIVILEGES: [&str; 8] =
+        ["SELECT", "INSERT", "UPDATE", "DELETE", "TRUNCATE", "REFERENCES", "TRIGGER", "MAINTAIN"];
+    let grants = tx.query(
+        "SELECT CASE WHEN a.grantee = 0 THEN NULL ELSE pg_get_userbyid(a.grantee)::text END,
+                a.privilege_type::text, a.is_grantable
+         FROM pg_class c CROSS JOIN LATERAL aclexplode(c.relacl) a
+         WHERE c.oid = $1 AND a.grantee <> c.relowner",
+        &[&oid],
+    )?;
+    for g in grants {
+        let (role, privilege, grantable): (Option<String>, String, bool) = (g.get(0), g.get(1), g.get(2));
+        if !PRIVILEGES.contains(&privilege.as_str()) {
+            continue;
+        }
+        let to = role.as_deref().map_or_else(|| "PUBLIC".to_string(), ident);
+        let option = if grantable { " WITH GRANT OPTION" } else { "" };
+        tx.batch_execute(&format!("GRANT {privilege} ON {tmp} TO {to}{option}"))
+            .with_context(|| format!("granting {privilege} to {to} on the new release"))?;
+    }
+    let owner = tx.query_one(
+        "SELECT pg_get_userbyid(relowner)::text, relowner <> (SELECT oid FROM pg_roles WHERE rolname = current_user)
+         FROM pg_class WHERE oid = $1",
+        &[&oid],
+    )?;
+    if owner.get::<_, bool>(1) {
+        let name: String = owner.get(0);
+        tx.batch_execute(&format!("ALTER TABLE {tmp} OWNER TO {}", ident(&name)))
+            .with_context(|| format!("giving the new release to its previous owner {}", ident(&name)))?;
+    }
+    Ok(())
 }
 
 /// A statement as PostgreSQL spells it: it has no TINYINT (the narrowest
@@ -223,7 +414,10 @@ impl Postgres {
     /// server or a refused login is bad input naming `[engine] url` (never its password).
     pub fn connect(job: &Job, url: &Url) -> Result<Postgres> {
         let file = job.path.display();
-        let mut config: Config = url.0.parse().map_err(|_| {
+        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+        let (plain, ssl) = tls::settings(&url.0, |k| std::env::var(k).ok(), home)
+            .map_err(|why| bad(format!("{file}: [engine] url: {why}")))?;
+        let mut config: Config = plain.parse().map_err(|_| {
             bad(format!("{file}: [engine] url is not a PostgreSQL URL (postgresql://user@host:port/database)"))
         })?;
         let user = config
@@ -258,28 +452,147 @@ impl Postgres {
             config.connect_timeout(Duration::from_secs(10));
         }
         let at = format!("{host}:{port}/{dbname} as \"{user}\"");
-        let mut client = config.connect(NoTls).map_err(|e| {
+        config.ssl_mode(ssl.negotiate());
+        let connected = match tls::client_config(&ssl).map_err(|why| bad(format!("{file}: [engine] url: {why}")))? {
+            None => config.connect(NoTls),
+            Some(c) => match config.connect(tokio_postgres_rustls::MakeRustlsConnect::new(c)) {
+                // prefer / allow: a TLS handshake that fails (it verifies
+                // nothing, so a protocol failure) falls back to plain, as libpq does.
+                Err(e) if ssl.falls_back() && e.as_db_error().is_none() && e.to_string().contains("TLS") => {
+                    config.ssl_mode(postgres::config::SslMode::Disable);
+                    config.connect(NoTls)
+                }
+                other => other,
+            },
+        };
+        let mut client = connected.map_err(|e| {
             let why = match e.as_db_error() {
+                // A server that takes TLS connections only refuses a plain
+                // one as it refuses an unknown host: say which setting did it.
+                Some(db)
+                    if ssl.mode == tls::Mode::Disable
+                        && db.code() == &SqlState::INVALID_AUTHORIZATION_SPECIFICATION =>
+                {
+                    format!("{} ({}: the server may take TLS connections only)", db.message(), ssl.describe())
+                }
                 Some(db) => db.message().to_string(),
-                None => std::error::Error::source(&e).map_or_else(|| e.to_string(), |s| s.to_string()),
+                None => tls::explain(&ssl, &host, &e).unwrap_or_else(|| {
+                    let why = std::error::Error::source(&e).map_or_else(|| e.to_string(), |s| s.to_string());
+                    match why.contains("TLS") {
+                        true => format!("{why} ({})", ssl.describe()),
+                        false => why,
+                    }
+                }),
             };
             bad(format!("{file}: [engine] url: cannot connect to PostgreSQL at {at}: {why}"))
         })?;
         client
             .batch_execute("SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET extra_float_digits = 1; SET client_encoding = 'UTF8'")
             .context("setting up the PostgreSQL session")?;
-        Ok(Postgres { client: RefCell::new(client), at })
+        Ok(Postgres { client: RefCell::new(client), at, file: file.to_string(), source_schema: RefCell::new(None) })
     }
 
     /// Expose the job's source as the temporary view `kanon_source`; return
     /// its columns with the DuckDB type each arrives as.
+    /// The release is checked first, against the catalog: it must not be the
+    /// source (under another spelling: `fars` and `public.fars`), a table
+    /// the source (a view) reads, the run history, or anything but a table.
     pub fn open_source(&self, job: &Job) -> Result<Vec<SourceColumn>> {
         let SourceSpec::PostgresTable { name } = &job.source else {
             unreachable!("a PostgreSQL job has a PostgreSQL source")
         };
-        self.open_table(name, "kanon_source")?.ok_or_else(|| {
-            bad(format!("{}: [source] table \"{name}\" not found in PostgreSQL at {}", job.path.display(), self.at))
+        let missing =
+            || bad(format!("{}: [source] table \"{name}\" not found in PostgreSQL at {}", job.path.display(), self.at));
+        let source = self.find_named(name)?.ok_or_else(missing)?;
+        *self.source_schema.borrow_mut() = Some(source.place.schema.clone());
+        if let Some(release) = &job.output.remote_table {
+            self.check_release(name, &source, release)?;
+        }
+        self.open_table(name, "kanon_source")?.ok_or_else(missing)
+    }
+
+    /// The relation a job names (`table` or `schema.table`, each part
+    /// quoted), as the search_path resolves it; None when there is none (or
+    /// the name cannot be one).
+    fn find_named(&self, name: &str) -> Result<Option<Found>> {
+        let mut client = self.client.borrow_mut();
+        match find(&mut *client, &qualified(name)) {
+            Ok(found) => Ok(found),
+            // An improper name (too many dots): no such table.
+            Err(e) if e.downcast_ref::<postgres::Error>().is_some_and(|e| e.as_db_error().is_some()) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Where the release `table` goes: its schema if it names one, else the
+    /// source's.
+    fn place_of(&self, table: &str) -> Result<Place> {
+        let schema = self.source_schema.borrow().clone();
+        let schema = match schema {
+            Some(s) => s,
+            // (Before the source is opened: the history's reader.)
+            None => self
+                .client
+                .borrow_mut()
+                .query_one("SELECT current_schema()::text", &[])?
+                .get::<_, Option<String>>(0)
+                .unwrap_or_else(|| "public".into()),
+        };
+        Place::of(table, &schema).ok_or_else(|| {
+            bad(format!("{}: [output] table \"{table}\": name the release table or schema.table", self.file))
         })
+    }
+
+    /// The place of the job's release: its schema, else the source's (as a
+    /// run would put it), else the session's current schema.
+    pub fn release_place(&self, job: &Job) -> Result<Place> {
+        let table = job.output.remote_table.as_deref().context("a PostgreSQL job names its release table")?;
+        if self.source_schema.borrow().is_none() {
+            if let SourceSpec::PostgresTable { name } = &job.source {
+                if let Some(source) = self.find_named(name)? {
+                    *self.source_schema.borrow_mut() = Some(source.place.schema);
+                }
+            }
+        }
+        self.place_of(table)
+    }
+
+    /// Refuse a release that would overwrite the source, a table it reads,
+    /// the run history, or a relation that is not a table: exit 2, before
+    /// anything is read.
+    fn check_release(&self, source_name: &str, source: &Found, table: &str) -> Result<()> {
+        let file = &self.file;
+        let place = self.place_of(table)?;
+        if place.name.eq_ignore_ascii_case(crate::history::RUNS) {
+            return Err(bad(format!(
+                "{file}: [output] table \"{table}\" is the run history's table ({}); name the release otherwise",
+                place.shown()
+            )));
+        }
+        if place == source.place {
+            return Err(bad(format!(
+                "{file}: [output] table \"{table}\" is the source table \"{source_name}\" (both are {} in PostgreSQL); kanon never overwrites its source",
+                place.shown()
+            )));
+        }
+        let Some(existing) = find(&mut *self.client.borrow_mut(), &place.quoted())? else {
+            return Ok(());
+        };
+        if reads(&mut *self.client.borrow_mut(), source.oid, existing.oid)? {
+            return Err(bad(format!(
+                "{file}: [output] table \"{table}\" ({}) is read by the source \"{source_name}\", a {} over it; kanon never overwrites its source",
+                place.shown(),
+                source.what()
+            )));
+        }
+        if !matches!(existing.kind.as_str(), "r" | "p") {
+            return Err(bad(format!(
+                "{file}: [output] table \"{table}\" ({}) is a {} in PostgreSQL; the release is a table kanon writes",
+                place.shown(),
+                existing.what()
+            )));
+        }
+        Ok(())
     }
 
     /// The table `name` ("schema.table" or "table") as the temp view `view`;
@@ -467,11 +780,17 @@ impl Postgres {
         Ok(())
     }
 
-    /// Write `select` as the table `table` and swap it in, all in one
-    /// transaction: built under a temporary name, the previous release
-    /// dropped and the new one renamed over it, then the commit. A client
-    /// killed before the commit leaves the server to roll it all back.
-    /// Returns the rows.
+    /// Write `select` as the release `table` (in its schema, else the
+    /// source's), all in one transaction with `before_commit` (the history's
+    /// row): a client killed before the commit leaves the server to roll it
+    /// all back, and until then every other session reads the previous
+    /// release. A release that exists with the same columns keeps its table:
+    /// its rows are deleted and the new ones inserted, so the views over it,
+    /// its grants, indexes, owner, comments and triggers stay as they are.
+    /// With other columns, a new table replaces it (built under a temporary
+    /// name, the grants and owner carried over, the old one dropped, the new
+    /// one renamed) unless something outside it depends on it: exit 2
+    /// naming those, nothing written. Returns the rows.
     pub fn write_table(
         &self,
         table: &str,
@@ -479,25 +798,73 @@ impl Postgres {
         before_commit: Option<&crate::commit::BeforeCommit>,
     ) -> Result<u64> {
         let select = dialect(select);
+        let place = self.place_of(table)?;
+        let target = place.quoted();
+        let file = &self.file;
         let mut client = self.client.borrow_mut();
+        // The release's columns, as CREATE TABLE … AS would make them.
+        let columns: Vec<(String, u32, i32)> = client
+            .prepare(&select)
+            .context("writing the release on PostgreSQL")?
+            .columns()
+            .iter()
+            .map(|c| (c.name().to_string(), c.type_().oid(), c.type_modifier()))
+            .collect();
         let mut tx = client.transaction()?;
-        let parts: Vec<&str> = table.split('.').collect();
-        let last = parts.last().copied().unwrap_or(table);
-        let tmp = {
-            let mut p: Vec<String> = parts[..parts.len() - 1].iter().map(|s| s.to_string()).collect();
-            p.push(format!("{last}__kanon_tmp"));
-            list(&p, ".", |s| ident(s))
+        let rows = match find(&mut tx, &target)? {
+            None => tx
+                .execute(&format!("CREATE TABLE {target} AS {select}"), &[])
+                .context("writing the release on PostgreSQL")?,
+            Some(old) if !matches!(old.kind.as_str(), "r" | "p") => {
+                return Err(bad(format!(
+                "{file}: [output] table \"{table}\" ({}) is a {} in PostgreSQL; the release is a table kanon writes",
+                place.shown(),
+                old.what()
+            )))
+            }
+            Some(old) => {
+                let had = table_columns(&mut tx, old.oid)?;
+                let sorted = |c: &[(String, u32, i32)]| {
+                    let mut c = c.to_vec();
+                    c.sort();
+                    c
+                };
+                if sorted(&had) == sorted(&columns) {
+                    tx.execute(&format!("DELETE FROM {target}"), &[]).context("emptying the previous release")?;
+                    let names = list(&columns, ", ", |(n, _, _)| ident(n));
+                    tx.execute(&format!("INSERT INTO {target} ({names}) {select}"), &[])
+                        .context("writing the release on PostgreSQL")?
+                } else {
+                    let depending = dependents(&mut tx, old.oid)?;
+                    if !depending.is_empty() {
+                        let changed = difference(&mut tx, &had, &columns)?;
+                        return Err(bad(format!(
+                            "{file}: [output] table \"{table}\" ({}) has other columns than this release ({changed}), and {} depend{} on it: replacing the table would break {}. Drop or change {}, or name another release table; nothing was written",
+                            place.shown(),
+                            depending.join(", "),
+                            if depending.len() == 1 { "s" } else { "" },
+                            if depending.len() == 1 { "it" } else { "them" },
+                            if depending.len() == 1 { "it" } else { "them" },
+                        )));
+                    }
+                    let tmp =
+                        Place { schema: place.schema.clone(), name: format!("{}__kanon_tmp", place.name) }.quoted();
+                    tx.batch_execute(&format!("DROP TABLE IF EXISTS {tmp}"))?;
+                    let rows = tx
+                        .execute(&format!("CREATE TABLE {tmp} AS {select}"), &[])
+                        .context("writing the release on PostgreSQL")?;
+                    carry_over(&mut tx, old.oid, &tmp)?;
+                    tx.batch_execute(&format!("DROP TABLE {target}"))?;
+                    tx.batch_execute(&format!("ALTER TABLE {tmp} RENAME TO {}", ident(&place.name)))?;
+                    rows
+                }
+            }
         };
-        tx.batch_execute(&format!("DROP TABLE IF EXISTS {tmp}"))?;
-        tx.batch_execute(&format!("CREATE TABLE {tmp} AS {select}")).context("writing the release on PostgreSQL")?;
-        let rows: i64 = tx.query_one(&format!("SELECT count(*) FROM {tmp}"), &[])?.get(0);
-        tx.batch_execute(&format!("DROP TABLE IF EXISTS {}", qualified(table)))?;
-        tx.batch_execute(&format!("ALTER TABLE {tmp} RENAME TO {}", ident(last)))?;
         if let Some(f) = before_commit {
-            f(crate::commit::CommitTarget::Postgres(&mut tx), rows as u64)?;
+            f(crate::commit::CommitTarget::Postgres { tx: &mut tx, schema: &place.schema }, rows)?;
         }
         tx.commit().context("committing the release on PostgreSQL")?;
-        Ok(rows as u64)
+        Ok(rows)
     }
 
     /// Does the table `qualified` (quoted) exist?
@@ -552,5 +919,14 @@ mod tests {
         assert_eq!(postgres_type("DECIMAL(8,2)").unwrap(), "numeric(8,2)");
         assert_eq!(dialect("l0.c0::TINYINT AS g0"), "l0.c0::SMALLINT AS g0");
         assert_eq!(format!("{:?}", Url("postgresql://u:secret@h/d".into())), "Url(hidden)");
+    }
+
+    #[test]
+    fn a_bare_release_name_takes_the_given_schema() {
+        let place = |name: &str| Place::of(name, "Clinic").map(|p| (p.schema, p.name));
+        assert_eq!(place("fars"), Some(("Clinic".into(), "fars".into())));
+        assert_eq!(place("public.fars"), Some(("public".into(), "fars".into())));
+        assert_eq!(place("db.public.fars"), None);
+        assert_eq!(Place::of("My Release", "a\"b").unwrap().quoted(), "\"a\"\"b\".\"My Release\"");
     }
 }

@@ -68,9 +68,29 @@ fn same_on_both(dir: &Path, url: &str, pg: &kanon::postgres::Postgres, case: &Ca
     let schema = format!("Kanon {}", case.name);
     let source = format!("{schema}.Source Table");
     pg.execute(&format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE; CREATE SCHEMA \"{schema}\"")).unwrap();
-    let conn = Connection::open_in_memory().unwrap();
-    pg.create_table(&conn, &format!("SELECT * FROM '{}'", case.parquet.display()), &source).unwrap();
+    load(pg, &case.parquet, &source);
     let release = format!("{schema}.Release");
+    both_engines(dir, url, pg, case, &source, &release, &release)
+}
+
+/// The rows of a Parquet file as the PostgreSQL table `table` (replaced).
+fn load(pg: &kanon::postgres::Postgres, parquet: &Path, table: &str) {
+    let conn = Connection::open_in_memory().unwrap();
+    pg.create_table(&conn, &format!("SELECT * FROM '{}'", parquet.display()), table).unwrap();
+}
+
+/// Run `case` on DuckDB and on PostgreSQL (from `source`, into `release` as
+/// the job names it, which PostgreSQL holds as `lands`) and compare the
+/// nodes, reports and released rows. Returns the PostgreSQL job's path.
+fn both_engines(
+    dir: &Path,
+    url: &str,
+    pg: &kanon::postgres::Postgres,
+    case: &Case,
+    source: &str,
+    release: &str,
+    lands: &str,
+) -> PathBuf {
     let duck = dir.join(format!("{}-duckdb.toml", case.name));
     std::fs::write(
         &duck,
@@ -101,7 +121,7 @@ fn same_on_both(dir: &Path, url: &str, pg: &kanon::postgres::Postgres, case: &Ca
         (report(&dir.join(format!("{}-duckdb.json", case.name))), report(&dir.join(format!("{}-pg.json", case.name))));
     assert_eq!(a, b, "{}: reports differ", case.name);
     let local = Connection::open(dir.join(format!("{}.duckdb", case.name))).unwrap();
-    let (x, y) = (sorted_rows(&local, "release"), pg_rows(pg, &release));
+    let (x, y) = (sorted_rows(&local, "release"), pg_rows(pg, lands));
     assert!(!x.is_empty(), "{}: an empty release", case.name);
     assert_eq!(x.len(), y.len(), "{}: row counts differ", case.name);
     assert!(x == y, "{}: released rows differ (first: {:?} / {:?})", case.name, x.first(), y.first());
@@ -264,12 +284,21 @@ fn a_killed_postgres_run_leaves_the_old_release_or_the_new_one() {
     let job = same_on_both(dir.path(), &url, &pg, &case);
     let release = "Kanon killed.Release";
     let full = pg_rows(&pg, release);
-    // A previous release to keep: a table of other rows.
-    pg.execute("DROP TABLE \"Kanon killed\".\"Release\"").unwrap();
-    pg.execute("CREATE TABLE \"Kanon killed\".\"Release\" AS SELECT 1 AS previous").unwrap();
-    let previous = pg_rows(&pg, release);
-    let mut finished = false;
-    for delay_ms in [100u64, 400, 800, 1200, 1600, 2000, 3000, 5000] {
+    pg.execute("CREATE TABLE \"Kanon killed\".full_copy AS SELECT * FROM \"Kanon killed\".\"Release\"").unwrap();
+    // Previous releases to keep, in turn: a table of other columns (which a
+    // new table replaces) and some of the release's rows (replaced in place).
+    let previous_states = [
+        ("other columns", "SELECT 1 AS previous"),
+        ("the same columns", "SELECT * FROM \"Kanon killed\".full_copy LIMIT 1000"),
+    ];
+    let mut finished = [false; 2];
+    for (i, delay_ms) in [100u64, 400, 800, 1200, 1600, 2000, 3000, 5000].into_iter().enumerate() {
+        let (what, rows) = previous_states[i % 2];
+        pg.execute(&format!(
+            "DROP TABLE \"Kanon killed\".\"Release\"; CREATE TABLE \"Kanon killed\".\"Release\" AS {rows}"
+        ))
+        .unwrap();
+        let previous = pg_rows(&pg, release);
         let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kanon"))
             .args(["run", job.to_str().unwrap(), "--quiet"])
             .current_dir(dir.path())
@@ -279,20 +308,21 @@ fn a_killed_postgres_run_leaves_the_old_release_or_the_new_one() {
             .unwrap();
         std::thread::sleep(std::time::Duration::from_millis(delay_ms));
         let _ = child.kill(); // SIGKILL
-        let status = child.wait().unwrap();
+        child.wait().unwrap();
         // The server rolls back a killed client's transaction once it sees the
         // connection gone; until then the old release is what others see.
         let now = pg_rows(&pg, release);
-        assert!(now == previous || now == full, "after a kill at {delay_ms} ms: a release neither old nor new");
-        finished |= now == full;
-        if now == full && status.success() {
-            break;
-        }
+        assert!(
+            now == previous || now == full,
+            "after a kill at {delay_ms} ms, over a release of {what}: a release neither old nor new"
+        );
+        finished[i % 2] |= now == full;
     }
-    if !finished {
+    if finished != [true, true] {
         ok(dir.path(), &["run", job.to_str().unwrap(), "--quiet"]);
     }
     assert_eq!(pg_rows(&pg, release), full);
+    assert_eq!(pg_value(&pg, "to_regclass('\"Kanon killed\".\"Release__kanon_tmp\"') IS NULL"), "true");
 }
 
 #[test]
@@ -440,4 +470,304 @@ fn check_and_pareto_give_the_same_figures_on_postgres() {
     let (a, b) = (front(&on_duck, "duck-front.json"), front(&on_pg, "pg-front.json"));
     assert!(a["front"].as_array().is_some_and(|f| !f.is_empty()), "{a}");
     assert_eq!(a, b, "the fronts differ");
+}
+
+/// One value of a query on PostgreSQL, as text.
+fn pg_value(pg: &kanon::postgres::Postgres, select: &str) -> String {
+    let conn = Connection::open_in_memory().unwrap();
+    pg.fetch(&conn, &format!("SELECT ({select})::text AS v"), "value").unwrap();
+    conn.query_row("SELECT v FROM value", [], |r| r.get::<_, String>(0)).unwrap()
+}
+
+/// A PostgreSQL job of the demo's body, from `source` into `release`, with
+/// `extra` lines in [output].
+fn pg_job(dir: &Path, file: &str, url: &str, source: &str, release: &str, extra: &str, body: &str) -> PathBuf {
+    let path = dir.join(file);
+    std::fs::write(
+        &path,
+        format!(
+            "[engine]\nkind = \"postgres\"\nurl = \"{url}\"\n[source]\ntable = \"{source}\"\n[output]\ntable = \"{release}\"\n{extra}\n{body}"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+/// A release is checked against the catalog, not the job's spelling: one
+/// that is the source under another name (`fars` and `public.fars`), a
+/// table the source (a view) reads, the run history or a view exits 2
+/// before anything is read, and the source keeps its rows.
+#[test]
+fn a_postgres_release_never_replaces_its_source_under_another_spelling() {
+    let Some(url) = pg_url() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let pg = session(dir.path(), &url);
+    let case = demo(dir.path());
+    // The source in the default schema (public), named without it.
+    pg.execute("DROP TABLE IF EXISTS public.pgsafety_fars CASCADE").unwrap();
+    load(&pg, &case.parquet, "pgsafety_fars");
+    pg.execute(
+        "DROP SCHEMA IF EXISTS \"Kanon spelled\" CASCADE; CREATE SCHEMA \"Kanon spelled\";
+         CREATE VIEW \"Kanon spelled\".\"fars view\" AS SELECT * FROM public.pgsafety_fars;
+         CREATE VIEW \"Kanon spelled\".\"a view\" AS SELECT 1 AS x",
+    )
+    .unwrap();
+    let before = pg_rows(&pg, "public.pgsafety_fars");
+    assert!(before.len() > 10);
+    let drop = "drop = [\"name\", \"ssn\"]";
+    let cases = [
+        (
+            "fars", "public.pgsafety_fars", drop,
+            "[output] table \"public.pgsafety_fars\" is the source table \"pgsafety_fars\" (both are public.pgsafety_fars in PostgreSQL); kanon never overwrites its source",
+        ),
+        (
+            "public.pgsafety_fars", "pgsafety_fars", drop,
+            "[output] table \"pgsafety_fars\" is the source table \"public.pgsafety_fars\" (both are public.pgsafety_fars in PostgreSQL)",
+        ),
+        (
+            "Kanon spelled.fars view", "public.pgsafety_fars", drop,
+            "[output] table \"public.pgsafety_fars\" (public.pgsafety_fars) is read by the source \"Kanon spelled.fars view\", a view over it",
+        ),
+        (
+            "pgsafety_fars", "Kanon spelled.kanon_runs", "drop = [\"name\", \"ssn\"]\nhistory = false",
+            "[output] table \"Kanon spelled.kanon_runs\" is the run history's table (Kanon spelled.kanon_runs)",
+        ),
+        (
+            "pgsafety_fars", "Kanon spelled.a view", drop,
+            "[output] table \"Kanon spelled.a view\" (Kanon spelled.a view) is a view in PostgreSQL",
+        ),
+    ];
+    for (i, (source, release, extra, says)) in cases.into_iter().enumerate() {
+        let source = if source == "fars" { "pgsafety_fars" } else { source };
+        let job = pg_job(dir.path(), &format!("spelled{i}.toml"), &url, source, release, extra, &case.body);
+        let out = run(dir.path(), &["run", job.to_str().unwrap(), "--quiet"]);
+        assert_eq!(out.code, 2, "{source} -> {release}: {}", out.show());
+        assert!(out.stderr.contains(says), "{source} -> {release}: expected \"{says}\" in: {}", out.stderr);
+        assert!(!out.both().contains(&password(&url)));
+        assert_eq!(pg_rows(&pg, "public.pgsafety_fars"), before, "{source} -> {release}: the source changed");
+    }
+    assert_eq!(pg_value(&pg, "to_regclass('\"Kanon spelled\".kanon_runs') IS NULL"), "true");
+    // The same source into another table of its schema is fine.
+    let job = pg_job(dir.path(), "fine.toml", &url, "pgsafety_fars", "pgsafety_fars_k", drop, &case.body);
+    ok(dir.path(), &["run", job.to_str().unwrap(), "--quiet"]);
+    assert_eq!(pg_rows(&pg, "public.pgsafety_fars"), before);
+    assert!(!pg_rows(&pg, "public.pgsafety_fars_k").is_empty());
+    pg.execute("DROP TABLE public.pgsafety_fars CASCADE; DROP TABLE public.pgsafety_fars_k").unwrap();
+}
+
+/// A release named without a schema lands in the source's schema (with its
+/// run history), whatever the search_path finds first: a table of the same
+/// name in public is left alone.
+#[test]
+fn a_postgres_release_named_without_a_schema_lands_in_the_sources_schema() {
+    let Some(url) = pg_url() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let pg = session(dir.path(), &url);
+    let mut case = demo(dir.path());
+    case.name = "schemed".into();
+    let schema = "Kanon schemed";
+    pg.execute(&format!(
+        "DROP SCHEMA IF EXISTS \"{schema}\" CASCADE; CREATE SCHEMA \"{schema}\";
+         DROP TABLE IF EXISTS public.pgsafety_schemed; CREATE TABLE public.pgsafety_schemed AS SELECT 1 AS decoy"
+    ))
+    .unwrap();
+    let source = format!("{schema}.Source Table");
+    load(&pg, &case.parquet, &source);
+    let decoy = pg_rows(&pg, "public.pgsafety_schemed");
+    let job =
+        both_engines(dir.path(), &url, &pg, &case, &source, "pgsafety_schemed", &format!("{schema}.pgsafety_schemed"));
+    assert_eq!(pg_rows(&pg, "public.pgsafety_schemed"), decoy, "the table in public was replaced");
+    // The history beside it, and `kanon history` finds it there.
+    assert_eq!(pg_value(&pg, "SELECT count(*) FROM \"Kanon schemed\".kanon_runs"), "1");
+    let out = ok(dir.path(), &["history", job.to_str().unwrap(), "--json"]);
+    let history: Vec<Value> = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(history.len(), 1, "{}", out.stdout);
+    assert_eq!(history[0]["output_table"], "pgsafety_schemed");
+    pg.execute("DROP TABLE public.pgsafety_schemed").unwrap();
+}
+
+/// Night after night into one release table: the views over it, its grants
+/// and its indexes stay, the view reads the new rows, readers never see a
+/// dropped table. With other columns, a view depending on it makes the run
+/// exit 2 naming the view, nothing written; without one, a new table takes
+/// its place with its grants.
+#[test]
+fn a_nightly_postgres_release_keeps_the_views_and_grants_on_it() {
+    let Some(url) = pg_url() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let pg = session(dir.path(), &url);
+    let mut case = generated(dir.path(), 4_000);
+    case.name = "nightly".into();
+    let (source, release) = ("Kanon nightly.Source Table", "Kanon nightly.Release");
+    // Night one.
+    let job = same_on_both(dir.path(), &url, &pg, &case);
+    let night_one = pg_rows(&pg, release);
+    pg.execute(
+        "DROP ROLE IF EXISTS kanon_pgsafety_reader; CREATE ROLE kanon_pgsafety_reader;
+         CREATE VIEW \"Kanon nightly\".night_count AS SELECT count(*) AS n FROM \"Kanon nightly\".\"Release\";
+         GRANT SELECT ON \"Kanon nightly\".\"Release\" TO kanon_pgsafety_reader;
+         GRANT USAGE ON SCHEMA \"Kanon nightly\" TO kanon_pgsafety_reader;
+         CREATE INDEX release_diagnosis ON \"Kanon nightly\".\"Release\" (diagnosis)",
+    )
+    .unwrap();
+    let view = || pg_value(&pg, "SELECT n FROM \"Kanon nightly\".night_count");
+    let granted =
+        || pg_value(&pg, "has_table_privilege('kanon_pgsafety_reader', '\"Kanon nightly\".\"Release\"', 'SELECT')");
+    assert_eq!(view(), night_one.len().to_string());
+    // Night two: a quarter of the rows gone (both engines read the new rows).
+    let conn = Connection::open_in_memory().unwrap();
+    let fewer = dir.path().join("fewer.parquet");
+    conn.execute_batch(&format!(
+        "COPY (SELECT * FROM '{}' WHERE row_id % 4 <> 0) TO '{}' (FORMAT PARQUET)",
+        case.parquet.display(),
+        fewer.display()
+    ))
+    .unwrap();
+    std::fs::rename(&fewer, &case.parquet).unwrap();
+    load(&pg, &case.parquet, source);
+    both_engines(dir.path(), &url, &pg, &case, source, release, release);
+    let night_two = pg_rows(&pg, release);
+    assert_ne!(night_two, night_one);
+    assert_eq!(view(), night_two.len().to_string(), "the view does not read the new release");
+    assert_eq!(granted(), "true", "the grant is gone");
+    assert_eq!(pg_value(&pg, "SELECT count(*) FROM pg_indexes WHERE indexname = 'release_diagnosis'"), "1");
+    let history: Vec<Value> =
+        serde_json::from_str(&ok(dir.path(), &["history", job.to_str().unwrap(), "--json"]).stdout).unwrap();
+    assert_eq!(history.len(), 2);
+
+    // The table's columns changed under it (a column added), and the view
+    // depends on it: exit 2 naming the view, the release and history as they were.
+    pg.execute("ALTER TABLE \"Kanon nightly\".\"Release\" ADD COLUMN note text").unwrap();
+    let with_note = pg_rows(&pg, release);
+    let out = run(dir.path(), &["run", job.to_str().unwrap(), "--quiet"]);
+    assert_eq!(out.code, 2, "{}", out.show());
+    assert!(
+        out.stderr.contains(
+            "[output] table \"Kanon nightly.Release\" (Kanon nightly.Release) has other columns than this release (no column \"note\" any more), and view \"Kanon nightly\".night_count depends on it"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(pg_rows(&pg, release), with_note);
+    let history: Vec<Value> =
+        serde_json::from_str(&ok(dir.path(), &["history", job.to_str().unwrap(), "--json"]).stdout).unwrap();
+    assert_eq!(history.len(), 2);
+    // Without the view, a new table of the release's columns takes its place, with the grant.
+    pg.execute("DROP VIEW \"Kanon nightly\".night_count").unwrap();
+    ok(dir.path(), &["run", job.to_str().unwrap(), "--quiet"]);
+    assert_eq!(pg_rows(&pg, release), night_two);
+    assert_eq!(granted(), "true", "the grant did not follow the new table");
+    assert_eq!(
+        pg_value(&pg, "SELECT count(*) FROM information_schema.columns WHERE table_schema = 'Kanon nightly' AND table_name = 'Release' AND column_name = 'note'"),
+        "0"
+    );
+    assert_eq!(pg_value(&pg, "to_regclass('\"Kanon nightly\".\"Release__kanon_tmp\"') IS NULL"), "true");
+    pg.execute("DROP SCHEMA \"Kanon nightly\" CASCADE; DROP ROLE kanon_pgsafety_reader").unwrap();
+}
+
+/// `sslmode` and `sslrootcert` as libpq takes them (the URL's query, else
+/// PGSSLMODE / PGSSLROOTCERT), against a cluster that refuses connections
+/// without TLS (tools/pg-server.sh's start_pg_tls: its CA in KANON_PG_TLS_CA,
+/// a server certificate for localhost and 127.0.0.1, also listening on
+/// 127.0.0.2, which the certificate does not name).
+#[test]
+fn postgres_connects_over_tls_as_libpq_does() {
+    let (Ok(url), Ok(ca)) = (std::env::var("KANON_PG_TLS_URL"), std::env::var("KANON_PG_TLS_CA")) else {
+        crate::util::missing("a PostgreSQL TLS cluster (KANON_PG_TLS_URL, which tests/spark.sh sets)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let with = |query: &str| format!("{url}?{query}");
+    let pg = session(dir.path(), &with("sslmode=require"));
+    let mut case = demo(dir.path());
+    case.name = "tls".into();
+    // Encrypted, unverified: the same release as DuckDB's.
+    let job = same_on_both(dir.path(), &with("sslmode=require"), &pg, &case);
+    let body = &case.body;
+    let tls_job = |file: &str, url: &str| {
+        pg_job(dir.path(), file, url, "Kanon tls.Source Table", "Kanon tls.Release", "drop = [\"name\", \"ssn\"]", body)
+    };
+    // Another CA, which signed nothing the server has.
+    let other = dir.path().join("other-ca.crt");
+    let made = std::process::Command::new("openssl")
+        .args(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=another CA", "-keyout"])
+        .arg(dir.path().join("other-ca.key"))
+        .arg("-out")
+        .arg(&other)
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let other = other.display().to_string();
+    let missing = dir.path().join("missing.pem").display().to_string();
+    let on_ip2 = url.replace("@127.0.0.1:", "@127.0.0.2:");
+    let works = [
+        ("verify-full.toml", with(&format!("sslmode=verify-full&sslrootcert={ca}")), vec![]),
+        ("prefer.toml", url.clone(), vec![]),
+        ("verify-ca-ip2.toml", format!("{on_ip2}?sslmode=verify-ca&sslrootcert={ca}"), vec![]),
+        ("env.toml", url.clone(), vec![("PGSSLMODE", "verify-full"), ("PGSSLROOTCERT", ca.as_str())]),
+    ];
+    let released = pg_rows(&pg, "Kanon tls.Release");
+    for (file, url, env) in works {
+        let path = tls_job(file, &url);
+        let env: Vec<(&str, &str)> = [("KANON_KEY", KEY)].into_iter().chain(env).collect();
+        let out = kanon_env(dir.path(), &["run", path.to_str().unwrap(), "--quiet"], &env);
+        assert_eq!(out.code, 0, "{file}: {}", out.show());
+        assert_eq!(pg_rows(&pg, "Kanon tls.Release"), released, "{file}");
+    }
+    let host_ip2 = on_ip2.split('@').nth(1).unwrap().split(':').next().unwrap().to_string();
+    let fails = [
+        (
+            "disable.toml",
+            with("sslmode=disable"),
+            vec![],
+            "no encryption (sslmode=disable: the server may take TLS connections only)".to_string(),
+        ),
+        (
+            "other-ca.toml",
+            with(&format!("sslmode=verify-full&sslrootcert={other}")),
+            vec![],
+            format!("the server's certificate is not signed by a CA of sslrootcert ({other}) (sslmode=verify-full, sslrootcert={other})"),
+        ),
+        (
+            "require-other-ca.toml",
+            with(&format!("sslmode=require&sslrootcert={other}")),
+            vec![],
+            format!("the server's certificate is not signed by a CA of sslrootcert ({other})"),
+        ),
+        (
+            "env-other-ca.toml",
+            url.clone(),
+            vec![("PGSSLMODE", "verify-ca"), ("PGSSLROOTCERT", other.as_str())],
+            format!("the server's certificate is not signed by a CA of sslrootcert ({other}) (PGSSLMODE=verify-ca"),
+        ),
+        (
+            "verify-full-ip2.toml",
+            format!("{on_ip2}?sslmode=verify-full&sslrootcert={ca}"),
+            vec![],
+            format!("the server's certificate is not for host {host_ip2} (sslmode=verify-full"),
+        ),
+        ("bogus.toml", with("sslmode=bogus"), vec![], "[engine] url: sslmode \"bogus\" is not one of".to_string()),
+        ("missing.toml", with(&format!("sslmode=verify-ca&sslrootcert={missing}")), vec![], format!("[engine] url: sslrootcert {missing}: ")),
+        ("no-ca.toml", with("sslmode=verify-full"), vec![("HOME", dir.path().to_str().unwrap())], "sslmode=verify-full needs sslrootcert".to_string()),
+    ];
+    for (file, url, env, says) in fails {
+        let path = tls_job(file, &url);
+        let env: Vec<(&str, &str)> = [("KANON_KEY", KEY)].into_iter().chain(env).collect();
+        let out = kanon_env(dir.path(), &["run", path.to_str().unwrap(), "--quiet"], &env);
+        assert_eq!(out.code, 2, "{file}: {}", out.show());
+        assert!(out.stderr.contains(&says), "{file}: expected \"{says}\" in: {}", out.stderr);
+        assert!(!out.both().contains(&password(&url)), "{file}: the password was shown");
+        assert!(!out.both().contains(&url), "{file}: the URL was shown");
+    }
+    assert_eq!(pg_rows(&pg, "Kanon tls.Release"), released);
+    // `kanon history` connects the same way.
+    let out = ok(dir.path(), &["history", job.to_str().unwrap(), "--json"]);
+    assert!(out.stdout.contains("Kanon tls.Release"), "{}", out.stdout);
+    // A server without TLS: require refuses it, naming the setting; prefer goes on in plain.
+    if let Some(plain) = pg_url() {
+        let path = tls_job("plain.toml", &format!("{plain}?sslmode=require"));
+        let out = run(dir.path(), &["check", path.to_str().unwrap()]);
+        assert_eq!(out.code, 2, "{}", out.show());
+        assert!(out.stderr.contains("server does not support TLS (sslmode=require)"), "{}", out.stderr);
+    }
 }

@@ -4,8 +4,9 @@
 # Installs pyspark (which ships the server) into a virtual environment under
 # the cargo target directory once, starts the server on 127.0.0.1
 # (tools/spark-server.sh: local[2], 512 MB driver) and a PostgreSQL cluster in
-# a temporary folder (tools/pg-server.sh), runs `cargo nextest` with
-# KANON_SPARK_URL and KANON_PG_URL pointing at them, and stops both by their
+# a temporary folder (tools/pg-server.sh; a second, TLS-only one too), runs
+# `cargo nextest` with KANON_SPARK_URL, KANON_PG_URL and KANON_PG_TLS_URL
+# (its CA: KANON_PG_TLS_CA) pointing at them, and stops them by their
 # process ids. A server that cannot start (no Java, no Python registry, no
 # PostgreSQL binaries) makes its tests print a notice and skip; the others
 # run as always.
@@ -18,7 +19,7 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/kanon-target}"
 . tools/spark-server.sh
 # shellcheck source=../tools/pg-server.sh
 . tools/pg-server.sh
-trap 'stop_server; stop_pg' EXIT
+trap 'stop_server; stop_pg; stop_pg_tls' EXIT
 
 # In CI (CI=true, as .ci/run sets it) a server that cannot start fails the
 # run at once, naming it; elsewhere its tests skip, listed after the run.
@@ -38,6 +39,15 @@ elif in_ci; then
   exit 1
 else
   unset KANON_PG_URL
+fi
+# A second cluster that takes TLS connections only, and its CA (tests/postgres.rs's TLS test).
+if start_pg_tls; then
+  export KANON_PG_TLS_URL="$pg_tls_url" KANON_PG_TLS_CA="$pg_tls_ca"
+elif in_ci; then
+  echo "error: CI: the PostgreSQL TLS cluster did not start (see the notice above)" >&2
+  exit 1
+else
+  unset KANON_PG_TLS_URL KANON_PG_TLS_CA
 fi
 # Each skipped test adds a line here (tests/util.rs, `missing`).
 KANON_SKIPS=$(mktemp /tmp/kanon-skips.XXXXXX)
