@@ -697,6 +697,34 @@ fn bad_hierarchy_tables_say_what_is_wrong() {
     d.assert_nothing_written();
 }
 
+/// `--max-suppression` caps a scheme run as the job's key does (it did not count as given):
+/// with the job's key removed, the uncapped scheme suppresses some records; capped on the
+/// command line below that, the run suppresses at most the cap, or finds nothing (exit 3).
+#[test]
+fn max_suppression_flag_caps_scheme_runs() {
+    let d = Demo::new();
+    // zip, sex and education: a partition space the scheme search covers in a moment.
+    d.job(|j| {
+        let privacy = j["privacy"].as_table_mut().unwrap();
+        privacy.remove("l_diversity");
+        privacy.remove("max_suppression");
+        privacy.insert("k".into(), 8.into());
+        set(j, "search", "metric", "dm");
+        let qis = j["quasi_identifiers"].as_array_mut().unwrap();
+        qis.retain(|q| !["age", "birth_date"].contains(&q["column"].as_str().unwrap()));
+    });
+    assert_ok(&d.run(&["run", "job.toml", "--scheme", "gsps"]));
+    let uncapped = int(&d.report(), "suppressed");
+    assert!(uncapped > 0, "the uncapped scheme should suppress records here");
+    let cap = (uncapped - 1).to_string();
+    let out = d.run(&["run", "job.toml", "--scheme", "gsps", "--max-suppression", &cap]);
+    match out.code {
+        0 => assert!(int(&d.report(), "suppressed") <= uncapped - 1, "the cap was not kept"),
+        3 => assert!(out.stderr.contains("max_suppression"), "{}", out.show()),
+        other => panic!("exit {other}:\n{}", out.show()),
+    }
+}
+
 /// A budget that is neither a fraction in [0, 1] nor a row count exits 2 and says what it got.
 #[test]
 fn bad_max_suppression_is_rejected() {

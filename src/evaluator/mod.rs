@@ -530,3 +530,27 @@ impl<'c> Evaluator<'c> {
         self.retain(|_| false)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The room beside DuckDB's pool under a job's memory_limit, against what a sorted base
+    /// needs: 10⁹ rows of seven QIs fit in 8 GB with two threads (the billion-row benchmark),
+    /// not in 4 GB; 10⁸ rows fit in 800 MB with one thread, not two.
+    #[test]
+    fn the_sorted_base_is_weighed_against_the_budget() {
+        let layout = sorted::Layout::new(&[1 << 17, 1 << 15, 16, 8, 64, 32, 128]).unwrap();
+        let room = |limit: &str| {
+            let engine = crate::job::Engine { memory_limit: Some(limit.into()), ..Default::default() };
+            let conn = crate::database::open_local(&engine).unwrap();
+            Pool::room(&conn).unwrap().unwrap()
+        };
+        let need = |rows: u64, threads| sorted::memory_needed(&layout, rows, threads);
+        assert!(need(1_000_000_000, 2) > 4_000_000_000);
+        assert!(need(1_000_000_000, 2) <= room("8GB"), "{} > {}", need(1_000_000_000, 2), room("8GB"));
+        assert!(need(1_000_000_000, 2) > room("4GB"));
+        assert!(need(100_000_000, 1) <= room("800MB"), "{} > {}", need(100_000_000, 1), room("800MB"));
+        assert!(need(100_000_000, 2) > room("800MB"));
+    }
+}
