@@ -742,15 +742,12 @@ fn bad_max_suppression_is_rejected() {
     }
 }
 
-/// A directory with `fixtures/bad/hostile.csv`, whose second column is named HOSTILE, and a job
-/// over it (QIs zip and sex) followed by `extra`.
-fn hostile(extra: &str) -> TempDir {
-    let tmp = tempfile::tempdir().unwrap();
-    copy_fixture("bad/hostile.csv", tmp.path(), "hostile.csv");
-    copy_fixture("bad/hierarchies/hostile_colors.csv", tmp.path(), "hierarchies/hostile_colors.csv");
+/// A job over the CSV `csv` of `dir`: release `release` in out.duckdb, k = 2 with nothing
+/// suppressed, QIs `zip` (masked) and sex, then `extra`.
+fn small_job(dir: &Path, csv: &str, zip: &str, extra: &str) {
     let job = format!(
         r#"[source]
-csv = "hostile.csv"
+csv = {}
 
 [output]
 database = "out.duckdb"
@@ -762,15 +759,26 @@ k = 2
 max_suppression = 0
 
 [[quasi_identifiers]]
-column = "zip"
+column = {}
 hierarchy = {{ mask = 5 }}
 
 [[quasi_identifiers]]
 column = "sex"
 hierarchy = "suppress"
-{extra}"#
+{extra}"#,
+        toml_str(csv),
+        toml_str(zip)
     );
-    write(&tmp.path().join("job.toml"), job);
+    write(&dir.join("job.toml"), job);
+}
+
+/// A directory with `fixtures/bad/hostile.csv`, whose second column is named HOSTILE, and a job
+/// over it (QIs zip and sex) followed by `extra`.
+fn hostile(extra: &str) -> TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_fixture("bad/hostile.csv", tmp.path(), "hostile.csv");
+    copy_fixture("bad/hierarchies/hostile_colors.csv", tmp.path(), "hierarchies/hostile_colors.csv");
+    small_job(tmp.path(), "hostile.csv", "zip", extra);
     tmp
 }
 
@@ -815,27 +823,7 @@ fn template_braces_in_column_names_are_text() {
         csv.push_str(&format!("{i},v{},5371{},{}\n", i % 3, i % 2, ["F", "M"][i % 2]));
     }
     write(&tmp.path().join("braces.csv"), csv);
-    let job = r#"[source]
-csv = "braces.csv"
-
-[output]
-database = "out.duckdb"
-table = "release"
-report = "report.json"
-
-[privacy]
-k = 2
-max_suppression = 0
-
-[[quasi_identifiers]]
-column = "z{{ip}}"
-hierarchy = { mask = 5 }
-
-[[quasi_identifiers]]
-column = "sex"
-hierarchy = "suppress"
-"#;
-    write(&tmp.path().join("job.toml"), job);
+    small_job(tmp.path(), "braces.csv", "z{{ip}}", "");
     assert_ok(&kanon(tmp.path(), &["run", "job.toml"]));
     let db = tmp.path().join("out.duckdb");
     let names: Vec<String> = columns(&db, "release").into_iter().map(|(n, _)| n).collect();

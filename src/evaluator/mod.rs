@@ -540,7 +540,7 @@ mod tests {
     /// not in 4 GB; 10⁸ rows fit in 800 MB with one thread, not two.
     #[test]
     fn the_sorted_base_is_weighed_against_the_budget() {
-        let layout = sorted::Layout::new(&[1 << 17, 1 << 15, 16, 8, 64, 32, 128]).unwrap();
+        let layout = sorted::Layout::new(&[1 << 15, 1 << 12, 16, 8, 64, 32, 128]).unwrap();
         let room = |limit: &str| {
             let engine = crate::job::Engine { memory_limit: Some(limit.into()), ..Default::default() };
             let conn = crate::database::open_local(&engine).unwrap();
