@@ -389,6 +389,7 @@ fn a_killed_spark_run_leaves_the_previous_release() {
     spark.execute(&format!("ALTER TABLE {table} RENAME TO {table}__kanon_previous")).unwrap();
     let (code, out) = kanon(dir.path(), &["run", on_spark.to_str().unwrap(), "--quiet", "--k", "1000000"]);
     assert_eq!(code, 2, "{out}");
+    assert!(out.contains("k = 1000000 is above the number of rows"), "{out}");
     assert_eq!(spark_rows(&spark, table), full);
 }
 
