@@ -146,10 +146,15 @@ pub struct Class {
     pub size: u64,
     /// The generalized value of each QI (an index at the node's level).
     pub values: Vec<usize>,
-    /// Records per sensitive value present, by value index.
-    pub sensitive: HashMap<usize, u64>,
+    /// Records per sensitive value present: (value index, records).
+    pub sensitive: Vec<(usize, u64)>,
     /// Records of the class's most frequent label.
     pub majority: u64,
+    /// What one of its records costs in glm: Σ over QIs of (leaves under the value − 1) /
+    /// (leaves of the QI − 1), 0 for a QI of one leaf.
+    pub glm_cost: f64,
+    /// The product over QIs of the leaves under the value (am).
+    pub span: f64,
 }
 
 /// What the brute force requires of a node: k, distinct ℓ, the budget in rows.
@@ -308,31 +313,43 @@ impl BruteForce {
 
     /// The node's equivalence classes: the rows grouped by their generalized values.
     pub fn classes(&self, levels: &[u8]) -> Vec<Class> {
-        // A class is named by its values in mixed radix (the values each QI has at its level).
-        let mut strides = Vec::new();
+        // A class is named by its values in mixed radix (the values each QI has at its level):
+        // per QI and leaf, what the leaf's value adds to the name.
         let mut stride: u128 = 1;
+        let mut adds: Vec<Vec<u128>> = Vec::new();
         for (a, &l) in levels.iter().enumerate() {
-            strides.push(stride);
+            adds.push(self.up[a][l as usize].iter().map(|&v| v as u128 * stride).collect());
             stride = stride.checked_mul(self.under[a][l as usize].len() as u128).expect("too many classes for a key");
         }
-        let mut index: HashMap<u128, usize> = HashMap::new();
+        let mut index: rustc_hash::FxHashMap<u128, usize> = Default::default();
         let mut classes: Vec<Class> = Vec::new();
-        let mut labels: Vec<HashMap<usize, u64>> = Vec::new();
+        let mut labels: Vec<Vec<(usize, u64)>> = Vec::new();
+        // Add `count` to value `v`'s tally in a short list of (value, records).
+        let tally = |list: &mut Vec<(usize, u64)>, v: usize, count: u64| match list.iter_mut().find(|(x, _)| *x == v) {
+            Some((_, n)) => *n += count,
+            None => list.push((v, count)),
+        };
         for (leaf, s, y, count) in &self.groups {
-            let value = |a: usize| self.up[a][levels[a] as usize][leaf[a]];
-            let key: u128 = (0..levels.len()).map(|a| value(a) as u128 * strides[a]).sum();
+            let key: u128 = adds.iter().zip(leaf).map(|(add, &leaf)| add[leaf]).sum();
             let i = *index.entry(key).or_insert_with(|| {
-                let values = (0..levels.len()).map(value).collect();
-                classes.push(Class { size: 0, values, sensitive: HashMap::new(), majority: 0 });
-                labels.push(HashMap::new());
+                let values = (0..levels.len()).map(|a| self.up[a][levels[a] as usize][leaf[a]]).collect();
+                classes.push(Class { size: 0, values, sensitive: Vec::new(), majority: 0, glm_cost: 0.0, span: 0.0 });
+                labels.push(Vec::new());
                 classes.len() - 1
             });
             classes[i].size += count;
-            *classes[i].sensitive.entry(*s).or_insert(0) += count;
-            *labels[i].entry(*y).or_insert(0) += count;
+            tally(&mut classes[i].sensitive, *s, *count);
+            tally(&mut labels[i], *y, *count);
         }
         for (c, l) in classes.iter_mut().zip(labels) {
-            c.majority = l.values().copied().max().unwrap();
+            c.majority = l.iter().map(|&(_, n)| n).max().unwrap();
+            let under: Vec<f64> =
+                (0..levels.len()).map(|a| self.under[a][levels[a] as usize][c.values[a]] as f64).collect();
+            c.glm_cost = (0..levels.len())
+                .filter(|&a| self.leaves[a] > 1)
+                .map(|a| (under[a] - 1.0) / (self.leaves[a] - 1) as f64)
+                .sum();
+            c.span = under.iter().product();
         }
         classes
     }
@@ -341,14 +358,15 @@ impl BruteForce {
     pub fn admitted(&self, c: &Class) -> bool {
         let entropy_ok = self.models.entropy_l.is_none_or(|l| {
             let n = c.size as f64;
-            let h: f64 = c.sensitive.values().map(|&x| x as f64 / n).map(|p| -p * p.ln()).sum();
+            let h: f64 = c.sensitive.iter().map(|&(_, x)| x as f64 / n).map(|p| -p * p.ln()).sum();
             h >= (l as f64).ln() - 1e-12
         });
         let t_ok = self.models.t.is_none_or(|(num, den)| {
             // ½ Σ |c_v / n − q_v / N| ≤ num / den, in whole numbers.
             let (n, total) = (c.size as i128, self.rows as i128);
+            let count = |v: usize| c.sensitive.iter().find(|&&(x, _)| x == v).map_or(0, |&(_, n)| n);
             let sum: i128 = (self.source_sensitive.iter().enumerate())
-                .map(|(v, &q)| (*c.sensitive.get(&v).unwrap_or(&0) as i128 * total - q as i128 * n).abs())
+                .map(|(v, &q)| (count(v) as i128 * total - q as i128 * n).abs())
                 .sum();
             sum * den as i128 <= 2 * num as i128 * n * total
         });
@@ -360,15 +378,7 @@ impl BruteForce {
         let n = levels.len();
         let rows = self.rows as f64;
         let suppressed = self.rows - kept.iter().map(|c| c.size).sum::<u64>();
-        let under = |c: &Class, a: usize| self.under[a][levels[a] as usize][c.values[a]] as f64;
-        let mut glm = (suppressed * n as u64) as f64;
-        for c in kept {
-            for a in 0..n {
-                if self.leaves[a] > 1 {
-                    glm += c.size as f64 * (under(c, a) - 1.0) / (self.leaves[a] - 1) as f64;
-                }
-            }
-        }
+        let glm = (suppressed * n as u64) as f64 + kept.iter().map(|c| c.size as f64 * c.glm_cost).sum::<f64>();
         let dm = kept.iter().map(|c| (c.size * c.size) as f64).sum::<f64>() + suppressed as f64 * rows;
         let precision = 1.0
             - (0..n)
@@ -381,9 +391,7 @@ impl BruteForce {
             f64::NAN
         };
         let all: f64 = self.leaves.iter().map(|&l| l as f64).product();
-        let am = (kept.iter().map(|c| c.size as f64 * (0..n).map(|a| under(c, a)).product::<f64>()).sum::<f64>()
-            + suppressed as f64 * all)
-            / rows;
+        let am = (kept.iter().map(|c| c.size as f64 * c.span).sum::<f64>() + suppressed as f64 * all) / rows;
         BruteMetrics {
             glm,
             glm_normalized: glm / (rows * n as f64),
@@ -418,15 +426,19 @@ impl BruteForce {
     /// fit the budget (0 when none does).
     pub fn point(&self, levels: &[u8], classes: &[Class], budget: u64, metric: Metric) -> BrutePoint {
         let rejected: u64 = classes.iter().filter(|c| !self.admitted(c)).map(|c| c.size).sum();
-        let below =
-            |s: u64| rejected + classes.iter().filter(|c| c.size < s && self.admitted(c)).map(|c| c.size).sum::<u64>();
-        let k = classes
-            .iter()
-            .filter(|c| self.admitted(c))
-            .map(|c| c.size)
-            .filter(|&s| below(s) <= budget)
-            .max()
-            .unwrap_or(0);
+        // The admitted sizes ascending: at each, the records of the admitted classes smaller.
+        let mut sizes: Vec<u64> = classes.iter().filter(|c| self.admitted(c)).map(|c| c.size).collect();
+        sizes.sort_unstable();
+        let (mut k, mut smaller, mut before) = (0, 0, 0);
+        for (i, &size) in sizes.iter().enumerate() {
+            if i > 0 && sizes[i - 1] < size {
+                smaller = before; // Σ sizes[..i], every one under `size`
+            }
+            if rejected + smaller <= budget {
+                k = size;
+            }
+            before += size;
+        }
         let kept: Vec<&Class> = classes.iter().filter(|c| c.size >= k && self.admitted(c)).collect();
         let everything: Vec<&Class> = classes.iter().collect();
         BrutePoint {
