@@ -589,6 +589,29 @@ pub fn intervals_hierarchy(values: &[String], widths: &[f64]) -> Hierarchy {
         .collect()
 }
 
+/// `{ date = [units] }` over ISO dates (`YYYY-MM-DD`): each unit a truncation (`month`
+/// 2024-03, `quarter` 2024-Q1, `year` 2024, `decade` 2020s, `century` 2000s); then `*`.
+pub fn date_hierarchy(values: &[String], units: &[&str]) -> Hierarchy {
+    distinct(values)
+        .into_iter()
+        .map(|v| {
+            let year: i32 = v[..4].parse().unwrap();
+            let month: u32 = v[5..7].parse().unwrap();
+            let mut r = vec![v.clone()];
+            r.extend(units.iter().map(|u| match *u {
+                "month" => format!("{year}-{month:02}"),
+                "quarter" => format!("{year}-Q{}", (month - 1) / 3 + 1),
+                "year" => format!("{year}"),
+                "decade" => format!("{}s", year.div_euclid(10) * 10),
+                "century" => format!("{}s", year.div_euclid(100) * 100),
+                other => panic!("unknown date unit {other}"),
+            }));
+            r.push("*".into());
+            r
+        })
+        .collect()
+}
+
 /// `"suppress"`: value → `*`.
 pub fn suppress_hierarchy(values: &[String]) -> Hierarchy {
     distinct(values).into_iter().map(|v| vec![v, "*".into()]).collect()
