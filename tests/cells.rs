@@ -340,6 +340,7 @@ fn reconstruction_needs_cell_based_generalization_and_its_own_target() {
     assert!(out.contains("is the release table"), "{out}");
     let (code, out) = kanon(dir.path(), &["run", j, "--quiet", "--algorithm", "cdgh", "--node", "age=1,zip=1,sex=0"]);
     assert_eq!(code, 2, "{out}");
+    assert!(out.contains("--node does not combine with algorithm cdgh"), "{out}");
     // A reconstruction to a CSV file, and the same release as a second run: deterministic.
     ok(dir.path(), &["run", j, "--quiet", "--algorithm", "cndgh", "--reconstruct", "recon.csv"]);
     let first = std::fs::read_to_string(dir.path().join("recon.csv")).unwrap();
@@ -358,6 +359,9 @@ fn reconstruction_needs_cell_based_generalization_and_its_own_target() {
     let capped = job(dir.path(), &cdgh, &qis, 7, &format!("max_suppression = {}", suppressed - 1));
     let (code, out) = kanon(dir.path(), &["run", capped.to_str().unwrap(), "--quiet"]);
     assert_eq!(code, 3, "{out}");
+    let says =
+        format!("cdgh suppresses {suppressed} of 200 rows for k = 7, above max_suppression ({} rows)", suppressed - 1);
+    assert!(out.contains(&says), "expected \"{says}\" in: {out}");
     let capped = job(dir.path(), &cdgh, &qis, 7, &format!("max_suppression = {suppressed}"));
     ok(dir.path(), &["run", capped.to_str().unwrap(), "--quiet"]);
 }

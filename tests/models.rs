@@ -661,10 +661,14 @@ fn runs_honour_or_refuse_the_models() {
     // At the top the one class (7 flu, 5 cold) has entropy 0.679 < ln 2: no node is feasible.
     let out = run(&["run", "tight.toml"]);
     assert_eq!(out.code, 3, "{}", out.show());
+    let says =
+        "no generalization is feasible for k = 2 and entropy l = 2 on \"diagnosis\" with at most 5 suppressed rows";
+    assert!(out.stderr.contains(says), "{}", out.show());
     // Recursive (c, ℓ) = (2, 2): 3 < 2·3 and 4 < 2·2 fails; t-closeness equal: zip 1 is at
     // ½(|3/6 − 7/12| + |3/6 − 5/12|) = 1/12 from the whole, zip 2 at 1/12 too.
     job("recursive", "l_diversity = { column = \"diagnosis\", l = 2, kind = \"recursive\", c = 2 }", "");
-    assert_eq!(run(&["run", "recursive.toml", "--node", "zip=0"]).code, 0);
+    let out = run(&["run", "recursive.toml", "--node", "zip=0"]);
+    assert_eq!(out.code, 0, "{}", out.show());
     assert_eq!(suppressed("recursive"), 6);
     // The report's figures over the kept class (3 flu, 3 cold).
     let figures = |name: &str| -> serde_json::Value {
@@ -696,13 +700,30 @@ fn runs_honour_or_refuse_the_models() {
     let out = run(&["run", "ordered.toml"]);
     assert_eq!(out.code, 2, "{}", out.show());
     assert!(out.stderr.contains("\"diagnosis\"") && out.stderr.contains("numeric or date"), "{}", out.show());
-    job("kind", "l_diversity = { column = \"diagnosis\", l = 2, kind = \"shannon\" }", "");
-    assert_eq!(run(&["run", "kind.toml"]).code, 2);
-    job("noc", "l_diversity = { column = \"diagnosis\", l = 2, kind = \"recursive\" }", "");
-    assert_eq!(run(&["run", "noc.toml"]).code, 2);
-    job("hier", "t_closeness = { column = \"diagnosis\", t = 0.2, distance = \"hierarchical\" }", "");
-    assert_eq!(run(&["run", "hier.toml"]).code, 2);
-    // The ordered distance on a number is accepted.
+    for (name, privacy, says) in [
+        (
+            "kind",
+            "l_diversity = { column = \"diagnosis\", l = 2, kind = \"shannon\" }",
+            "[privacy] l_diversity: unknown kind \"shannon\"",
+        ),
+        ("noc", "l_diversity = { column = \"diagnosis\", l = 2, kind = \"recursive\" }", "kind \"recursive\" needs c"),
+        (
+            "hier",
+            "t_closeness = { column = \"diagnosis\", t = 0.2, distance = \"hierarchical\" }",
+            "[privacy] t_closeness: distance \"hierarchical\" needs a hierarchy",
+        ),
+    ] {
+        job(name, privacy, "");
+        let out = run(&["run", &format!("{name}.toml")]);
+        assert_eq!(out.code, 2, "{}", out.show());
+        assert!(out.stderr.contains(&format!("{name}.toml:")) && out.stderr.contains(says), "{}", out.show());
+    }
+    // The ordered distance on a number is accepted: at t = 1 every class passes, so the
+    // leaves (two classes of 6) are released whole.
     job("cost", "t_closeness = { column = \"cost\", t = 1.0, distance = \"ordered\" }", "");
-    assert_eq!(run(&["run", "cost.toml"]).code, 0);
+    let out = run(&["run", "cost.toml"]);
+    assert_eq!(out.code, 0, "{}", out.show());
+    assert_eq!(suppressed("cost"), 0);
+    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(d.join("cost.json")).unwrap()).unwrap();
+    assert_eq!((r["node"]["zip"].as_u64(), r["classes"].as_u64()), (Some(0), Some(2)), "{r}");
 }

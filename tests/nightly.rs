@@ -320,6 +320,8 @@ fn kanon_runs_gains_one_row_per_successful_run_and_none_for_a_failed_or_killed_o
     let leaves = "zip=0,birth_date=0,sex=0,race=0,marital_status=0,education=0,occupation=0";
     let out = nights.run(&["--reuse=off", "--max-suppression", "0", "--node", leaves]);
     assert_eq!(out.code, 3, "{}", out.show());
+    assert!(out.stderr.contains("the given node is not feasible for k = "), "{}", out.show());
+    assert!(out.stderr.contains("with at most 0 suppressed rows"), "{}", out.show());
     assert_eq!(nights.runs(), 1);
     // Killed at several moments, each run releasing under its own table name:
     // the table exists exactly when its run's row does (one transaction).

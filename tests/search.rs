@@ -1,7 +1,13 @@
-//! Incognito and the top-down search against exhaustive evaluation on
-//! generated tables: every feasible set and optimum must agree, across k,
-//! budgets, ℓ and metrics.
+//! Incognito, the top-down search and exhaustive evaluation against a brute
+//! force over the source rows (`crate::util::BruteForce`, which groups the
+//! rows itself and scores by the documented definitions) on generated
+//! tables: every feasible set and optimum must agree, across k, budgets, ℓ
+//! and metrics; the Pareto fronts likewise.
 
+use crate::util::{
+    brute_feasible, brute_front, brute_optimum, brute_rows, intervals_hierarchy, mask_hierarchy, read_delimited,
+    suppress_hierarchy, BruteForce, Judged, Models, Req,
+};
 use kanon::evaluator::Backend;
 use kanon::job::Job;
 use kanon::lattice::Lattice;
@@ -28,6 +34,85 @@ fn write_table(dir: &Path, rows: usize, seed: u64) {
     std::fs::write(dir.join("t.csv"), csv).unwrap();
 }
 
+/// The brute force over `write_table`'s rows with `job`'s hierarchies built from the
+/// column's values as docs/job.md defines them (zip mask 3, age intervals 5, 10, 20, sex
+/// suppressed); diagnosis the sensitive column, and the label when `label`.
+fn brute(dir: &Path, label: bool, models: Models) -> BruteForce {
+    let (header, cells) = read_delimited(&dir.join("t.csv"), ',');
+    let rows = brute_rows(&header, &cells, &["zip", "age", "sex"], Some("diagnosis"), label.then_some("diagnosis"));
+    let column = |a: usize| rows.iter().map(|r| r.qi[a].clone()).collect::<Vec<_>>();
+    let hierarchies = [
+        mask_hierarchy(&column(0), 3),
+        intervals_hierarchy(&column(1), &[5.0, 10.0, 20.0]),
+        suppress_hierarchy(&column(2)),
+    ];
+    BruteForce::new(&rows, &hierarchies, label, models)
+}
+
+/// A search's optimum against the brute force's: the same node, and the same suppression,
+/// k, ℓ, classes and metrics.
+fn assert_best(got: &Option<search::Found>, want: &Option<Judged>, case: &str) {
+    match (got, want) {
+        (None, None) => {}
+        (Some(g), Some(w)) => {
+            assert_eq!(g.levels, w.levels, "{case}: optimum");
+            let o = &g.outcome;
+            assert!(o.feasible, "{case}");
+            assert_eq!((o.suppressed, o.k, o.l, o.classes), (w.suppressed, w.k, w.l, w.classes), "{case}");
+            let m = &o.metrics;
+            let pairs = [
+                (m.glm, w.metrics.glm),
+                (m.glm_normalized, w.metrics.glm_normalized),
+                (m.dm, w.metrics.dm),
+                (m.precision, w.metrics.precision),
+                (m.height, w.metrics.height),
+                (m.cm.unwrap_or(f64::NAN), w.metrics.cm),
+            ];
+            for (i, (a, b)) in pairs.into_iter().enumerate() {
+                assert!(
+                    crate::util::same(a, b),
+                    "{case}: metric {i} of glm, glm_normalized, dm, precision, height, cm: {a} != {b}"
+                );
+            }
+        }
+        _ => panic!(
+            "{case}: kanon's optimum {:?}, the brute force's {:?}",
+            got.as_ref().map(|g| &g.levels),
+            want.as_ref().map(|w| &w.levels)
+        ),
+    }
+}
+
+/// The feasible nodes none of whose direct specializations (one QI a level lower) is feasible.
+fn brute_minimal(feasible: &[Vec<u8>]) -> usize {
+    let has_feasible_below = |l: &Vec<u8>| {
+        (0..l.len()).filter(|&a| l[a] > 0).any(|a| {
+            let mut d = l.clone();
+            d[a] -= 1;
+            feasible.contains(&d)
+        })
+    };
+    feasible.iter().filter(|l| !has_feasible_below(l)).count()
+}
+
+/// A front (levels when they must match too, k, loss) against the brute force's, in order.
+fn assert_same_front(got: &[(Option<Vec<u8>>, u64, f64)], want: &[crate::util::BrutePoint], case: &str) {
+    let show = |f: &[(Option<Vec<u8>>, u64, f64)]| {
+        f.iter().map(|(l, k, loss)| format!("{l:?} k {k} loss {loss}")).collect::<Vec<_>>()
+    };
+    let wanted: Vec<_> = want.iter().map(|p| (Some(p.levels.clone()), p.k, p.loss)).collect();
+    let equal = got.len() == want.len()
+        && got.iter().zip(want).all(|((l, k, loss), w)| {
+            l.as_ref().is_none_or(|l| *l == w.levels) && *k == w.k && crate::util::same(*loss, w.loss)
+        });
+    assert!(equal, "{case}:\n  kanon {:?}\n  brute {:?}", show(got), show(&wanted));
+}
+
+fn sorted(mut nodes: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
+    nodes.sort();
+    nodes
+}
+
 fn job(dir: &Path, diversity: bool) -> Job {
     let mut text = String::from(
         "[source]\ncsv = \"t.csv\"\n[output]\ndatabase = \"out.duckdb\"\ntable = \"r\"\n[privacy]\nk = 2\n",
@@ -52,6 +137,8 @@ fn incognito_equals_exhaustive_on_generated_tables() {
         let lattice = Lattice::new(loaded.data.heights.clone());
         assert_eq!(lattice.heights, vec![3, 4, 1]);
         let mut reference = loaded.evaluator().unwrap();
+        let truth = brute(dir.path(), false, Models::default());
+        assert_eq!(truth.heights, lattice.heights);
         let ls: &[Option<u64>] = if diversity { &[Some(2), Some(3)] } else { &[None] };
         let (mut refutations, mut refutations_sql, mut refutations_by_values, mut refutations_by_qis) = (0, 0, 0, 0);
         for &l in ls {
@@ -91,6 +178,15 @@ fn incognito_equals_exhaustive_on_generated_tables() {
                         .unwrap();
                         assert_eq!(in_sets.feasible, exact.feasible, "grouping sets {}", metric.name());
                         let case = format!("seed {seed} k {k} l {l:?} budget {budget} {}", metric.name());
+                        // The brute force's feasible set, minimal nodes and optimum.
+                        let judged = truth.judge_all(&Req { k, l, budget });
+                        let (feasible, optimum) = (brute_feasible(&judged), brute_optimum(&judged, metric));
+                        assert_eq!(sorted(exact.feasible.clone()), feasible, "exhaustive {case}");
+                        assert_eq!(sorted(found.feasible.clone()), feasible, "incognito {case}");
+                        assert_eq!(found.minimal, brute_minimal(&feasible), "incognito {case}");
+                        assert_best(&exact.best, &optimum, &format!("exhaustive {case}"));
+                        assert_best(&found.best, &optimum, &format!("incognito {case}"));
+                        assert_best(&in_sets.best, &optimum, &format!("exhaustive on grouping sets {case}"));
                         assert_eq!(found.feasible, exact.feasible, "{case}");
                         assert_eq!(found.minimal, exact.minimal, "{case}");
                         match (&found.best, &exact.best) {
@@ -154,6 +250,11 @@ fn incognito_equals_exhaustive_on_generated_tables() {
                                 same_best(&td_by_values.best, &exact.best),
                                 "topdown on row samples {spread} {case}"
                             );
+                            assert_best(
+                                &td_by_values.best,
+                                &optimum,
+                                &format!("topdown on row samples {spread} {case}"),
+                            );
                             *count += by_values.row_refutations();
                         }
                         // The same on the SQL backend, whose samples are DuckDB's hashes.
@@ -176,9 +277,13 @@ fn incognito_equals_exhaustive_on_generated_tables() {
                         assert!(same_best(&td_mem.best, &exact.best), "topdown in memory {case}");
                         assert!(same_best(&td_sampled.best, &exact.best), "topdown on samples {case}");
                         assert!(same_best(&td_sampled_sql.best, &exact.best), "topdown on SQL samples {case}");
-                        assert!(td.feasible.iter().all(|f| exact.feasible.contains(f)), "topdown {case}");
+                        assert_best(&td.best, &optimum, &format!("topdown {case}"));
+                        assert_best(&td_mem.best, &optimum, &format!("topdown in memory {case}"));
+                        assert_best(&td_sampled.best, &optimum, &format!("topdown on samples {case}"));
+                        assert_best(&td_sampled_sql.best, &optimum, &format!("topdown on SQL samples {case}"));
+                        assert!(td.feasible.iter().all(|f| feasible.contains(f)), "topdown {case}");
                         if metric == Metric::Dm {
-                            assert_eq!(td.feasible, exact.feasible, "topdown {case}");
+                            assert_eq!(sorted(td.feasible.clone()), feasible, "topdown {case}");
                         }
                         assert!(td.checked <= lattice.size(), "topdown {case}");
                     }
@@ -195,48 +300,64 @@ fn incognito_equals_exhaustive_on_generated_tables() {
         let r = incognito::search(&mut ev, &Problem { lattice: &lattice, req: &all, metric: Metric::Glm }, &Silent)
             .unwrap();
         assert!(r.feasible.contains(&lattice.top()));
-        for levels in lattice.nodes() {
-            let h = reference.histogram(&kanon::lattice::Node::full(levels.clone())).unwrap();
-            let one_class = h.buckets.len() == 1 && h.buckets[0].classes == 1;
-            assert_eq!(r.feasible.contains(&levels), one_class, "{levels:?}");
+        let mut one_class = 0;
+        for levels in truth.nodes() {
+            let classes = truth.classes(&levels);
+            one_class += (classes.len() == 1) as usize;
+            assert_eq!(r.feasible.contains(&levels), classes.len() == 1, "{levels:?}");
         }
+        assert_eq!(r.feasible.len(), one_class);
     }
 }
 
-/// POkA against the exhaustive front on a generated table: with the depth
-/// search reaching the bottom of the lattice it must find the whole front;
-/// at any depth it reports only nodes of the true front or nodes it dominates.
+/// POkA against the brute force's front on a generated table: every node's
+/// point (k under the budget, suppression, loss, the loss with nothing
+/// suppressed, glm's per-QI terms) equals the brute force's, and so does the
+/// front of those points; each node POkA reports has its true k and loss and
+/// is on the true front or beaten by a node of it; with the depth search
+/// reaching the bottom of the lattice it finds the whole front.
 #[test]
-fn poka_front_against_exhaustive_on_a_generated_table() {
+fn poka_front_against_brute_force_on_a_generated_table() {
     use kanon::search::{front as pareto, poka};
     let dir = tempfile::tempdir().unwrap();
     write_table(dir.path(), 400, 3);
     let loaded = load(&job(dir.path(), false)).unwrap();
     let lattice = Lattice::new(loaded.data.heights.clone());
     let full_depth: u32 = lattice.heights.iter().map(|&h| h as u32).sum();
+    let brute = brute(dir.path(), false, Models::default());
+    let classes: Vec<_> = lattice.nodes().iter().map(|l| brute.classes(l)).collect();
+    let close = crate::util::same;
     for metric in [Metric::Glm, Metric::Dm] {
         for budget in [0, 4, 20] {
             let mut all_ev = loaded.evaluator().unwrap();
             let all = pareto::points(&mut all_ev, &lattice.nodes(), budget, metric).unwrap();
-            let truth = pareto::front(&all);
-            // The true front: nothing dominates a front node, every other node is dominated or ties one.
-            for t in &truth {
-                assert!(!all.iter().any(|p| pareto::dominates(p, t)), "{t:?} is dominated");
+            let points: Vec<_> =
+                all.iter().zip(&classes).map(|(p, c)| brute.point(&p.levels, c, budget, metric)).collect();
+            for ((x, b), c) in all.iter().zip(&points).zip(&classes) {
+                assert_eq!((x.k, x.suppressed), (b.k, b.suppressed), "{:?} budget {budget}", x.levels);
+                assert!(close(x.loss, b.loss) && close(x.floor, b.floor), "{x:?} against {b:?}");
+                if metric == Metric::Glm {
+                    let per_qi = brute.glm_per_qi(&x.levels, c);
+                    assert!(x.per_qi.iter().zip(&per_qi).all(|(a, b)| close(*a, *b)), "{x:?}: {per_qi:?}");
+                }
             }
-            for p in &all {
-                assert!(truth
-                    .iter()
-                    .any(|t| pareto::dominates(t, p) || (t.k == p.k && kanon::metrics::same(t.loss, p.loss))));
-            }
+            let truth = brute_front(&points);
+            assert!(truth.len() >= 2, "{} budget {budget}: a front of one node tests little", metric.name());
+            assert_same_front(
+                &pareto::front(&all).iter().map(|p| (Some(p.levels.clone()), p.k, p.loss)).collect::<Vec<_>>(),
+                &truth,
+                &format!("front::front, {} budget {budget}", metric.name()),
+            );
             // What POkA prunes with holds with suppression: k never falls under
             // generalization, the loss of a node and of each generalization is at
             // least the node's loss with nothing suppressed, and for glm that is a
-            // sum of per-QI terms that depend only on the QI's level and grow with it.
-            let no_less = |a: f64, b: f64| a >= b || kanon::metrics::same(a, b);
+            // sum of per-QI terms that depend only on the QI's level and grow with it
+            // (the points are the brute force's, checked above).
+            let no_less = |a: f64, b: f64| a >= b || close(a, b);
             for x in &all {
                 assert!(no_less(x.loss, x.floor), "{x:?}");
                 if metric == Metric::Glm {
-                    assert!(kanon::metrics::same(x.per_qi.iter().sum(), x.floor), "{x:?}");
+                    assert!(close(x.per_qi.iter().sum(), x.floor), "{x:?}");
                 }
                 for y in all.iter().filter(|y| x.levels.iter().zip(&y.levels).all(|(a, b)| a <= b)) {
                     assert!(y.k >= x.k, "{x:?} {y:?}");
@@ -244,7 +365,7 @@ fn poka_front_against_exhaustive_on_a_generated_table() {
                     for (a, (tx, ty)) in x.per_qi.iter().zip(&y.per_qi).enumerate() {
                         assert!(no_less(*ty, *tx), "{x:?} {y:?}");
                         if x.levels[a] == y.levels[a] {
-                            assert!(kanon::metrics::same(*tx, *ty), "{x:?} {y:?}");
+                            assert!(close(*tx, *ty), "{x:?} {y:?}");
                         }
                     }
                 }
@@ -252,30 +373,31 @@ fn poka_front_against_exhaustive_on_a_generated_table() {
             for depth in [1, poka::default_depth(&lattice), full_depth] {
                 let mut ev = loaded.evaluator().unwrap();
                 let found = poka::poka(&mut ev, &lattice, budget, metric, Some(depth)).unwrap();
-                let cmp = pareto::compare(&found.front, truth.clone());
                 let case = format!("{} budget {budget} depth {depth}", metric.name());
+                let on_front =
+                    found.front.iter().filter(|p| truth.iter().any(|t| t.k == p.k && close(t.loss, p.loss))).count();
                 println!(
-                    "{case}: recall {:.3} ({} of {}), {} dominated, {} of {} evaluated",
-                    cmp.recall,
-                    cmp.found,
+                    "{case}: {on_front} of {} reported on the true front of {}, {} of {} evaluated",
+                    found.front.len(),
                     truth.len(),
-                    cmp.dominated_reported.len(),
                     ev.evaluations(),
                     lattice.size()
                 );
+                for p in &found.front {
+                    let b = &points[lattice.nodes().iter().position(|l| *l == p.levels).unwrap()];
+                    assert_eq!((p.k, p.suppressed), (b.k, b.suppressed), "{case}: {:?}", p.levels);
+                    assert!(close(p.loss, b.loss), "{case}: {:?} loss {} != {}", p.levels, p.loss, b.loss);
+                    assert!(
+                        truth.iter().any(|t| t.k >= p.k && (t.loss <= p.loss || close(t.loss, p.loss))),
+                        "{case}: {p:?} beats the true front"
+                    );
+                }
                 assert_eq!(found.front[0].k, loaded.data.rows, "{case}: POkA starts with the one-class nodes");
                 assert!(found.front.windows(2).all(|w| w[1].k < w[0].k && w[1].loss < w[0].loss), "{case}");
-                if depth == full_depth && cmp.recall < 1.0 {
-                    for p in &found.front {
-                        println!("  found {:?} k {} loss {}", p.levels, p.k, p.loss);
-                    }
-                    for p in &truth {
-                        println!("  true  {:?} k {} loss {}", p.levels, p.k, p.loss);
-                    }
-                }
                 if depth == full_depth {
-                    assert_eq!(cmp.recall, 1.0, "{case}: missed {:?}", cmp.missed);
-                    assert!(cmp.dominated_reported.is_empty(), "{case}");
+                    // The whole front, nothing else (POkA may name another node of the same k and loss).
+                    let got: Vec<_> = found.front.iter().map(|p| (None, p.k, p.loss)).collect();
+                    assert_same_front(&got, &truth, &case);
                 }
             }
         }
@@ -493,16 +615,17 @@ fn the_base_set_grouped_in_memory_equals_the_engines() {
     }
 }
 
-/// The exact front equals the exhaustive front (the same nodes, k and loss)
-/// on generated tables, for every loss metric and several budgets, with
-/// fewer evaluations than the lattice has nodes on the glm cases.
+/// The exact front equals the brute force's Pareto front of k against loss
+/// (the same nodes, k and loss) on generated tables, for every loss metric
+/// and several budgets, with per-class models (entropy ℓ, t-closeness) on one
+/// table; every node is evaluated or excluded by a bound.
 #[test]
-fn exact_front_equals_exhaustive_front() {
+fn exact_front_equals_brute_force_front() {
     use kanon::search::exact_front::exact_front;
-    use kanon::search::front;
     // The last case with per-class models: the fronts then suppress the classes they reject.
     let models = "t_closeness = { column = \"diagnosis\", t = 0.25 }\n\
                   l_diversity = { column = \"diagnosis\", l = 2, kind = \"entropy\" }\n";
+    let brute_models = Models { entropy_l: Some(2), t: Some((1, 4)) };
     for (seed, label, extra) in [(3, false, ""), (7, true, ""), (5, false, models)] {
         let dir = tempfile::tempdir().unwrap();
         write_table(dir.path(), 400, seed);
@@ -518,20 +641,28 @@ fn exact_front_equals_exhaustive_front() {
         }
         let loaded = load(&job).unwrap();
         let lattice = Lattice::new(loaded.data.heights.clone());
+        let brute = brute(dir.path(), label, if extra.is_empty() { Models::default() } else { brute_models });
+        let classes: Vec<_> = lattice.nodes().iter().map(|l| brute.classes(l)).collect();
+        if !extra.is_empty() {
+            // The models must matter: some class of some node they reject, and some they accept.
+            let verdicts: Vec<bool> = classes.iter().flatten().map(|c| brute.admitted(c)).collect();
+            assert!(verdicts.contains(&true) && verdicts.contains(&false), "{extra}");
+        }
         let metrics: &[Metric] = if label { &[Metric::Cm] } else { &[Metric::Glm, Metric::Dm, Metric::Height] };
         for &metric in metrics {
             for budget in [0, 4, 20, 400] {
-                let mut all_ev = loaded.evaluator().unwrap();
-                let truth = front::front(&front::points(&mut all_ev, &lattice.nodes(), budget, metric).unwrap());
+                let points: Vec<_> =
+                    lattice.nodes().iter().zip(&classes).map(|(l, c)| brute.point(l, c, budget, metric)).collect();
+                let truth = brute_front(&points);
                 let mut ev = loaded.evaluator().unwrap();
                 let found = exact_front(&mut ev, &lattice, budget, metric).unwrap();
                 let case = format!("seed {seed} {} budget {budget} {extra}", metric.name());
-                let key = |p: &front::Point| (p.levels.clone(), p.k, p.loss);
-                assert_eq!(
-                    found.front.iter().map(key).collect::<Vec<_>>(),
-                    truth.iter().map(key).collect::<Vec<_>>(),
-                    "{case}"
-                );
+                let got: Vec<_> = found.front.iter().map(|p| (Some(p.levels.clone()), p.k, p.loss)).collect();
+                assert_same_front(&got, &truth, &case);
+                for p in &found.front {
+                    let b = &points[lattice.nodes().iter().position(|l| *l == p.levels).unwrap()];
+                    assert_eq!(p.suppressed, b.suppressed, "{case}: {:?}", p.levels);
+                }
                 assert_eq!(
                     ev.evaluations() + found.excluded,
                     lattice.size(),
@@ -640,4 +771,134 @@ fn source_classes<S: AsRef<str>>(conn: &duckdb::Connection, qis: &[S]) -> (u64, 
         .map(|r| r.unwrap())
         .collect();
     (distinct as u64, counted)
+}
+
+/// `kanon run` with every full-domain algorithm (each `Algorithm` that is not
+/// cell-based, `auto` included) on a generated table with ARX hierarchy files
+/// (one leaf absent from the data), with and without distinct ℓ-diversity and
+/// a class column: the report's node is the brute force's optimum for the
+/// metric, and its suppression, k, ℓ, classes and metrics (glm, lm, dm,
+/// precision, height, cm, am) are the brute force's; Incognito and exhaustive
+/// evaluation report every feasible node and the minimal ones; the release
+/// holds the rows kept.
+#[test]
+fn every_full_domain_algorithm_returns_the_brute_force_optimum() {
+    use clap::ValueEnum;
+    use kanon::options::Algorithm;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut rng = StdRng::seed_from_u64(17);
+    let mut csv = String::from("zip,age,sex,diagnosis,outcome\n");
+    for _ in 0..300 {
+        let zip = 53700 + (rng.random_range(0..8u32) * rng.random_range(0..=1u32));
+        let age = 20 + 10 * rng.random_range(0..6u32);
+        let sex = ["F", "M"][rng.random_range(0..2usize)];
+        let dx = ["flu", "asthma", "ulcer", "angina"][rng.random_range(0..4usize) * rng.random_range(0..=1usize)];
+        let outcome = ["yes", "no"][(rng.random_range(0..3u32) == 0) as usize];
+        writeln!(csv, "{zip},{age},{sex},{dx},{outcome}").unwrap();
+    }
+    std::fs::write(d.join("t.csv"), csv).unwrap();
+    // 53708 is a leaf no row has: glm and am count the file's leaves.
+    let zip: Vec<String> = (0..9).map(|i| format!("5370{i};537{}x;53xxx;*", i / 4)).collect();
+    let age: Vec<String> = (0..6).map(|i| format!("{};{};*", 20 + 10 * i, ["young", "middle", "old"][i / 2])).collect();
+    std::fs::write(d.join("zip.csv"), zip.join("\n") + "\n").unwrap();
+    std::fs::write(d.join("age.csv"), age.join("\n") + "\n").unwrap();
+    std::fs::write(d.join("sex.csv"), "F;*\nM;*\n").unwrap();
+    let qis = ["zip", "age", "sex"];
+    for diversity in [false, true] {
+        let mut text = String::from("[source]\ncsv = \"t.csv\"\n[output]\ncsv = \"out.csv\"\n[privacy]\nk = 2\n");
+        if diversity {
+            text.push_str("l_diversity = { column = \"diagnosis\", l = 2 }\n");
+        }
+        text.push_str("[search]\nclass_column = \"outcome\"\n");
+        for q in qis {
+            writeln!(text, "[[quasi_identifiers]]\ncolumn = \"{q}\"\nhierarchy = {{ file = \"{q}.csv\" }}").unwrap();
+        }
+        std::fs::write(d.join("job.toml"), text).unwrap();
+        let (header, cells) = read_delimited(&d.join("t.csv"), ',');
+        let rows = brute_rows(&header, &cells, &qis, Some("diagnosis"), Some("outcome"));
+        let hierarchies: Vec<_> =
+            qis.iter().map(|q| crate::util::hierarchy_rows(&d.join(format!("{q}.csv")))).collect();
+        let brute = BruteForce::new(&rows, &hierarchies, true, Models::default());
+        assert_eq!(brute.leaves, vec![9, 6, 2]);
+        let l = diversity.then_some(2);
+        let cases = [
+            (2, 0, Metric::Glm),
+            (3, 10, Metric::Dm),
+            (5, 30, Metric::Cm),
+            (4, 5, Metric::Precision),
+            (3, 15, Metric::Height),
+            (10, 40, Metric::Glm),
+            (25, 0, Metric::Dm),
+        ];
+        for (k, budget, metric) in cases {
+            let judged = brute.judge_all(&Req { k, l, budget });
+            let feasible = brute_feasible(&judged);
+            let want = brute_optimum(&judged, metric).unwrap();
+            for algorithm in Algorithm::value_variants().iter().filter(|a| !a.cell_based()) {
+                let case = format!("{} k {k} budget {budget} l {l:?} {}", algorithm.name(), metric.name());
+                let (k_arg, budget_arg) = (k.to_string(), budget.to_string());
+                let out = crate::util::kanon(
+                    d,
+                    &[
+                        "run",
+                        "job.toml",
+                        "--algorithm",
+                        algorithm.name(),
+                        "--k",
+                        &k_arg,
+                        "--max-suppression",
+                        &budget_arg,
+                        "--metric",
+                        metric.name(),
+                        "--report",
+                        "report.json",
+                        "--quiet",
+                    ],
+                );
+                assert_eq!(out.code, 0, "{case}: {}", out.show());
+                let r: serde_json::Value =
+                    serde_json::from_str(&std::fs::read_to_string(d.join("report.json")).unwrap()).unwrap();
+                let node: Vec<u8> = qis.iter().map(|q| r["node"][q].as_u64().unwrap() as u8).collect();
+                assert_eq!(node, want.levels, "{case}: the optimum");
+                let ran = if *algorithm == Algorithm::Auto { "topdown" } else { algorithm.name() };
+                assert_eq!(r["algorithm"], ran, "{case}");
+                assert_eq!(r["metric"], metric.name(), "{case}");
+                let int = |key: &str| r[key].as_u64();
+                assert_eq!(int("budget"), Some(budget), "{case}");
+                assert_eq!(int("suppressed"), Some(want.suppressed), "{case}");
+                assert_eq!(int("rows_out"), Some(brute.rows - want.suppressed), "{case}");
+                assert_eq!((int("k"), int("l"), int("classes")), (want.k, want.l, Some(want.classes)), "{case}");
+                let m = &r["metrics"];
+                let w = &want.metrics;
+                for (key, value) in [
+                    ("glm", w.glm),
+                    ("glm_normalized", w.glm_normalized),
+                    ("lm", w.glm_normalized),
+                    ("dm", w.dm),
+                    ("precision", w.precision),
+                    ("height", w.height),
+                    ("cm", w.cm),
+                    ("am", w.am),
+                ] {
+                    let got = m[key].as_f64().unwrap_or_else(|| panic!("{case}: no {key} in {m}"));
+                    assert!(crate::util::same(got, value), "{case}: {key} {got}, brute force {value}");
+                }
+                if matches!(algorithm, Algorithm::Incognito | Algorithm::Exhaustive) {
+                    assert_eq!(int("feasible_nodes"), Some(feasible.len() as u64), "{case}");
+                    assert_eq!(int("minimal_nodes"), Some(brute_minimal(&feasible) as u64), "{case}");
+                }
+                // The release: the kept rows, in classes of at least k.
+                let (columns, released) = read_delimited(&d.join("out.csv"), ',');
+                assert_eq!(released.len() as u64, brute.rows - want.suppressed, "{case}");
+                let at: Vec<usize> = qis.iter().map(|q| columns.iter().position(|c| c == q).unwrap()).collect();
+                let mut sizes: std::collections::HashMap<Vec<&str>, u64> = Default::default();
+                for row in &released {
+                    *sizes.entry(at.iter().map(|&i| row[i].as_str()).collect()).or_insert(0) += 1;
+                }
+                assert_eq!(sizes.len() as u64, want.classes, "{case}: released classes");
+                assert_eq!(sizes.values().min().copied(), want.k, "{case}: the smallest released class");
+            }
+        }
+    }
 }

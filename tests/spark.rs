@@ -392,6 +392,7 @@ fn a_killed_spark_run_leaves_the_previous_release() {
     assert!(out.contains("not found"), "{out}");
     let (code, out) = kanon(dir.path(), &["run", on_spark.to_str().unwrap(), "--quiet", "--k", "1000000"]);
     assert_eq!(code, 2, "{out}");
+    assert!(out.contains("k = 1000000 is above the number of rows"), "{out}");
     assert!(!spark.exists(table).unwrap(), "a read-only or failed command renamed a table");
     assert_eq!(spark_rows(&spark, &format!("{table}__kanon_previous")), full);
     ok(dir.path(), &["run", on_spark.to_str().unwrap(), "--quiet"]);
