@@ -107,72 +107,34 @@ impl Found {
     }
 }
 
+/// A named statement of sql/postgres_catalog.sql.
+fn catalog(name: &str) -> &'static str {
+    crate::sql::fragment(crate::sql::POSTGRES_CATALOG, name)
+}
+
 /// The relation `quoted` names, as the session's search_path resolves it
 /// (`to_regclass`); None when there is none. `quoted` must be a valid name
 /// (in a transaction a syntax error would abort it).
 fn find(client: &mut impl GenericClient, quoted: &str) -> Result<Option<Found>> {
-    let row = client.query_opt(
-        "SELECT c.oid, n.nspname::text, c.relname::text, c.relkind::text
-         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-         WHERE c.oid = to_regclass($1)",
-        &[&quoted],
-    )?;
+    let row = client.query_opt(catalog("find"), &[&quoted])?;
     Ok(row.map(|r| Found { oid: r.get(0), place: Place { schema: r.get(1), name: r.get(2) }, kind: r.get(3) }))
 }
 
 /// A table's columns: name, type oid, type modifier, in order.
 fn table_columns(client: &mut impl GenericClient, oid: u32) -> Result<Vec<(String, u32, i32)>> {
-    Ok(client
-        .query(
-            "SELECT attname::text, atttypid, atttypmod FROM pg_attribute
-             WHERE attrelid = $1 AND attnum > 0 AND NOT attisdropped ORDER BY attnum",
-            &[&oid],
-        )?
-        .iter()
-        .map(|r| (r.get(0), r.get(1), r.get(2)))
-        .collect())
+    Ok(client.query(catalog("columns"), &[&oid])?.iter().map(|r| (r.get(0), r.get(1), r.get(2))).collect())
 }
 
 /// Does the relation `reader` read `table`: is it that table, or a view
 /// (at any depth) over it?
 fn reads(client: &mut impl GenericClient, reader: u32, table: u32) -> Result<bool> {
-    Ok(client
-        .query_one(
-            "WITH RECURSIVE reads(oid) AS (
-                 SELECT $1::oid
-                 UNION
-                 SELECT d.refobjid FROM reads r
-                 JOIN pg_rewrite w ON w.ev_class = r.oid
-                 JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = w.oid
-                     AND d.refclassid = 'pg_class'::regclass AND d.refobjid <> r.oid
-             )
-             SELECT EXISTS (SELECT 1 FROM reads WHERE oid = $2)",
-            &[&reader, &table],
-        )?
-        .get(0))
+    Ok(client.query_one(catalog("reads"), &[&reader, &table])?.get(0))
 }
 
 /// What depends on the table `oid` from outside it (views, materialized
 /// views, other tables' foreign keys, SQL functions…), for messages.
 fn dependents(client: &mut impl GenericClient, oid: u32) -> Result<Vec<String>> {
-    Ok(client
-        .query(
-            "SELECT DISTINCT CASE WHEN d.classid = 'pg_rewrite'::regclass THEN
-                 (SELECT CASE c.relkind WHEN 'm' THEN 'materialized view ' ELSE 'view ' END || c.oid::regclass::text
-                  FROM pg_rewrite w JOIN pg_class c ON c.oid = w.ev_class WHERE w.oid = d.objid)
-                 ELSE pg_describe_object(d.classid, d.objid, d.objsubid) END AS what
-             FROM pg_depend d
-             WHERE d.refclassid = 'pg_class'::regclass AND d.refobjid = $1 AND d.deptype = 'n'
-               AND NOT (d.classid = 'pg_rewrite'::regclass
-                        AND EXISTS (SELECT 1 FROM pg_rewrite w WHERE w.oid = d.objid AND w.ev_class = $1))
-               AND NOT (d.classid = 'pg_constraint'::regclass
-                        AND EXISTS (SELECT 1 FROM pg_constraint k WHERE k.oid = d.objid AND k.conrelid = $1))
-             ORDER BY 1",
-            &[&oid],
-        )?
-        .iter()
-        .filter_map(|r| r.get::<_, Option<String>>(0))
-        .collect())
+    Ok(client.query(catalog("dependents"), &[&oid])?.iter().filter_map(|r| r.get::<_, Option<String>>(0)).collect())
 }
 
 /// How the release's columns (`now`) differ from the table's (`had`), as
@@ -183,7 +145,7 @@ fn difference(
     now: &[(String, u32, i32)],
 ) -> Result<String> {
     let mut type_name = |oid: u32, typmod: i32| -> Result<String> {
-        Ok(client.query_one("SELECT format_type($1, $2)", &[&oid, &typmod])?.get(0))
+        Ok(client.query_one(catalog("type_name"), &[&oid, &typmod])?.get(0))
     };
     for (name, oid, typmod) in now {
         match had.iter().find(|(n, _, _)| n == name) {
@@ -209,13 +171,7 @@ fn difference(
 fn carry_over(tx: &mut postgres::Transaction, oid: u32, tmp: &str) -> Result<()> {
     const PRIVILEGES: [&str; 8] =
         ["SELECT", "INSERT", "UPDATE", "DELETE", "TRUNCATE", "REFERENCES", "TRIGGER", "MAINTAIN"];
-    let grants = tx.query(
-        "SELECT CASE WHEN a.grantee = 0 THEN NULL ELSE pg_get_userbyid(a.grantee)::text END,
-                a.privilege_type::text, a.is_grantable
-         FROM pg_class c CROSS JOIN LATERAL aclexplode(c.relacl) a
-         WHERE c.oid = $1 AND a.grantee <> c.relowner",
-        &[&oid],
-    )?;
+    let grants = tx.query(catalog("grants"), &[&oid])?;
     for g in grants {
         let (role, privilege, grantable): (Option<String>, String, bool) = (g.get(0), g.get(1), g.get(2));
         if !PRIVILEGES.contains(&privilege.as_str()) {
@@ -226,11 +182,7 @@ fn carry_over(tx: &mut postgres::Transaction, oid: u32, tmp: &str) -> Result<()>
         tx.batch_execute(&format!("GRANT {privilege} ON {tmp} TO {to}{option}"))
             .with_context(|| format!("granting {privilege} to {to} on the new release"))?;
     }
-    let owner = tx.query_one(
-        "SELECT pg_get_userbyid(relowner)::text, relowner <> (SELECT oid FROM pg_roles WHERE rolname = current_user)
-         FROM pg_class WHERE oid = $1",
-        &[&oid],
-    )?;
+    let owner = tx.query_one(catalog("owner"), &[&oid])?;
     if owner.get::<_, bool>(1) {
         let name: String = owner.get(0);
         tx.batch_execute(&format!("ALTER TABLE {tmp} OWNER TO {}", ident(&name)))
@@ -534,7 +486,7 @@ impl Postgres {
             None => self
                 .client
                 .borrow_mut()
-                .query_one("SELECT current_schema()::text", &[])?
+                .query_one(catalog("current_schema"), &[])?
                 .get::<_, Option<String>>(0)
                 .unwrap_or_else(|| "public".into()),
         };
@@ -600,17 +552,13 @@ impl Postgres {
     pub fn open_table(&self, name: &str, view: &str) -> Result<Option<Vec<SourceColumn>>> {
         let mut client = self.client.borrow_mut();
         let found: Option<u32> = client
-            .query_one("SELECT to_regclass($1)::oid", &[&qualified(name)])
+            .query_one(catalog("regclass"), &[&qualified(name)])
             .map(|r| r.get::<_, Option<u32>>(0))
             .unwrap_or(None);
         let Some(oid) = found else {
             return Ok(None);
         };
-        let rows = client.query(
-            "SELECT attname::text, atttypid, atttypmod FROM pg_attribute
-             WHERE attrelid = $1 AND attnum > 0 AND NOT attisdropped ORDER BY attnum",
-            &[&oid],
-        )?;
+        let rows = client.query(catalog("columns"), &[&oid])?;
         let mut columns = Vec::new();
         for r in rows {
             let (name, oid, typmod): (String, u32, i32) = (r.get(0), r.get(1), r.get(2));
@@ -618,7 +566,7 @@ impl Postgres {
                 Some(t) => t,
                 None => {
                     let shown: String = client
-                        .query_one("SELECT format_type($1, $2)", &[&oid, &typmod])
+                        .query_one(catalog("type_name"), &[&oid, &typmod])
                         .map(|r| r.get(0))
                         .unwrap_or_else(|_| oid.to_string());
                     format!("{UNREAD}{shown}")
@@ -869,8 +817,7 @@ impl Postgres {
 
     /// Does the table `qualified` (quoted) exist?
     pub fn exists(&self, qualified: &str) -> Result<bool> {
-        let found: Option<u32> =
-            self.client.borrow_mut().query_one("SELECT to_regclass($1)::oid", &[&qualified])?.get(0);
+        let found: Option<u32> = self.client.borrow_mut().query_one(catalog("regclass"), &[&qualified])?.get(0);
         Ok(found.is_some())
     }
 

@@ -88,6 +88,7 @@ statements! {
     HISTORY => "history.sql",
     KEPT_SETS => "kept_sets.sql",
     REFUTE => "refute.sql",
+    POSTGRES_CATALOG => "postgres_catalog.sql",
 }
 
 /// The `-- name: NAME` section of a file that holds several fragments.

@@ -536,21 +536,27 @@ mod tests {
     use super::*;
 
     /// The room beside DuckDB's pool under a job's memory_limit, against what a sorted base
-    /// needs: 10⁹ rows of seven QIs fit in 8 GB with two threads (the billion-row benchmark),
-    /// not in 4 GB; 10⁸ rows fit in 800 MB with one thread, not two.
+    /// needs: 10⁹ rows of seven QIs (52-bit keys) fit in 8 GB with two threads (the
+    /// billion-row benchmark), not in 4 GB; 10⁸ rows fit in 2 GB, not in 800 MB (2²⁰
+    /// buckets, each with its last chunk half full); narrow keys of 10⁶ rows fit in 200 MB with
+    /// one counting thread, not two.
     #[test]
     fn the_sorted_base_is_weighed_against_the_budget() {
-        let layout = sorted::Layout::new(&[1 << 15, 1 << 12, 16, 8, 64, 32, 128]).unwrap();
         let room = |limit: &str| {
             let engine = crate::job::Engine { memory_limit: Some(limit.into()), ..Default::default() };
             let conn = crate::database::open_local(&engine).unwrap();
             Pool::room(&conn).unwrap().unwrap()
         };
-        let need = |rows: u64, threads| sorted::memory_needed(&layout, rows, threads);
+        let wide = sorted::Layout::new(&[1 << 15, 1 << 12, 16, 8, 64, 32, 128]).unwrap();
+        let need = |rows: u64, threads| sorted::memory_needed(&wide, rows, threads);
         assert!(need(1_000_000_000, 2) > 4_000_000_000);
         assert!(need(1_000_000_000, 2) <= room("8GB"), "{} > {}", need(1_000_000_000, 2), room("8GB"));
         assert!(need(1_000_000_000, 2) > room("4GB"));
-        assert!(need(100_000_000, 1) <= room("800MB"), "{} > {}", need(100_000_000, 1), room("800MB"));
-        assert!(need(100_000_000, 2) > room("800MB"));
+        assert!(need(100_000_000, 2) <= room("2GB"), "{} > {}", need(100_000_000, 2), room("2GB"));
+        assert!(need(100_000_000, 1) > room("800MB"));
+        let narrow = sorted::Layout::new(&[1 << 10, 16, 8]).unwrap();
+        let need = |rows: u64, threads| sorted::memory_needed(&narrow, rows, threads);
+        assert!(need(1_000_000, 1) <= room("200MB"), "{} > {}", need(1_000_000, 1), room("200MB"));
+        assert!(need(1_000_000, 2) > room("200MB"));
     }
 }
