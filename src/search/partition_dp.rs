@@ -28,6 +28,12 @@
 //! and the DP runs top-down over the rest ([`Shape::candidates`],
 //! [`TopDown`]); and it stops short once the node surely costs more than
 //! the best so far (`solve`'s cap).
+//!
+//! Under a suppression budget ([`PartitionDp::solve_within`], docs/schemes.md,
+//! "Under a suppression cap"): the unconstrained optimum when it keeps to the
+//! budget, else a DP whose value per set is the Pareto front of (suppressed
+//! records, weight) of its partitions ([`Fronts`]); a block is useless there
+//! only when a split of it weighs less and suppresses no more.
 
 use std::sync::Arc;
 

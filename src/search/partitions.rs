@@ -65,7 +65,8 @@ pub struct Pruning {
     pub useless_blocks: bool,
     /// A queued node's bound charges as suppressed the records of classes
     /// that stay under k however its applicators' QIs (and the DP's QI) are
-    /// generalized below it.
+    /// generalized below it; under a cap, a node with more such records than
+    /// the cap is dropped.
     pub stuck_classes: bool,
 }
 
