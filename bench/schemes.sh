@@ -5,11 +5,15 @@
 # hdm: optimal cost, anonymizations evaluated, seconds. Then the pruning
 # techniques switched off in pairs, as in their Fig. 13, with the DP off so
 # that each run counts the same anonymizations (and once with it on); and
-# SPS with the DP's rules switched off.
+# SPS with the DP's rules switched off. Then every scheme under suppression
+# caps of 1%, 5% and 100% (max_suppression), dm and hdm, k in {2, 10, 50}.
 #
-# Usage: bench/schemes.sh   (KANON_BENCH_TIMEOUT seconds per run, default 600)
-# Writes bench/schemes.csv and bench/schemes-pruning.csv. Skips with a notice
-# when ../shared/data/adult is absent.
+# Usage: bench/schemes.sh   (KANON_BENCH_TIMEOUT seconds per run, default 600;
+# KANON_BENCH_CAP_TIMEOUT for the capped runs, default 60;
+# KANON_BENCH_CAPPED_ONLY=1 runs only those)
+# Writes bench/schemes.csv, bench/schemes-pruning.csv and
+# bench/schemes-capped.csv. Skips with a notice when ../shared/data/adult is
+# absent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 adult=../shared/data/adult
@@ -20,9 +24,11 @@ fi
 timeout_s=${KANON_BENCH_TIMEOUT:-600}
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/kanon-target}
 cargo build --release --quiet
-kanon=$CARGO_TARGET_DIR/release/kanon
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# A copy: another build in the same target directory may replace the binary.
+cp "$CARGO_TARGET_DIR/release/kanon" "$work/kanon"
+kanon=$work/kanon
 
 # The age column as its five-year interval, and the hierarchy over intervals.
 awk -F';' 'NR==1{for(i=1;i<=NF;i++) if($i=="age") c=i; print; next}
@@ -57,10 +63,12 @@ EOF
 
 for s in bhs ghs gops ops gsps sps; do "$kanon" hierarchy "$work/job.toml" --scheme "$s" | tail -n +2 | tr '\n' ' '; echo "($s)"; done
 
-# run SCHEME METRIC K [PRUNING-OFF]: prints cost,evaluated,seconds,rate or a timeout.
+# run SCHEME METRIC K [PRUNING-OFF] [MAX-SUPPRESSION]: prints
+# cost,evaluated,seconds,rate,suppressed or a timeout.
 run() {
   local off=()
   [ -n "${4:-}" ] && off=(--pruning-off "$4")
+  [ -n "${5:-}" ] && off+=(--max-suppression "$5")
   rm -f "$work/report.json"
   if timeout "$timeout_s" "$kanon" run "$work/job.toml" --scheme "$1" --metric "$2" --k "$3" "${off[@]}" --quiet > /dev/null; then
     python3 - "$work/report.json" "$2" <<'PY'
@@ -73,6 +81,24 @@ PY
     echo "timeout,,>$timeout_s,,"
   fi
 }
+
+capped() {
+  local out=bench/schemes-capped.csv timeout_s=${KANON_BENCH_CAP_TIMEOUT:-60}
+  echo "scheme,metric,k,max_suppression,cost,evaluated,seconds,evaluated_per_second,suppressed" > "$out"
+  for metric in dm hdm; do
+    for k in 2 10 50; do
+      for s in bhs ghs gops ops gsps sps; do
+        for cap in 0.01 0.05 1.0; do
+          echo "$s,$metric,$k,$cap,$(run "$s" "$metric" "$k" "" "$cap")" | tee -a "$out"
+        done
+      done
+    done
+  done
+}
+if [ -n "${KANON_BENCH_CAPPED_ONLY:-}" ]; then
+  capped
+  exit 0
+fi
 
 out=bench/schemes.csv
 echo "scheme,metric,k,cost,evaluated,seconds,evaluated_per_second,suppressed" > "$out"
@@ -111,3 +137,5 @@ for k in 5 25; do
     prune sps dm "$k" "$off"
   done
 done
+
+capped

@@ -163,21 +163,20 @@ fn cost_of(recs: &[(Vec<u32>, u64)], parts: &[&[u32]], k: u64, metric: Metric, g
     (total, suppressed, compared)
 }
 
-/// The brute-force optimum: least cost as the search compares it, then more
-/// blocks, then the smaller partition vector. Returns (cost, vectors).
-fn brute_force(recs: &[(Vec<u32>, u64)], domains: &[ValueTree], k: u64, metric: Metric) -> (f64, Vec<Vec<u32>>) {
+/// Every anonymization, brute force: (cost as the search compares it, −blocks,
+/// partition vector, cost, suppressed records).
+type Scored = Vec<(i128, i64, Vec<Vec<u32>>, f64, u64)>;
+
+fn score_all(recs: &[(Vec<u32>, u64)], domains: &[ValueTree], k: u64, metric: Metric) -> Scored {
     let all: Vec<Vec<Arc<State>>> = domains.iter().map(partitions).collect();
     let mut idx = vec![0usize; all.len()];
-    let mut best: Option<(i128, i64, Vec<Vec<u32>>, f64)> = None;
+    let mut out = Vec::new();
     loop {
         let parts: Vec<&State> = idx.iter().zip(&all).map(|(&i, l)| l[i].as_ref()).collect();
-        let (c, _, compared) = cost(recs, &parts, domains, k, metric);
+        let (c, suppressed, compared) = cost(recs, &parts, domains, k, metric);
         let blocks: i64 = parts.iter().map(|p| p.nblocks as i64).sum();
         let vector: Vec<Vec<u32>> = parts.iter().zip(domains).map(|(p, d)| d.canonical(&p.blocks)).collect();
-        let key = (compared, -blocks, vector, c);
-        if best.as_ref().is_none_or(|b| (key.0, key.1, &key.2) < (b.0, b.1, &b.2)) {
-            best = Some(key);
-        }
+        out.push((compared, -blocks, vector, c, suppressed));
         let mut a = 0;
         while a < idx.len() {
             idx[a] += 1;
@@ -191,13 +190,26 @@ fn brute_force(recs: &[(Vec<u32>, u64)], domains: &[ValueTree], k: u64, metric: 
             break;
         }
     }
-    let b = best.unwrap();
-    (b.3, b.2)
+    out
+}
+
+/// The brute-force optimum among the anonymizations suppressing at most
+/// `cap` records: least cost as the search compares it, then more blocks,
+/// then the smaller partition vector. Returns (cost, vectors, suppressed).
+fn best_within(scored: &Scored, cap: Option<u64>) -> Option<(f64, Vec<Vec<u32>>, u64)> {
+    let b = scored
+        .iter()
+        .filter(|s| cap.is_none_or(|c| s.4 <= c))
+        .min_by(|x, y| (x.0, x.1, &x.2).cmp(&(y.0, y.1, &y.2)))?;
+    Some((b.3, b.2.clone(), b.4))
 }
 
 /// Load `job` and check every scheme, metric and k against the brute force;
-/// returns the optimal cost per (scheme, metric, k).
-fn check(job: &Job, source: &Path, ks: &[u64]) -> HashMap<(Scheme, &'static str, u64), f64> {
+/// returns the optimal cost per (scheme, metric, k). With `capped`, also
+/// under suppression caps of 0 and 1 records, one under the uncapped
+/// optimum's suppression, that suppression, and every record (a cap that
+/// cannot bind: the same search as no cap).
+fn check(job: &Job, source: &Path, ks: &[u64], capped: bool) -> HashMap<(Scheme, &'static str, u64), f64> {
     let loaded = load(job).unwrap();
     let qis = job.qi_names();
     let sets = MemorySets::new(&loaded.conn, &loaded.data.heights, Extras::default(), Some(2)).unwrap();
@@ -216,54 +228,94 @@ fn check(job: &Job, source: &Path, ks: &[u64]) -> HashMap<(Scheme, &'static str,
         let recs = records(source, &qis, &domains);
         for (metric, name) in [(Metric::Dm, "dm"), (Metric::Hdm, "hdm"), (Metric::Glm, "glm")] {
             for &k in ks {
-                let (want_cost, want) = brute_force(&recs, &domains, k, metric);
-                let p = Problem { codes, counts, domains: &domains, k, cap: None, metric, threads: None };
-                let mut offs = vec![
-                    Pruning::default(),
-                    Pruning { seeding: false, modified_bfs: false, dp: DpChoice::Off, ..Pruning::default() },
-                    Pruning { node_order: false, applicator_order: false, dp: DpChoice::Off, ..Pruning::default() },
-                    Pruning { stuck_classes: false, dp: DpChoice::Off, ..Pruning::default() },
-                ];
-                // The DP on each QI it can take, with and without the other techniques.
-                for a in (0..domains.len()).filter(|&a| dp_qi(&p, DpChoice::Qi(a)).is_some()) {
-                    let dp = DpChoice::Qi(a);
-                    offs.push(Pruning { dp, ..Pruning::default() });
-                    offs.push(Pruning { dp, small_classes: false, ..Pruning::default() });
-                    offs.push(Pruning { dp, useless_blocks: false, stuck_classes: false, ..Pruning::default() });
-                    offs.push(Pruning {
-                        seeding: false,
-                        modified_bfs: false,
-                        node_order: false,
-                        applicator_order: false,
-                        dp,
-                        small_classes: false,
-                        useless_blocks: false,
-                        stuck_classes: false,
-                    });
-                }
-                for pruning in offs {
-                    let got = search(&p, pruning, &kanon::progress::Silent).unwrap();
-                    assert_eq!(got.dp_qi, dp_qi(&p, pruning.dp));
-                    let parts: Vec<&State> = got.partitions.iter().map(|s| s.as_ref()).collect();
-                    let (c, suppressed, _) = cost(&recs, &parts, &domains, k, metric);
-                    let case = format!("{scheme:?} {name} k={k} {pruning:?}");
-                    assert!((c - want_cost).abs() < 1e-6, "{case}: cost {c}, brute force {want_cost}");
-                    let vector: Vec<Vec<u32>> =
-                        parts.iter().zip(&domains).map(|(s, d)| d.canonical(&s.blocks)).collect();
-                    assert_eq!(vector, want, "{case}: not the brute force's tie-break");
-                    assert_eq!(got.measures.suppressed, suppressed, "{case}");
-                    let reported = match metric {
-                        Metric::Dm => got.measures.dm,
-                        Metric::Glm => got.measures.glm,
-                        _ => got.measures.hdm,
-                    };
-                    assert!((reported - c).abs() < 1e-6, "{case}: reported {reported}");
+                let scored = score_all(&recs, &domains, k, metric);
+                let (want_cost, _, free) = best_within(&scored, None).unwrap();
+                let rows: u64 = recs.iter().map(|r| r.1).sum();
+                let caps = if capped {
+                    vec![None, Some(0), Some(1), Some(free.saturating_sub(1)), Some(free), Some(rows)]
+                } else {
+                    vec![None]
+                };
+                for cap in caps {
+                    check_within(codes, counts, &domains, &recs, &scored, (scheme, name, metric, k), cap);
                 }
                 out.insert((scheme, name, k), want_cost);
             }
         }
     }
     out
+}
+
+/// The search under `cap` against the brute force (`scored`), with the
+/// pruning techniques on, off in groups, and the DP on each QI it can take.
+fn check_within(
+    codes: &[Vec<u32>],
+    counts: &[u64],
+    domains: &[ValueTree],
+    recs: &[(Vec<u32>, u64)],
+    scored: &Scored,
+    (scheme, name, metric, k): (Scheme, &str, Metric, u64),
+    cap: Option<u64>,
+) {
+    let want_within = best_within(scored, cap);
+    let p = Problem { codes, counts, domains, k, cap, metric, threads: None };
+    let uncapped = Problem { codes, counts, domains, k, cap: None, metric, threads: None };
+    let rows: u64 = counts.iter().sum();
+    let mut offs = vec![
+        Pruning::default(),
+        Pruning { seeding: false, modified_bfs: false, dp: DpChoice::Off, ..Pruning::default() },
+        Pruning { node_order: false, applicator_order: false, dp: DpChoice::Off, ..Pruning::default() },
+        Pruning { stuck_classes: false, dp: DpChoice::Off, ..Pruning::default() },
+    ];
+    // The DP on each QI it can take, with and without the other techniques.
+    for a in (0..domains.len()).filter(|&a| dp_qi(&p, DpChoice::Qi(a)).is_some()) {
+        let dp = DpChoice::Qi(a);
+        offs.push(Pruning { dp, ..Pruning::default() });
+        offs.push(Pruning { dp, small_classes: false, ..Pruning::default() });
+        offs.push(Pruning { dp, useless_blocks: false, stuck_classes: false, ..Pruning::default() });
+        offs.push(Pruning {
+            seeding: false,
+            modified_bfs: false,
+            node_order: false,
+            applicator_order: false,
+            dp,
+            small_classes: false,
+            useless_blocks: false,
+            stuck_classes: false,
+        });
+    }
+    for pruning in offs {
+        let case = format!("{scheme:?} {name} k={k} cap {cap:?} {pruning:?}");
+        let Some((want_cost, want, want_suppressed)) = &want_within else {
+            assert!(search(&p, pruning, &kanon::progress::Silent).is_none(), "{case}: none is within the cap");
+            continue;
+        };
+        let got = search(&p, pruning, &kanon::progress::Silent).unwrap();
+        assert_eq!(got.dp_qi, dp_qi(&p, pruning.dp));
+        let parts: Vec<&State> = got.partitions.iter().map(|s| s.as_ref()).collect();
+        let (c, suppressed, _) = cost(recs, &parts, domains, k, metric);
+        assert_eq!(suppressed, *want_suppressed, "{case}");
+        assert!((c - want_cost).abs() < 1e-6, "{case}: cost {c}, brute force {want_cost}");
+        let vector: Vec<Vec<u32>> = parts.iter().zip(domains).map(|(s, d)| d.canonical(&s.blocks)).collect();
+        assert_eq!(&vector, want, "{case}: not the brute force's tie-break");
+        assert_eq!(got.measures.suppressed, suppressed, "{case}");
+        let reported = match metric {
+            Metric::Dm => got.measures.dm,
+            Metric::Glm => got.measures.glm,
+            _ => got.measures.hdm,
+        };
+        assert!((reported - c).abs() < 1e-6, "{case}: reported {reported}");
+        if cap == Some(rows) {
+            // A cap that cannot bind: the same search as none.
+            let free = search(&uncapped, pruning, &kanon::progress::Silent).unwrap();
+            let blocks = |o: &kanon::search::partitions::Optimum| -> Vec<Vec<u32>> {
+                o.partitions.iter().map(|s| s.blocks.clone()).collect()
+            };
+            assert_eq!(blocks(&got), blocks(&free), "{case}");
+            assert_eq!(got.measures, free.measures, "{case}");
+            assert_eq!((got.evaluated, got.expanded), (free.evaluated, free.expanded), "{case}");
+        }
+    }
 }
 
 /// BHS ⊂ GHS ⊂ GOPS ⊂ OPS ⊂ SPS and GOPS ⊂ GSPS ⊂ SPS: a larger space never costs more.
@@ -285,7 +337,7 @@ fn schemes_equal_brute_force_on_hand_made_tables() {
         hand_made(dir.path(), rows, seed);
         let text = job_text("csv = \"t.csv\"", &[("job", "job.csv"), ("age", "age.csv"), ("city", "city.csv")]);
         let job = Job::parse(&dir.path().join("job.toml"), &text).unwrap();
-        let costs = check(&job, &dir.path().join("t.csv"), &[2, 3, 5]);
+        let costs = check(&job, &dir.path().join("t.csv"), &[2, 3, 5], false);
         assert_order(&costs);
     }
 }
@@ -301,7 +353,7 @@ fn schemes_equal_brute_force_on_adult_small_qis() {
     );
     let dir = tempfile::tempdir().unwrap();
     let job = Job::parse(&dir.path().join("job.toml"), &text).unwrap();
-    let costs = check(&job, &adult.join("adult.csv"), &[10, 100]);
+    let costs = check(&job, &adult.join("adult.csv"), &[10, 100], false);
     assert_order(&costs);
 }
 
@@ -802,5 +854,20 @@ fn scheme_reports_and_labels_follow_the_files_order() {
                 }
             }
         }
+    }
+}
+
+/// Under suppression caps (none, 0, 1, binding, the optimum's own
+/// suppression, every record), every scheme, metric and k against the brute
+/// force on hand-made tables; a cap that cannot bind runs the same search as
+/// none.
+#[test]
+fn capped_schemes_equal_brute_force() {
+    for (rows, seed) in [(40, 3), (60, 11)] {
+        let dir = tempfile::tempdir().unwrap();
+        hand_made(dir.path(), rows, seed);
+        let text = job_text("csv = \"t.csv\"", &[("job", "job.csv"), ("age", "age.csv"), ("city", "city.csv")]);
+        let job = Job::parse(&dir.path().join("job.toml"), &text).unwrap();
+        check(&job, &dir.path().join("t.csv"), &[2, 3, 5], true);
     }
 }

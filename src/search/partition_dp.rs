@@ -28,6 +28,12 @@
 //! and the DP runs top-down over the rest ([`Shape::candidates`],
 //! [`TopDown`]); and it stops short once the node surely costs more than
 //! the best so far (`solve`'s cap).
+//!
+//! Under a suppression budget ([`PartitionDp::solve_within`], docs/schemes.md,
+//! "Under a suppression cap"): the unconstrained optimum when it keeps to the
+//! budget, else a DP whose value per set is the Pareto front of (suppressed
+//! records, weight) of its partitions ([`Fronts`]); a block is useless there
+//! only when a split of it weighs less and suppresses no more.
 
 use std::sync::Arc;
 
@@ -104,6 +110,12 @@ pub struct PartitionDp {
     /// once and shared by the workers' copies: the block costs' inner loop reads it.
     own_table: Arc<Vec<i64>>,
     cost: Vec<Cost>,
+    /// Per subset: the records in its classes under k, as if it were one
+    /// block (every subset in dense shapes, the valid blocks otherwise);
+    /// counted only when a partition must keep within a cap.
+    supp: Vec<u64>,
+    /// The records of `Rest::small`, suppressed whatever the partition.
+    small: u64,
     /// What the records of `Rest::small` cost, whatever the partition.
     fixed: Cost,
     /// [`Self::value_bounds`] of the last block costs.
@@ -163,6 +175,8 @@ impl PartitionDp {
             own_all,
             own_table: Arc::new(own_table),
             cost: vec![0; size],
+            supp: Vec::new(),
+            small: 0,
             fixed: 0,
             value_bound: Vec::new(),
             useless_blocks: true,
@@ -175,6 +189,67 @@ impl PartitionDp {
     /// Whether the DP skips blocks a split of them beats (on by default).
     pub fn skip_useless_blocks(&mut self, on: bool) {
         self.useless_blocks = on;
+    }
+
+    /// The records a partition (its blocks as masks) suppresses for these
+    /// rest classes, `Rest::small`'s included.
+    pub fn suppressed(&self, rest: &Rest, masks: &[u32]) -> u64 {
+        let r = rest.classes;
+        let mut sizes = vec![0u64; r];
+        let mut out = rest.small.iter().sum::<u64>();
+        for &m in masks {
+            sizes.iter_mut().for_each(|x| *x = 0);
+            for v in (0..self.n).filter(|&v| m >> v & 1 == 1) {
+                for (x, &c) in sizes.iter_mut().zip(&rest.count[v * r..(v + 1) * r]) {
+                    *x += c;
+                }
+            }
+            out += self.under_k(&sizes);
+        }
+        out
+    }
+
+    /// Each subset's suppressed records into `supp` (only the valid blocks'
+    /// unless dense), depth-first as [`Self::dm_costs_dense`].
+    fn count_suppressed(&mut self, rest: &Rest) {
+        let (n, r, k) = (self.n, rest.classes, self.k);
+        self.supp.clear();
+        self.supp.resize(1 << n, 0);
+        if !self.dense {
+            let mut sizes = vec![0u64; r];
+            for i in 0..self.blocks.len() {
+                let b = self.blocks[i];
+                sizes.iter_mut().for_each(|x| *x = 0);
+                for v in (0..n).filter(|&v| b >> v & 1 == 1) {
+                    for (x, &c) in sizes.iter_mut().zip(&rest.count[v * r..(v + 1) * r]) {
+                        *x += c;
+                    }
+                }
+                self.supp[b as usize] = self.under_k(&sizes);
+            }
+            return;
+        }
+        let mut sizes = vec![0u64; (n + 1) * r];
+        let mut stack: Vec<(u32, usize, usize)> = vec![(0, 0, 0)];
+        while let Some((mask, from, depth)) = stack.pop() {
+            for v in (from..n).rev() {
+                stack.push((mask | 1 << v, v + 1, depth + 1));
+            }
+            if mask == 0 {
+                continue;
+            }
+            let top = 31 - mask.leading_zeros() as usize;
+            let (lo, hi) = sizes.split_at_mut(depth * r);
+            let (parent, here) = (&lo[(depth - 1) * r..], &mut hi[..r]);
+            let row = &rest.count[top * r..(top + 1) * r];
+            let mut under = 0u64;
+            for c in 0..r {
+                let x = parent[c] + row[c];
+                here[c] = x;
+                under += if x >= k { 0 } else { x };
+            }
+            self.supp[mask as usize] = under;
+        }
     }
 
     /// The least bound over this QI's partitions for the rest classes in
@@ -285,7 +360,8 @@ impl PartitionDp {
     /// The cost of every valid block for these rest classes.
     pub fn block_costs(&mut self, rest: &Rest) {
         let r = rest.classes;
-        self.fixed = rest.small.iter().sum::<u64>() as Cost * self.suppressed_charge();
+        self.small = rest.small.iter().sum::<u64>();
+        self.fixed = self.small as Cost * self.suppressed_charge();
         self.value_bound = self.value_bounds(rest);
         let small_counts = self.total < 1 << 31 && rest.count.iter().all(|&c| c < 1 << 31);
         if self.dense && matches!(self.charge, Charge::Dm) && small_counts {
@@ -314,6 +390,11 @@ impl PartitionDp {
                 self.one_block(b, &sizes, &pens, rest);
             }
         }
+    }
+
+    /// The records in classes under k among `sizes`.
+    fn under_k(&self, sizes: &[u64]) -> u64 {
+        sizes.iter().filter(|&&x| x < self.k).sum()
     }
 
     /// dm's cost of every subset, depth-first, class sizes in 32 bits (every
@@ -458,6 +539,42 @@ impl PartitionDp {
         };
         Some((cost + self.fixed, blocks))
     }
+
+    /// After [`Self::block_costs`] for `rest`: the optimal partition
+    /// among those suppressing at most `budget` records in all
+    /// (`Rest::small`'s included), with [`Self::solve`]'s tie-break among
+    /// them; None when there is none, or (with `cap`) when it costs more than
+    /// `cap`. A DP over sets whose value is the Pareto front of (suppressed,
+    /// weight) of their partitions (docs/schemes.md, "Under a suppression cap").
+    pub fn solve_within(&mut self, rest: &Rest, cap: Option<Cost>, budget: u64) -> Option<(Cost, Vec<u32>)> {
+        if self.small > budget {
+            return None;
+        }
+        self.count_suppressed(rest);
+        let every = self.blocks.len() + 1 == 1 << self.n;
+        let cap = match cap {
+            Some(c) if c < self.fixed => return None,
+            Some(c) => Some((c - self.fixed) * WEIGHT + WEIGHT - 1),
+            None => None,
+        };
+        let shape = Shape {
+            n: self.n,
+            dense: self.dense,
+            every,
+            valid: &self.valid,
+            by_low: &self.by_low,
+            useless_blocks: self.useless_blocks,
+            value_bound: &self.value_bound,
+            cap,
+        };
+        let left = budget - self.small;
+        let (cost, blocks) = if self.narrow {
+            shape.solve_within(&self.blocks, &self.cost, &self.supp, left, &mut self.b64)?
+        } else {
+            shape.solve_within(&self.blocks, &self.cost, &self.supp, left, &mut self.b128)?
+        };
+        Some((cost + self.fixed, blocks))
+    }
 }
 
 /// A block's weight in the DP is cost·WEIGHT + |B| − 1, so a partition's sum
@@ -516,6 +633,10 @@ struct Buffers<T> {
     /// Per set, a bound on its least sum, and whether `best` is exact.
     floor: Vec<T>,
     exact: Vec<bool>,
+    /// Under a cap: per set, a bound on the records any partition of it
+    /// suppresses, and the Pareto fronts.
+    least_supp: Vec<u64>,
+    fronts: FrontMemo<T>,
 }
 
 /// Which blocks the DP may take.
@@ -546,7 +667,7 @@ impl Shape<'_> {
         let full = (1usize << self.n) - 1;
         if self.dense && self.useless_blocks {
             let w: &[T; TABLE] = buf.weight.as_slice().try_into().expect("TABLE entries");
-            self.candidates(w, &mut buf.cand, &mut buf.is_cand);
+            self.candidates(w, None, &mut buf.cand, &mut buf.is_cand);
             // A bound on every set's least sum: its values' bounds (a least
             // sum is at least its cost times WEIGHT).
             buf.floor.clear();
@@ -580,6 +701,67 @@ impl Shape<'_> {
             self.min_plus(&buf.weight, &mut buf.best);
             Some((buf.best[full].cost() / WEIGHT, self.unfold(&buf.weight, &buf.best, None)))
         }
+    }
+
+    /// [`Self::solve`] among the partitions suppressing at most `budget`
+    /// records (`supp`: per block, and in dense shapes per subset, as if it
+    /// were one block), top-down over Pareto fronts ([`Fronts`]).
+    fn solve_within<T: Num>(
+        &self,
+        blocks: &[u32],
+        cost: &[Cost],
+        supp: &[u64],
+        budget: u64,
+        buf: &mut Buffers<T>,
+    ) -> Option<(Cost, Vec<u32>)> {
+        buf.weight.clear();
+        buf.weight.resize(TABLE, T::ZERO);
+        for &b in blocks {
+            let i = b as usize;
+            buf.weight[i] = T::of(cost[i] * WEIGHT + b.count_ones() as Cost - 1);
+        }
+        let full = (1usize << self.n) - 1;
+        let w: &[T; TABLE] = buf.weight.as_slice().try_into().expect("TABLE entries");
+        if self.dense && self.useless_blocks {
+            self.candidates(w, Some(supp), &mut buf.cand, &mut buf.is_cand);
+        } else {
+            buf.cand.iter_mut().for_each(Vec::clear);
+            buf.cand.resize(self.n, Vec::new());
+            for (list, by) in buf.cand.iter_mut().zip(self.by_low) {
+                list.extend(by.iter().map(|&b| b as u16));
+            }
+            buf.is_cand.clear();
+            buf.is_cand.extend(self.valid.iter().take(TABLE).copied());
+            buf.is_cand.resize(TABLE, false);
+        }
+        buf.floor.clear();
+        buf.floor.resize(TABLE, T::ZERO);
+        for m in 1..=full {
+            let v = m.trailing_zeros() as usize;
+            buf.floor[m] = buf.floor[m & (m - 1)] + T::of(self.value_bound.get(v).map_or(0, |&b| b * WEIGHT));
+        }
+        // A set's classes under k stay under k in every partition of it
+        // (each class's parts are smaller): known for every subset only in
+        // dense shapes.
+        buf.least_supp.clear();
+        buf.least_supp.resize(TABLE, 0);
+        if self.dense {
+            buf.least_supp[..=full].copy_from_slice(&supp[..=full]);
+        }
+        buf.fronts.reset();
+        let mut f = Fronts {
+            w,
+            supp,
+            floor: buf.floor.as_slice().try_into().expect("TABLE entries"),
+            least_supp: &buf.least_supp,
+            cand: &buf.cand,
+            is_cand: &buf.is_cand,
+            memo: &mut buf.fronts,
+        };
+        let cap = self.cap.map_or(T::MAX - T::ONE, T::capped);
+        let least = f.least(full as u32, cap, budget)?;
+        let parts = f.unfold(full as u32, least, budget);
+        Some((least.cost() / WEIGHT, parts))
     }
 
     /// best(S) = min over valid B ∋ min(S), B ⊆ S, of w(B) + best(S \ B), for
@@ -625,7 +807,17 @@ impl Shape<'_> {
     /// splitting it lowers the weight of every partition holding it (weights
     /// never tie, see [`WEIGHT`]), so no least sum holds it. Per lowest bit,
     /// ascending; and a flag per mask.
-    fn candidates<T: Num>(&self, w: &[T; TABLE], cand: &mut Vec<Vec<u16>>, is_cand: &mut Vec<bool>) {
+    ///
+    /// With `supp` (under a cap, every subset's suppressed records), B must
+    /// also fail to suppress fewer than each such split: a split that weighs
+    /// less and suppresses no more beats B whatever the budget.
+    fn candidates<T: Num>(
+        &self,
+        w: &[T; TABLE],
+        supp: Option<&[u64]>,
+        cand: &mut Vec<Vec<u16>>,
+        is_cand: &mut Vec<bool>,
+    ) {
         let full = (1u32 << self.n) - 1;
         cand.iter_mut().for_each(Vec::clear);
         cand.resize(self.n, Vec::new());
@@ -642,7 +834,9 @@ impl Shape<'_> {
                 let v = bits & bits.wrapping_neg();
                 bits ^= v;
                 let rest = (b ^ v) as usize;
-                keep = !(self.every || self.valid[rest]) || w[i] < w[rest] + w[v as usize];
+                keep = !(self.every || self.valid[rest])
+                    || w[i] < w[rest] + w[v as usize]
+                    || supp.is_some_and(|s| s[i] < s[rest] + s[v as usize]);
             }
             if keep {
                 is_cand[i] = true;
@@ -760,6 +954,180 @@ impl<T: Num> TopDown<'_, T> {
             self.best[i] = cap + T::ONE;
         }
         self.best[i]
+    }
+}
+
+/// Per set, the Pareto front of its partitions' (suppressed, weight),
+/// suppressed ascending and weight strictly descending, complete within the
+/// limits it was built under.
+#[derive(Clone)]
+struct FrontMemo<T> {
+    points: Vec<Vec<(u64, T)>>,
+    /// The (weight, suppressed) limits each front was built under.
+    limit: Vec<Option<(T, u64)>>,
+    touched: Vec<u32>,
+    /// The fronts under construction, a stack.
+    scratch: Vec<(u64, T)>,
+}
+
+impl<T> Default for FrontMemo<T> {
+    fn default() -> Self {
+        FrontMemo { points: Vec::new(), limit: Vec::new(), touched: Vec::new(), scratch: Vec::new() }
+    }
+}
+
+impl<T: Num> FrontMemo<T> {
+    fn reset(&mut self) {
+        if self.points.len() != TABLE {
+            self.points = vec![Vec::new(); TABLE];
+            self.limit = vec![None; TABLE];
+        }
+        for &s in &self.touched {
+            self.points[s as usize].clear();
+            self.limit[s as usize] = None;
+        }
+        self.touched.clear();
+        self.scratch.clear();
+        // The empty set: one partition, nothing suppressed, weight 0.
+        self.points[0] = vec![(0, T::ZERO)];
+        self.limit[0] = Some((T::MAX, u64::MAX));
+    }
+
+    /// The least weight in `set`'s front within (`wcap`, `r`).
+    fn best_in(&self, set: u32, wcap: T, r: u64) -> Option<T> {
+        self.points[set as usize].iter().take_while(|p| p.0 <= r).last().map(|p| p.1).filter(|&w| w <= wcap)
+    }
+}
+
+/// The DP under a suppression budget: a set's partitions are summed up by
+/// their Pareto front of (suppressed, weight), built top-down from the whole
+/// set, within a weight and a suppressed limit, from the fronts of what is
+/// left once a candidate block holding its lowest value is taken away.
+struct Fronts<'a, T> {
+    w: &'a [T; TABLE],
+    supp: &'a [u64],
+    /// Per set, a bound on its least weight and on its least suppressed.
+    floor: &'a [T; TABLE],
+    least_supp: &'a [u64],
+    cand: &'a [Vec<u16>],
+    is_cand: &'a [bool],
+    memo: &'a mut FrontMemo<T>,
+}
+
+impl<T: Num> Fronts<'_, T> {
+    /// Each candidate block of `set` (holding its lowest value) that fits
+    /// the limits with what its remainder needs at least: `f(block)`.
+    fn each(&mut self, set: u32, wcap: T, r: u64, mut f: impl FnMut(&mut Self, u32, T, u64)) {
+        let (w, supp, floor, least_supp) = (self.w, self.supp, self.floor, self.least_supp);
+        let (cand, is_cand) = (self.cand, self.is_cand);
+        let low = set & set.wrapping_neg();
+        let list = &cand[low.trailing_zeros() as usize];
+        let mut offer = |this: &mut Self, b: u32| {
+            let (wb, sb, rest) = (w[b as usize], supp[b as usize], (set ^ b) as usize);
+            if wb <= wcap && sb <= r && floor[rest] <= wcap - wb && least_supp[rest] <= r - sb {
+                f(this, b, wcap - wb, r - sb);
+            }
+        };
+        if list.len() <= 1 << (set.count_ones() - 1) {
+            for &b in list {
+                if b as u32 & !set == 0 {
+                    offer(self, b as u32);
+                }
+            }
+        } else {
+            let others = set ^ low;
+            let mut sub = others;
+            loop {
+                let b = sub | low;
+                if is_cand[b as usize] {
+                    offer(self, b);
+                }
+                if sub == 0 {
+                    break;
+                }
+                sub = (sub - 1) & others;
+            }
+        }
+    }
+
+    /// Make `set`'s front complete within weight `wcap` and `r` suppressed.
+    fn ensure(&mut self, set: u32, wcap: T, r: u64) {
+        let i = set as usize;
+        let (wcap, r) = match self.memo.limit[i] {
+            Some((w0, r0)) if w0 >= wcap && r0 >= r => return,
+            Some((w0, r0)) => (w0.max(wcap), r0.max(r)),
+            None => {
+                self.memo.touched.push(set);
+                (wcap, r)
+            }
+        };
+        let start = self.memo.scratch.len();
+        self.each(set, wcap, r, |this, b, wl, rl| {
+            let rest = (set ^ b) as usize;
+            this.ensure(rest as u32, wl, rl);
+            let (wb, sb) = (this.w[b as usize], this.supp[b as usize]);
+            for j in 0..this.memo.points[rest].len() {
+                let (ps, pw) = this.memo.points[rest][j];
+                if ps > rl {
+                    break;
+                }
+                if pw <= wl {
+                    this.memo.scratch.push((ps + sb, pw + wb));
+                }
+            }
+        });
+        let memo = &mut *self.memo;
+        memo.scratch[start..].sort_unstable();
+        let mut front = std::mem::take(&mut memo.points[i]);
+        front.clear();
+        for &(s, w) in &memo.scratch[start..] {
+            if front.last().is_none_or(|&(_, last)| w < last) {
+                front.push((s, w));
+            }
+        }
+        memo.scratch.truncate(start);
+        memo.points[i] = front;
+        memo.limit[i] = Some((wcap, r));
+    }
+
+    /// The least weight of `set`'s partitions within `wcap` and `r`: only
+    /// the least is wanted, so the limit falls as lighter ones are found.
+    fn least(&mut self, set: u32, wcap: T, r: u64) -> Option<T> {
+        let mut least: Option<T> = None;
+        self.each(set, wcap, r, |this, b, _, rl| {
+            let wb = this.w[b as usize];
+            let limit = least.map_or(wcap, |l| l.min(wcap));
+            if wb > limit || this.floor[(set ^ b) as usize] > limit - wb {
+                return;
+            }
+            this.ensure(set ^ b, limit - wb, rl);
+            if let Some(x) = this.memo.best_in(set ^ b, limit - wb, rl) {
+                least = Some(least.map_or(wb + x, |l| l.min(wb + x)));
+            }
+        });
+        least
+    }
+
+    /// The partition of `set` of least weight `t` within `r` suppressed,
+    /// block by block: of the blocks reaching it, the one whose list comes
+    /// first (as [`Shape::unfold`]).
+    fn unfold(&mut self, mut set: u32, mut t: T, mut r: u64) -> Vec<u32> {
+        let mut out = Vec::new();
+        while set != 0 {
+            let mut pick: Option<u32> = None;
+            self.each(set, t, r, |this, b, wl, rl| {
+                this.ensure(set ^ b, wl, rl);
+                if this.memo.best_in(set ^ b, wl, rl) == Some(wl) && pick.is_none_or(|p| first_list(b, p)) {
+                    pick = Some(b);
+                }
+            });
+            let b = pick.expect("the least weight is reached");
+            out.push(b);
+            t = t - self.w[b as usize];
+            r -= self.supp[b as usize];
+            set ^= b;
+        }
+        out
     }
 }
 
@@ -993,5 +1361,116 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Under a suppression budget, dm and hdm over every partition of 6
+    /// values against 4 rest classes, some blocks invalid, several k: the
+    /// least cost among the partitions suppressing at most the budget, and
+    /// its tie-break, equal the brute force's, for budgets of none, a few
+    /// records, the unconstrained optimum's less one, that optimum's, and
+    /// every record; a budget no partition meets gives None.
+    #[test]
+    fn capped_dp_equals_brute_force() {
+        let (n, classes) = (6, 4);
+        let mut x = 5u64;
+        let mut next = |m: u64| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) % m
+        };
+        let mut checked = [0usize; 2];
+        for round in 0..16 {
+            let count: Vec<u64> = (0..n * classes).map(|_| [0, 1, 1, 2, 3, 6][next(6) as usize]).collect();
+            let penalty: Vec<Cost> = count.iter().map(|&c| c as Cost * next(1000) as Cost).collect();
+            let mut marginal: Vec<u64> = (0..n).map(|v| count[v * classes..(v + 1) * classes].iter().sum()).collect();
+            marginal.iter_mut().for_each(|m| *m = (*m).max(1));
+            let total: u64 = marginal.iter().sum();
+            let blocks: Vec<u32> =
+                (1..1u32 << n).filter(|m| m.count_ones() == 1 || round % 2 == 0 || m % 3 != 0).collect();
+            let valid: Vec<Vec<u32>> =
+                partitions(n).into_iter().filter(|p| p.iter().all(|b| blocks.contains(b))).collect();
+            let suppressed_charge: Cost = 3_000_000;
+            let own = Own::Hdm { scale: 1e6, marginal: marginal.clone(), total };
+            for hdm in [false, true] {
+                for k in [2, 4, 7] {
+                    // A block's (cost, suppressed records), from the counts.
+                    let block = |b: u32| -> (Cost, u64) {
+                        let vs: Vec<usize> = (0..n).filter(|&v| b >> v & 1 == 1).collect();
+                        let (mut cost, mut supp) = (0 as Cost, 0u64);
+                        for c in 0..classes {
+                            let size: u64 = vs.iter().map(|&v| count[v * classes + c]).sum();
+                            if size < k {
+                                supp += size;
+                                cost += size as Cost * if hdm { suppressed_charge } else { total as Cost };
+                            } else if hdm {
+                                cost += vs
+                                    .iter()
+                                    .map(|&v| penalty[v * classes + c] + own.of(b, v) * count[v * classes + c] as Cost)
+                                    .sum::<Cost>();
+                            } else {
+                                cost += (size * size) as Cost;
+                            }
+                        }
+                        (cost, supp)
+                    };
+                    let scored: Vec<(Cost, u64, &Vec<u32>)> = valid
+                        .iter()
+                        .map(|p| {
+                            let (c, s) = p.iter().map(|&b| block(b)).fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+                            (c, s, p)
+                        })
+                        .collect();
+                    let within = |budget: u64| {
+                        scored
+                            .iter()
+                            .filter(|p| p.1 <= budget)
+                            .map(|&(c, _, p)| {
+                                (c, std::cmp::Reverse(p.len()), p.iter().map(|&b| list(b)).collect::<Vec<_>>(), p)
+                            })
+                            .min()
+                    };
+                    let free = within(u64::MAX).unwrap();
+                    let free_supp = scored.iter().find(|p| p.2 == free.3).unwrap().1;
+                    let least_supp = scored.iter().map(|p| p.1).min().unwrap();
+                    let budgets = [0, least_supp, 2, free_supp.saturating_sub(1), free_supp, total];
+                    for (dense, useless, split) in
+                        [(false, true, false), (true, true, false), (true, false, true), (true, true, true)]
+                    {
+                        let charge = if hdm {
+                            Charge::Penalty { suppressed: suppressed_charge, own: own.clone() }
+                        } else {
+                            Charge::Dm
+                        };
+                        let mut dp = PartitionDp::new(n, blocks.clone(), &marginal, k, charge);
+                        dp.dense = dense;
+                        dp.skip_useless_blocks(useless);
+                        let pens = if hdm { penalty.clone() } else { Vec::new() };
+                        let mut rest = Rest { classes, count: count.clone(), penalty: pens, small: Vec::new() };
+                        if split {
+                            rest = dp.split_small(rest);
+                        }
+                        dp.block_costs(&rest);
+                        let (c, parts) = dp.solve(None).unwrap();
+                        assert_eq!(dp.suppressed(&rest, &parts), free_supp, "round {round} k {k}");
+                        for budget in budgets {
+                            let case = format!(
+                                "round {round} hdm {hdm} k {k} budget {budget} dense {dense} useless {useless} split {split}"
+                            );
+                            let want = within(budget);
+                            let got = dp.solve_within(&rest, None, budget);
+                            assert_eq!(got.as_ref().map(|g| (g.0, &g.1)), want.as_ref().map(|w| (w.0, w.3)), "{case}");
+                            if let Some(w) = &want {
+                                checked[(w.0 > c) as usize] += 1;
+                                assert!(dp.suppressed(&rest, &got.as_ref().unwrap().1) <= budget, "{case}");
+                                // Capped at the optimum: the same; under it, none.
+                                assert_eq!(dp.solve_within(&rest, Some(w.0), budget), got, "{case}");
+                                assert_eq!(dp.solve_within(&rest, Some(w.0 - 1), budget), None, "{case}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // Both kinds met: budgets the optimum keeps to, and budgets that cost more.
+        assert!(checked[0] > 0 && checked[1] > 0, "{checked:?}");
     }
 }

@@ -26,8 +26,8 @@
 //! scheme allows more partitions than its values have subsets, the tree is
 //! searched over the other QIs only and that QI's best partition for each of
 //! their anonymizations comes from [`super::partition_dp`], whose relaxed DP
-//! is the node's lower bound. Not with a suppression cap (the cost is then
-//! no longer a sum over blocks).
+//! is the node's lower bound. Under a suppression cap the DP keeps to the
+//! cap's budget (docs/schemes.md, "Under a suppression cap").
 
 use super::partition_dp::{Charge, Cost, Own, PartitionDp, Rest};
 use crate::options::Metric;
@@ -65,7 +65,8 @@ pub struct Pruning {
     pub useless_blocks: bool,
     /// A queued node's bound charges as suppressed the records of classes
     /// that stay under k however its applicators' QIs (and the DP's QI) are
-    /// generalized below it.
+    /// generalized below it; under a cap, a node with more such records than
+    /// the cap is dropped.
     pub stuck_classes: bool,
 }
 
@@ -101,9 +102,6 @@ const DP_VALUES: usize = 16;
 
 /// The QI the DP solves for `p` under `choice`.
 pub fn dp_qi(p: &Problem, choice: DpChoice) -> Option<usize> {
-    if p.cap.is_some() {
-        return None;
-    }
     let able = |a: usize| {
         let d = &p.domains[a];
         (1..=DP_VALUES).contains(&d.len()) && d.valid_blocks().is_some()
@@ -486,7 +484,6 @@ impl<'a> Scorer<'a> {
         let mut e = Eval {
             cost: Cost::MAX,
             lb: dp.bound(&rest),
-            // Not counted: the DP runs only without a suppression cap.
             suppressed: 0,
             classes: r as u64,
             blocks: most,
@@ -503,11 +500,36 @@ impl<'a> Scorer<'a> {
         if hopeless(own, most) {
             return (e, None);
         }
+        let budget = self.p.cap;
+        if let Some(c) = budget {
+            // The rest classes under k are suppressed at every partition of
+            // the DP's QI, the fewest it can suppress: more than the cap, and
+            // none is a candidate.
+            let (k, r) = (self.p.k, rest.classes);
+            let least: u64 =
+                (0..r).map(|c| (0..n).map(|v| rest.count[v * r + c]).sum::<u64>()).filter(|&x| x < k).sum::<u64>()
+                    + rest.small.iter().sum::<u64>();
+            if least > c {
+                return (e, None);
+            }
+        }
         dp.block_costs(&rest);
         // The DP may stop short once the node's cost is surely over `cap`.
-        let Some((cost, masks)) = dp.solve(cap) else {
+        let Some((mut cost, mut masks)) = dp.solve(cap) else {
             return (e, None);
         };
+        if let Some(c) = budget {
+            // The optimum without the cap, if within it, is the optimum under
+            // it; else the DP again, over fronts, within the budget.
+            e.suppressed = dp.suppressed(&rest, &masks);
+            if e.suppressed > c {
+                let Some(within) = dp.solve_within(&rest, cap, c) else {
+                    return (e, None);
+                };
+                (cost, masks) = within;
+                e.suppressed = dp.suppressed(&rest, &masks);
+            }
+        }
         let mut blocks = vec![0u32; n];
         for (leaf, b) in blocks.iter_mut().enumerate() {
             *b = masks.iter().position(|m| m >> d.hier_rank[leaf] & 1 == 1).expect("the blocks cover every value")
@@ -532,11 +554,13 @@ impl<'a> Scorer<'a> {
         let k = self.p.k;
         let rows = self.p.counts.len();
         let stuck = |ev: &Self, r: usize| ev.size_of(dense, r) < k;
+        let records: u64 = (0..rows).filter(|&r| stuck(self, r)).map(|r| self.p.counts[r]).sum();
+        if self.p.cap.is_some_and(|c| records > c) {
+            // Every anonymization below suppresses these: none is within the cap.
+            return Cost::MAX;
+        }
         match self.p.metric {
-            Metric::Dm => {
-                let records: u64 = (0..rows).filter(|&r| stuck(self, r)).map(|r| self.p.counts[r]).sum();
-                lb + (self.n - k.min(self.n)) as Cost * records as Cost
-            }
+            Metric::Dm => lb + (self.n - k.min(self.n)) as Cost * records as Cost,
             _ => {
                 let rows_stuck: Vec<usize> = (0..rows).filter(|&r| stuck(self, r)).collect();
                 if rows_stuck.is_empty() {
@@ -979,7 +1003,7 @@ impl<'a> Search<'a> {
                     let free: Vec<bool> =
                         (0..domains.len()).map(|b| Some(b) == dp || apps.contains(&(b as u16))).collect();
                     e.lb = self.ev.stuck(&attrs, &self.ends, &free, dp, e.lb);
-                    if self.bounded_out(&e) {
+                    if e.lb == Cost::MAX || self.bounded_out(&e) {
                         continue;
                     }
                 }
