@@ -23,9 +23,7 @@ impl Remote {
     /// changed there: `kanon check` connects so too.
     pub fn connect(job: &Job) -> Result<Option<Remote>> {
         if let Some(url) = &job.engine.spark {
-            let spark = Spark::connect(job, url)?;
-            refuse_release_over_source(job, &spark)?;
-            return Ok(Some(Remote::Spark(spark)));
+            return Ok(Some(Remote::Spark(Spark::connect(job, url)?)));
         }
         if let Some(url) = &job.engine.postgres {
             return Ok(Some(Remote::Postgres(Postgres::connect(job, url)?)));
@@ -133,32 +131,4 @@ impl Remote {
             }
         })
     }
-}
-
-/// Spark: the release table may not be the source under another spelling
-/// (`spark_catalog.lake.p` for `lake.p`: the swap would rename the source
-/// away and drop it). Compared as the catalog resolves both; exit 2.
-fn refuse_release_over_source(job: &Job, spark: &Spark) -> Result<()> {
-    let (crate::job::SourceSpec::SparkTable { name: source }, Some(release)) = (&job.source, &job.output.remote_table)
-    else {
-        return Ok(());
-    };
-    let (source_id, release_id) = (spark.identity(source)?, spark.identity(release)?);
-    let file = job.path.display();
-    if source_id == release_id {
-        return Err(crate::error::bad(format!(
-            "{file}: [output] table \"{release}\" is the source table \"{source}\"; kanon never overwrites its source"
-        )));
-    }
-    // The swap's own tables beside the release (`…__kanon_tmp_*`, `…__kanon_previous`) are dropped.
-    if source_id.0 == release_id.0
-        && source_id.1 == release_id.1
-        && source_id.2.starts_with(&format!("{}{}", release_id.2, crate::spark::SIDE_TABLES))
-    {
-        return Err(crate::error::bad(format!(
-            "{file}: the source table \"{source}\" is named as the release's swap names its own tables (\"{release}{}…\"), which it drops; rename the source or the release",
-            crate::spark::SIDE_TABLES
-        )));
-    }
-    Ok(())
 }

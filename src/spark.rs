@@ -92,9 +92,38 @@ impl Spark {
         Ok(Spark { session })
     }
 
+    /// The release table may not be the source under another spelling
+    /// (`spark_catalog.lake.p` for `lake.p`: the swap would rename the source
+    /// away and drop it). Compared as the catalog resolves both; exit 2.
+    fn refuse_release_over_source(&self, job: &Job) -> Result<()> {
+        let (SourceSpec::SparkTable { name: source }, Some(release)) = (&job.source, &job.output.remote_table) else {
+            return Ok(());
+        };
+        let (source_id, release_id) = (self.identity(source)?, self.identity(release)?);
+        let file = job.path.display();
+        if source_id == release_id {
+            return Err(bad(format!(
+                "{file}: [output] table \"{release}\" is the source table \"{source}\"; kanon never overwrites its source"
+            )));
+        }
+        // The swap's own tables beside the release (`…__kanon_tmp_*`, `…__kanon_previous`) are dropped.
+        if source_id.0 == release_id.0
+            && source_id.1 == release_id.1
+            && source_id.2.starts_with(&format!("{}{}", release_id.2, SIDE_TABLES))
+        {
+            return Err(bad(format!(
+                "{file}: the source table \"{source}\" is named as the release's swap names its own tables (\"{release}{}…\"), which it drops; rename the source or the release",
+                SIDE_TABLES
+            )));
+        }
+        Ok(())
+    }
+
     /// Expose the job's source as the temporary view `kanon_source`; return its
-    /// columns with the DuckDB type each arrives as.
+    /// columns with the DuckDB type each arrives as. A release that is the
+    /// source under another name is refused first.
     pub fn open_source(&self, job: &Job) -> Result<Vec<SourceColumn>> {
+        self.refuse_release_over_source(job)?;
         let file = job.path.display();
         let frame = match &job.source {
             SourceSpec::SparkTable { name } => {
