@@ -71,10 +71,9 @@ pub struct Pool<'c> {
 
 impl<'c> Pool<'c> {
     /// What kanon may hold beside DuckDB's pool under the job's budget (the
-    /// pool is [`crate::database::POOL_SHARE`] of it, the machine's memory
-    /// at most): the budget less a
-    /// quarter of the pool (the least it is shrunk to) and an eighth of the
-    /// budget; None when DuckDB does not say its pool.
+    /// pool is [`crate::database::POOL_SHARE`] of it, the machine's memory at
+    /// most): the budget less a quarter of the pool (the least it is shrunk
+    /// to) and an eighth of the budget; None when DuckDB does not say its pool.
     fn room(conn: &Connection) -> Result<Option<u64>> {
         let now: String = conn.query_row("SELECT current_setting('memory_limit')", [], |r| r.get(0))?;
         Ok(crate::database::bytes(&now).map(|pool| {
@@ -166,14 +165,16 @@ impl<'c> Evaluator<'c> {
         // (shrunk for them, to a quarter at least) within the job's budget,
         // an eighth of which is kept for what else both allocate; otherwise
         // DuckDB's own path (a grouped table it spills) runs.
-        let sorted = sorted.filter(|(layout, _, _)| {
-            let need = sorted::memory_needed(layout, data.rows, workers);
+        let sorted = sorted.map(|(layout, divisors, limit)| {
+            let need = sorted::memory_needed(&layout, data.rows, workers);
+            (layout, divisors, limit, need)
+        });
+        let sorted = sorted.filter(|&(_, _, _, need)| {
             let fits = Pool::room(conn).is_ok_and(|room| room.is_none_or(|r| need <= r));
             crate::trace(|| format!("sorted base: needs {} MiB, fits: {fits}", need >> 20));
             fits
         });
-        if let Some((layout, divisors, limit)) = sorted {
-            let need = sorted::memory_needed(&layout, data.rows, workers);
+        if let Some((layout, divisors, limit, need)) = sorted {
             let pool = Pool::shrink(conn, need)?;
             let base = sorted::SortedBase::load(conn, layout, divisors, &data.heights, data.rows, workers)?;
             crate::trace(|| {
@@ -254,7 +255,8 @@ impl<'c> Evaluator<'c> {
         matches!(&self.sets, Sets::Sql(s) if s.sorted().is_some())
     }
 
-    /// Which backend this evaluator uses: "memory" or "sql".
+    /// Which backend this evaluator uses: "memory", "sorted" (the SQL
+    /// backend with the base held sorted in kanon) or "sql".
     pub fn backend(&self) -> &'static str {
         match &self.sets {
             Sets::Memory(_) => "memory",
