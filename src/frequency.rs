@@ -9,7 +9,6 @@
 //! not ℓ's), `y` (class label code, when a class column is given), and `cnt`.
 //! `kanon_f0` is the zero-generalization frequency set over all QIs.
 
-use crate::evaluator::sorted::Layout;
 use crate::hierarchy::dim_table;
 use crate::remote::Remote;
 use crate::sql::{self, ident, list, render};
@@ -230,7 +229,8 @@ pub fn encode(
     // else a sorted base's (evaluator/sorted.rs) when the codes pack into one key.
     let in_memory =
         local && rows <= memory_rows && packed_bits(&key_widths(conn, n, &aliases)?, ROW_KEY_BITS).is_some();
-    let sorted = local && rows > memory_rows && extra.is_empty() && Layout::new(&tops).is_some();
+    let top_counts: Vec<u64> = tops.iter().map(|&t| t.max(1) as u64).collect();
+    let sorted = local && rows > memory_rows && extra.is_empty() && packed_bits(&top_counts, SORTED_KEY_BITS).is_some();
     if in_memory || sorted {
         conn.execute_batch(&render(
             frag("rows"),
@@ -284,6 +284,10 @@ pub fn leaf_counts(conn: &Connection, n: usize) -> Result<Vec<u64>> {
 /// (`evaluator/memory.rs` `group_rows`: 64 bits, or 128 when the fields need
 /// more); a row wider than that is grouped by the engine.
 pub const ROW_KEY_BITS: u32 = u128::BITS;
+
+/// The widest key the sorted base (`evaluator/sorted.rs`) packs a coded row
+/// into: at most 20 bits of bucket and 32 stored.
+pub const SORTED_KEY_BITS: u32 = 52;
 
 /// Per QI, the bits of a leaf index below `counts[a]`, when all of them fit
 /// in one key of `width` bits (the in-memory evaluator groups coded rows by

@@ -14,7 +14,7 @@ use duckdb::Connection;
 use serde_json::{Map, Value};
 
 /// The table the history lives in, in the output database.
-pub const RUNS: &str = "kanon_runs";
+pub use crate::commit::RUNS;
 
 /// One run, as its history row holds it.
 pub struct Run {

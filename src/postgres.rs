@@ -515,7 +515,7 @@ impl Postgres {
     fn check_release(&self, source_name: &str, source: &Found, table: &str) -> Result<()> {
         let file = &self.file;
         let place = self.place_of(table)?;
-        if place.name.eq_ignore_ascii_case(crate::history::RUNS) {
+        if place.name.eq_ignore_ascii_case(crate::commit::RUNS) {
             return Err(bad(format!(
                 "{file}: [output] table \"{table}\" is the run history's table ({}); name the release otherwise",
                 place.shown()

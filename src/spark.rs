@@ -434,35 +434,6 @@ impl Spark {
         Ok(rows)
     }
 
-    /// Append one row to the table `table` (created when missing with the
-    /// columns `create` spells), its values sent as the session's data, never
-    /// in a statement's text.
-    pub fn append_row(&self, table: &str, create: &str, row: Vec<(&str, Value, DataType)>) -> Result<()> {
-        self.execute(create)?;
-        let names: Vec<String> = row.iter().map(|(n, _, _)| n.to_string()).collect();
-        let schema = DataType::Struct {
-            fields: row
-                .iter()
-                .map(|(n, _, t)| StructField {
-                    name: n.to_string(),
-                    data_type: t.clone(),
-                    nullable: true,
-                    metadata: BTreeMap::new(),
-                })
-                .collect(),
-        };
-        let values = row.into_iter().map(|(_, v, _)| v).collect();
-        self.session
-            .create_dataframe(vec![Row::new(names.clone(), values)], schema)?
-            .create_or_replace_temp_view("kanon_appended_row")?;
-        self.execute(&format!(
-            "INSERT INTO {} ({}) SELECT {} FROM kanon_appended_row",
-            qualified(table),
-            list(&names, ", ", |n| ident(n)),
-            list(&names, ", ", |n| ident(n))
-        ))
-    }
-
     /// Tables named `name` followed by anything, in `name`'s namespace (full names).
     fn tables_like(&self, name: &str) -> Result<Vec<String>> {
         let (namespace, last) = match name.rsplit_once('.') {
@@ -498,6 +469,37 @@ impl Spark {
             }
         }
         Ok(out)
+    }
+}
+
+impl crate::commit::AppendRow for Spark {
+    /// Append one row to the table `table` (created when missing with the
+    /// columns `create` spells), its values sent as the session's data, never
+    /// in a statement's text.
+    fn append_row(&self, table: &str, create: &str, row: Vec<(&str, Value, DataType)>) -> Result<()> {
+        self.execute(create)?;
+        let names: Vec<String> = row.iter().map(|(n, _, _)| n.to_string()).collect();
+        let schema = DataType::Struct {
+            fields: row
+                .iter()
+                .map(|(n, _, t)| StructField {
+                    name: n.to_string(),
+                    data_type: t.clone(),
+                    nullable: true,
+                    metadata: BTreeMap::new(),
+                })
+                .collect(),
+        };
+        let values = row.into_iter().map(|(_, v, _)| v).collect();
+        self.session
+            .create_dataframe(vec![Row::new(names.clone(), values)], schema)?
+            .create_or_replace_temp_view("kanon_appended_row")?;
+        self.execute(&format!(
+            "INSERT INTO {} ({}) SELECT {} FROM kanon_appended_row",
+            qualified(table),
+            list(&names, ", ", |n| ident(n)),
+            list(&names, ", ", |n| ident(n))
+        ))
     }
 }
 

@@ -24,8 +24,8 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 use std::sync::{mpsc, Arc};
 
-/// The widest key a row packs into: at most 20 bits of bucket and 32 stored.
-pub const KEY_BITS: u32 = 52;
+/// The widest key a row packs into (frequency.rs decides on it when it reads the source).
+const KEY_BITS: u32 = crate::frequency::SORTED_KEY_BITS;
 
 /// A field (one QI's leaf codes) this wide or narrower is lifted by table.
 const TABLE_BITS: u32 = 22;
