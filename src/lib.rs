@@ -8,40 +8,28 @@
 
 // The public surface: what the binary, the tests and a library user reach.
 pub mod cli;
-pub mod commit;
+pub mod data;
+pub mod engine;
 pub mod evaluator;
-pub mod frequency;
-pub mod hierarchy;
-pub mod history;
 pub mod job;
 pub mod lattice;
 pub mod load;
-pub mod metrics;
-pub mod objectives;
+pub mod measure;
 pub mod options;
-pub mod postgres;
-pub mod privacy;
 pub mod progress;
 pub mod pseudonym;
 pub mod release;
-pub mod remote;
-pub mod risk;
-pub mod scheme;
 pub mod search;
-pub mod spark;
 
 // Inside kanon only.
 mod anonymize;
 mod audit;
-mod cells;
 mod cmd;
-mod database;
 mod error;
-mod generate;
-mod init;
 mod pareto;
-mod plot;
+mod profile;
 mod report;
+mod scale;
 mod sql;
 
 static STARTED: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();

@@ -4,14 +4,14 @@
 //! (the hierarchies and integer codes come from these), then one coded
 //! `GROUP BY` over the source gives `kanon_f0`.
 
-use crate::database::{self, SourceColumn};
+use crate::data::frequency::{self, Extras};
+use crate::data::hierarchy::{self, Hierarchy};
+use crate::engine::embedded::{self, SourceColumn};
 use crate::error::bad;
 use crate::evaluator::{default_memory_rows, Backend, Evaluator};
-use crate::frequency::{self, Extras};
-use crate::hierarchy::{self, Hierarchy};
 use crate::job::{Column, DistanceSpec, DiversityKind, Job};
-use crate::metrics::Dataset;
-use crate::privacy::{ClassModels, Closeness, Distance};
+use crate::measure::metrics::Dataset;
+use crate::measure::privacy::{ClassModels, Closeness, Distance};
 use anyhow::Result;
 use duckdb::Connection;
 use std::sync::Arc;
@@ -30,7 +30,7 @@ pub struct Loaded {
     /// The position column of `kanon_source_rows` ([`load_records`] only).
     pub position: Option<String>,
     /// The engine the source lives in (`[engine] kind = "spark"` or `"postgres"`).
-    pub remote: Option<crate::remote::Remote>,
+    pub remote: Option<crate::engine::remote::Remote>,
 }
 
 /// Check that every column the job names exists in the source.
@@ -64,7 +64,7 @@ pub fn check_columns(job: &Job, columns: &[SourceColumn]) -> Result<()> {
 }
 
 /// Every column the search reads has a type of the remote engine kanon reads (a scalar).
-pub fn check_remote_types(job: &Job, remote: &crate::remote::Remote, columns: &[SourceColumn]) -> Result<()> {
+pub fn check_remote_types(job: &Job, remote: &crate::engine::remote::Remote, columns: &[SourceColumn]) -> Result<()> {
     let mut named: Vec<(&Column, &str)> =
         job.quasi_identifiers.iter().map(|q| (&q.column, "quasi-identifier")).collect();
     named.extend(job.sensitive.iter().map(|c| (c, "sensitive column")));
@@ -114,14 +114,14 @@ fn load_as(job: &Job, bar: &indicatif::ProgressBar, records: bool) -> Result<Loa
             job.output.remote_engine
         )));
     }
-    let (conn, columns, position, remote) = match crate::remote::Remote::connect(job)? {
+    let (conn, columns, position, remote) = match crate::engine::remote::Remote::connect(job)? {
         None => {
-            let (conn, columns, position) = database::open_with(job, records)?;
+            let (conn, columns, position) = embedded::open_with(job, records)?;
             (conn, columns, position, None)
         }
         Some(remote) => {
             let columns = remote.open_source(job)?;
-            (database::open_local(&job.engine)?, columns, None, Some(remote))
+            (embedded::open_local(&job.engine)?, columns, None, Some(remote))
         }
     };
     check_columns(job, &columns)?;
@@ -141,7 +141,7 @@ fn load_as(job: &Job, bar: &indicatif::ProgressBar, records: bool) -> Result<Loa
         .collect();
     bar.set_message("scanning the source for each column's values");
     // A copied CSV is a table already: grouping it first would not save a parse.
-    let input = if database::small_file(job) && !records {
+    let input = if embedded::small_file(job) && !records {
         let mut read: Vec<&str> = job.quasi_identifiers.iter().map(|q| q.column.name.as_str()).collect();
         for &(_, c) in &extra {
             if !read.contains(&c) {

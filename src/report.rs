@@ -3,9 +3,9 @@
 //! phases' seconds. Keys keep their names and order across versions.
 
 use crate::job::OutputSpec;
-use crate::metrics::Metrics;
-use crate::privacy::ClassFigures;
-use crate::risk::Risk;
+use crate::measure::metrics::Metrics;
+use crate::measure::privacy::ClassFigures;
+use crate::measure::risk::Risk;
 use serde::Serialize;
 use serde_json::{Map, Value};
 

@@ -8,7 +8,7 @@ use kanon::evaluator::Evaluator;
 use kanon::job::{Budget, Job};
 use kanon::lattice::{Lattice, Node};
 use kanon::load::{load, Loaded};
-use kanon::metrics::Requirement;
+use kanon::measure::metrics::Requirement;
 use kanon::options::Metric;
 use kanon::release;
 use kanon::search::{self, incognito, Problem, Silent};

@@ -7,7 +7,7 @@ use kanon::evaluator::Backend;
 use kanon::job::{Budget, Job};
 use kanon::lattice::{Lattice, Node};
 use kanon::load::{load, Loaded};
-use kanon::metrics::Requirement;
+use kanon::measure::metrics::Requirement;
 use kanon::options::Metric;
 use kanon::search::{incognito, topdown, Problem, Silent};
 use num_bigint::BigUint;

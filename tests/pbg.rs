@@ -6,7 +6,7 @@
 use kanon::job::{Column, Job};
 use kanon::lattice::Lattice;
 use kanon::load::load;
-use kanon::objectives::{Objective, Scored};
+use kanon::measure::objectives::{Objective, Scored};
 use kanon::search::pbg_ea::{self, PbgSettings};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -228,14 +228,17 @@ fn check(job: &Job, f: &Fixture, sets: &[Vec<Objective>], budget: u64, iteration
             let t = &truth[nodes.iter().position(|l| *l == m.levels).unwrap()];
             assert!(close(&m.values, &t.values));
             let is_minimal = got.contains(&m.levels);
-            let box_dominated = found
-                .archive
-                .iter()
-                .any(|o| kanon::objectives::eps_dominates(objectives, &settings.epsilon, &o.values, &m.values));
+            let box_dominated = found.archive.iter().any(|o| {
+                kanon::measure::objectives::eps_dominates(objectives, &settings.epsilon, &o.values, &m.values)
+            });
             assert!(is_minimal || !box_dominated, "{names:?}: {:?}", m.levels);
-            let b = kanon::objectives::boxed(&m.values, &settings.epsilon);
+            let b = kanon::measure::objectives::boxed(&m.values, &settings.epsilon);
             assert_eq!(
-                found.archive.iter().filter(|o| kanon::objectives::boxed(&o.values, &settings.epsilon) == b).count(),
+                found
+                    .archive
+                    .iter()
+                    .filter(|o| kanon::measure::objectives::boxed(&o.values, &settings.epsilon) == b)
+                    .count(),
                 1
             );
         }

@@ -39,15 +39,15 @@ fn ok(dir: &Path, args: &[&str]) -> Out {
 }
 
 /// A session of our own, for loading sources and reading releases.
-fn session(dir: &Path, url: &str) -> kanon::postgres::Postgres {
+fn session(dir: &Path, url: &str) -> kanon::engine::postgres::Postgres {
     let job = crate::util::engine_job(dir, "postgres", url);
-    kanon::postgres::Postgres::connect(&job, job.engine.postgres.as_ref().unwrap()).unwrap()
+    kanon::engine::postgres::Postgres::connect(&job, job.engine.postgres.as_ref().unwrap()).unwrap()
 }
 
 /// The rows of PostgreSQL table `table`, brought into DuckDB, sorted.
-fn pg_rows(pg: &kanon::postgres::Postgres, table: &str) -> Vec<String> {
+fn pg_rows(pg: &kanon::engine::postgres::Postgres, table: &str) -> Vec<String> {
     let conn = Connection::open_in_memory().unwrap();
-    pg.fetch(&conn, &format!("SELECT * FROM {}", kanon::postgres::qualified(table)), "fetched").unwrap();
+    pg.fetch(&conn, &format!("SELECT * FROM {}", kanon::engine::postgres::qualified(table)), "fetched").unwrap();
     sorted_rows(&conn, "fetched")
 }
 
@@ -63,7 +63,7 @@ struct Case {
 /// Load `case` into PostgreSQL as `schema.table` (quoted names with spaces
 /// and mixed case), run it on both engines and compare. Returns the
 /// PostgreSQL job's path.
-fn same_on_both(dir: &Path, url: &str, pg: &kanon::postgres::Postgres, case: &Case) -> PathBuf {
+fn same_on_both(dir: &Path, url: &str, pg: &kanon::engine::postgres::Postgres, case: &Case) -> PathBuf {
     // A schema per case (tests run at once), its names quoted, spaced and mixed case.
     let schema = format!("Kanon {}", case.name);
     let source = format!("{schema}.Source Table");
@@ -74,7 +74,7 @@ fn same_on_both(dir: &Path, url: &str, pg: &kanon::postgres::Postgres, case: &Ca
 }
 
 /// The rows of a Parquet file as the PostgreSQL table `table` (replaced).
-fn load(pg: &kanon::postgres::Postgres, parquet: &Path, table: &str) {
+fn load(pg: &kanon::engine::postgres::Postgres, parquet: &Path, table: &str) {
     let conn = Connection::open_in_memory().unwrap();
     pg.create_table(&conn, &format!("SELECT * FROM '{}'", parquet.display()), table).unwrap();
 }
@@ -85,7 +85,7 @@ fn load(pg: &kanon::postgres::Postgres, parquet: &Path, table: &str) {
 fn both_engines(
     dir: &Path,
     url: &str,
-    pg: &kanon::postgres::Postgres,
+    pg: &kanon::engine::postgres::Postgres,
     case: &Case,
     source: &str,
     release: &str,
@@ -263,7 +263,7 @@ fn numbers_dates_timestamps_booleans_and_nulls_release_the_same_rows_on_postgres
 }
 
 /// The types case's source has NULL QI values on PostgreSQL.
-fn case_has_nulls(pg: &kanon::postgres::Postgres) -> bool {
+fn case_has_nulls(pg: &kanon::engine::postgres::Postgres) -> bool {
     let conn = Connection::open_in_memory().unwrap();
     pg.fetch(
         &conn,
@@ -473,7 +473,7 @@ fn check_and_pareto_give_the_same_figures_on_postgres() {
 }
 
 /// One value of a query on PostgreSQL, as text.
-fn pg_value(pg: &kanon::postgres::Postgres, select: &str) -> String {
+fn pg_value(pg: &kanon::engine::postgres::Postgres, select: &str) -> String {
     let conn = Connection::open_in_memory().unwrap();
     pg.fetch(&conn, &format!("SELECT ({select})::text AS v"), "value").unwrap();
     conn.query_row("SELECT v FROM value", [], |r| r.get::<_, String>(0)).unwrap()

@@ -6,7 +6,7 @@
 
 use kanon::job::Job;
 use kanon::load::{load, Loaded};
-use kanon::metrics::Requirement;
+use kanon::measure::metrics::Requirement;
 use kanon::release;
 
 const ROWS: i64 = 300_000;

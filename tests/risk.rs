@@ -3,7 +3,7 @@
 //! 3.9.2's risk analysis (bench/arx-risk).
 
 use crate::util::manifest_dir;
-use kanon::risk::{analyse, distribution_svg, ClassSizes, Model, Risk, RiskSettings, BAND_EDGES};
+use kanon::measure::risk::{analyse, distribution_svg, ClassSizes, Model, Risk, RiskSettings, BAND_EDGES};
 use std::collections::BTreeMap;
 
 /// |actual − expected| <= tolerance · |expected| (or both None).
@@ -419,7 +419,7 @@ fn arx_runs() -> [(RiskSettings, bool, Arx); 4] {
 
 fn check_against_arx(risk: &Risk, arx: &Arx, run: &str) {
     let at = |what: &str| format!("{run}: {what}");
-    let attacker = |a: &kanon::risk::Attacker| [a.records_at_risk, a.highest_risk, a.success_rate];
+    let attacker = |a: &kanon::measure::risk::Attacker| [a.records_at_risk, a.highest_risk, a.success_rate];
     for (what, ours, theirs) in [
         ("prosecutor", attacker(&risk.prosecutor), arx.prosecutor),
         ("journalist", attacker(&risk.journalist), arx.journalist),

@@ -3,15 +3,15 @@
 //! its cost computed from the source rows, for dm, hdm and glm and several k. The
 //! optimal costs keep the schemes' order, and every release is re-measured.
 
+use kanon::data::frequency::Extras;
+use kanon::data::hierarchy::HierarchyRows;
 use kanon::evaluator::memory::MemorySets;
-use kanon::frequency::Extras;
-use kanon::hierarchy::HierarchyRows;
 use kanon::job::Job;
 use kanon::load::load;
 use kanon::options::Metric;
 use kanon::options::Scheme;
-use kanon::scheme::{numeric_type, State, ValueTree};
 use kanon::search::partitions::{dp_qi, search, DpChoice, Problem, Pruning};
+use kanon::search::scheme::{numeric_type, State, ValueTree};
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 use std::sync::Arc;

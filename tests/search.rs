@@ -12,7 +12,7 @@ use kanon::evaluator::Backend;
 use kanon::job::Job;
 use kanon::lattice::Lattice;
 use kanon::load::load;
-use kanon::metrics::Requirement;
+use kanon::measure::metrics::Requirement;
 use kanon::options::Metric;
 use kanon::search::{self, exhaustive, incognito, topdown, Problem, Silent};
 use rand::rngs::StdRng;
@@ -466,7 +466,7 @@ fn combinations_are_distinct_qi_values() {
         let loaded = load(&job(dir.path(), diversity)).unwrap();
         let q = |sql: &str| -> i64 { loaded.conn.query_row(sql, [], |r| r.get(0)).unwrap() };
         let want = q("SELECT count(*) FROM (SELECT DISTINCT zip, age, sex FROM kanon_source)");
-        assert_eq!(kanon::frequency::combinations(&loaded.conn, 3, loaded.extras).unwrap() as i64, want);
+        assert_eq!(kanon::data::frequency::combinations(&loaded.conn, 3, loaded.extras).unwrap() as i64, want);
         if diversity {
             assert!(q("SELECT count(*) FROM kanon_f0") > want, "the fixture should repeat QI combinations");
         }
@@ -491,7 +491,7 @@ fn job_with(dir: &Path, diversity: bool, label: bool) -> Job {
 fn memory_and_sql_backends_agree_on_every_node() {
     use itertools::Itertools;
     use kanon::lattice::Node;
-    use kanon::metrics::Histogram;
+    use kanon::measure::metrics::Histogram;
     for (seed, rows, diversity, label) in [
         (11, 400, false, false),
         (12, 300, true, false),
@@ -548,7 +548,7 @@ fn memory_and_sql_backends_agree_on_every_node() {
 /// the wide keys by a rollup to the bottom).
 #[test]
 fn the_base_set_grouped_in_memory_equals_the_engines() {
-    use kanon::frequency::base_as_rows;
+    use kanon::data::frequency::base_as_rows;
     use kanon::lattice::Node;
     // wide: that many QIs of 3000 distinct values each, 12 bits apiece: six
     // need a 128-bit key (five would fit 64 bits), eleven more than 128.

@@ -48,9 +48,9 @@ struct Case {
 }
 
 /// A session of our own, for what the tests do on Spark themselves.
-fn session(dir: &Path, url: &str) -> kanon::spark::Spark {
+fn session(dir: &Path, url: &str) -> kanon::engine::spark::Spark {
     let job = crate::util::engine_job(dir, "spark", url);
-    kanon::spark::Spark::connect(&job, job.engine.spark.as_ref().unwrap()).unwrap()
+    kanon::engine::spark::Spark::connect(&job, job.engine.spark.as_ref().unwrap()).unwrap()
 }
 
 /// Write the two jobs of `case`: (DuckDB, Spark) with `source` the Spark source lines.
@@ -77,11 +77,11 @@ fn jobs(dir: &Path, case: &Case, url: &str, spark_source: &str, spark_table: &st
 }
 
 /// The rows of Spark table `table`, sorted.
-fn spark_rows(spark: &kanon::spark::Spark, table: &str) -> Vec<String> {
+fn spark_rows(spark: &kanon::engine::spark::Spark, table: &str) -> Vec<String> {
     let conn = Connection::open_in_memory().unwrap();
     // Another session (the run's) replaced the table: drop this session's cached file list.
-    spark.execute(&format!("REFRESH TABLE {}", kanon::spark::qualified(table))).unwrap();
-    spark.fetch(&conn, &format!("SELECT * FROM {}", kanon::spark::qualified(table)), "fetched").unwrap();
+    spark.execute(&format!("REFRESH TABLE {}", kanon::engine::spark::qualified(table))).unwrap();
+    spark.fetch(&conn, &format!("SELECT * FROM {}", kanon::engine::spark::qualified(table)), "fetched").unwrap();
     sorted_rows(&conn, "fetched")
 }
 
@@ -92,7 +92,7 @@ fn duckdb_rows(dir: &Path, case: &Case) -> Vec<String> {
 
 /// Run `case` on both engines and compare; `table_source`: read it on Spark
 /// as a catalog table made from the Parquet file, else as the file.
-fn same_on_both(dir: &Path, url: &str, spark: &kanon::spark::Spark, case: &Case, table_source: bool) {
+fn same_on_both(dir: &Path, url: &str, spark: &kanon::engine::spark::Spark, case: &Case, table_source: bool) {
     let out_table = format!("kanon_test_{}", case.name);
     let source = if table_source {
         let t = format!("kanon_test_{}_source", case.name);

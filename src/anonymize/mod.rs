@@ -12,10 +12,10 @@ pub mod schemes;
 
 pub use plan::{Model, Overrides, Plan};
 
-use crate::database;
+use crate::data::frequency;
+use crate::engine::embedded;
+use crate::engine::history;
 use crate::error::{bad, Infeasible};
-use crate::frequency;
-use crate::history;
 use crate::job::DiversityKind;
 use crate::load::{load_records, load_showing, Loaded};
 use crate::progress::{progress, spinner, Progress};
@@ -161,7 +161,7 @@ pub fn run(plan: &Plan, quiet: bool) -> Result<()> {
         },
     };
     if let Some(path) = &job.output.report {
-        database::write_atomically(path, serde_json::to_string_pretty(&report)?.as_bytes())?;
+        embedded::write_atomically(path, serde_json::to_string_pretty(&report)?.as_bytes())?;
     }
     crate::trace(|| format!("run report written: {:.3}s", clock.start.elapsed().as_secs_f64()));
     println!("{}", stages.summary(plan, rows, &written));

@@ -159,9 +159,9 @@ fn check_outputs(job: &Job) -> Result<()> {
     let file = job.path.display();
     let out = &job.output;
     let release = out.table.as_ref().map(|t| t.name.as_str()).or(out.remote_table.as_deref());
-    if let Some(name) = release
-        .filter(|n| out.history && n.rsplit('.').next().is_some_and(|t| t.eq_ignore_ascii_case(crate::history::RUNS)))
-    {
+    if let Some(name) = release.filter(|n| {
+        out.history && n.rsplit('.').next().is_some_and(|t| t.eq_ignore_ascii_case(crate::engine::history::RUNS))
+    }) {
         return Err(bad(format!(
             "{file}: [output] table \"{name}\" is the run history's table; name the release otherwise, or set [output] history = false"
         )));

@@ -9,7 +9,7 @@ use crate::error::{bad, Infeasible};
 use crate::evaluator::Evaluator;
 use crate::job::{DiversityKind, Job};
 use crate::lattice::{Lattice, Node};
-use crate::metrics::{Histogram, Requirement};
+use crate::measure::metrics::{Histogram, Requirement};
 use crate::options::{Metric, Reuse};
 use crate::report::{by_qi, Compare, Drift, ReuseReport};
 use crate::search::{Found, SearchResult};
@@ -98,7 +98,7 @@ pub fn name(mode: Reuse) -> &'static str {
 /// recursive ℓ, "t" for t-closeness, "l,t" for both), or "budget" when each
 /// fits alone but not all together.
 pub fn failed(hist: &Histogram, req: &Requirement, job: &Job) -> &'static str {
-    let records = |under: &dyn Fn(&crate::metrics::Bucket) -> bool| -> u64 {
+    let records = |under: &dyn Fn(&crate::measure::metrics::Bucket) -> bool| -> u64 {
         hist.buckets.iter().filter(|b| under(b)).map(|b| b.size * b.classes).sum()
     };
     if records(&|b| b.size < req.k) > req.budget {

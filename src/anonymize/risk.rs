@@ -1,17 +1,17 @@
 //! The re-identification risk of a run, before and after (`risk` in the
 //! report): the class sizes f_j of the source and of the release, and with
 //! `[risk] population_table` the population's F_j (the table generalized at
-//! the released node), handed to [`crate::risk::analyse`].
+//! the released node), handed to [`crate::measure::risk::analyse`].
 
-use crate::database;
+use crate::data::hierarchy::{dim_table, divisors};
+use crate::engine::embedded;
 use crate::error::bad;
-use crate::hierarchy::{dim_table, divisors};
 use crate::job::Job;
 use crate::load::Loaded;
-use crate::metrics::left_out;
+use crate::measure::metrics::left_out;
+use crate::measure::risk::{analyse, ClassSizes};
 use crate::release::Recoding;
 use crate::report::RiskReport;
-use crate::risk::{analyse, ClassSizes};
 use crate::sql::{self, ident, list, render};
 use anyhow::Result;
 use rustc_hash::FxHashMap;
@@ -28,7 +28,7 @@ pub(super) fn measure(
     release_sizes: Option<Vec<(u64, u64)>>,
 ) -> Result<RiskReport> {
     let settings = &job.risk.settings;
-    let population = database::population_relation(&source.conn, job)?;
+    let population = embedded::population_relation(&source.conn, job)?;
     let n = source.data.heights.len();
     let sizes = |s: Vec<(u64, u64)>| -> Vec<ClassSizes> {
         s.into_iter().map(|(size, classes)| ClassSizes { sample: size, population: size, classes }).collect()
@@ -80,7 +80,7 @@ fn node_classes(
 ) -> Result<Vec<ClassSizes>> {
     let conn = &source.conn;
     // Read here before and after the recoding: a view over the coded rows is grouped once.
-    crate::frequency::base_table(conn)?;
+    crate::data::frequency::base_table(conn)?;
     let n = levels.len();
     let div = divisors(conn, n)?;
     let kept = left_out(conn, "kanon_dropped", dropped, n)?.unwrap_or_else(|| "TRUE".into());

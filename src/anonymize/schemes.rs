@@ -5,17 +5,17 @@
 
 use super::risk::PartitionClasses;
 use super::{Plan, Stages};
+use crate::data::frequency::Extras;
+use crate::data::hierarchy::HierarchyRows;
 use crate::error::bad;
 use crate::evaluator::memory::MemorySets;
-use crate::frequency::Extras;
-use crate::hierarchy::HierarchyRows;
 use crate::load::Loaded;
 use crate::options::{Metric, Scheme};
 use crate::progress::Progress;
 use crate::release::{Recoding, Written};
 use crate::report::{ModelReport, PruningReport, SchemeMetrics, SchemeReport};
-use crate::scheme::{numeric_type, ValueTree};
 use crate::search::partitions::{self, DpChoice, Optimum, Problem, Pruning};
+use crate::search::scheme::{numeric_type, ValueTree};
 use anyhow::Result;
 use serde_json::json;
 

@@ -8,8 +8,8 @@
 //! `<database stem>.job.toml` beside the database.
 
 use crate::error::bad;
-use crate::generate::{default_job_path, write_job, write_table};
 use crate::progress::spinner;
+use crate::scale::generate::{default_job_path, write_job, write_table};
 use anyhow::{Context, Result};
 use std::path::PathBuf;
 use std::time::Instant;

@@ -5,13 +5,13 @@
 //! With `--scheme`, prints instead how many partitions of each QI's values
 //! (those present in the data) the scheme allows.
 
+use crate::data::hierarchy;
+use crate::data::hierarchy::HierarchyRows;
 use crate::error::bad;
-use crate::hierarchy;
-use crate::hierarchy::HierarchyRows;
 use crate::job::Job;
 use crate::load::load;
 use crate::options::Scheme;
-use crate::scheme::{numeric_type, ValueTree};
+use crate::search::scheme::{numeric_type, ValueTree};
 use anyhow::Result;
 use std::io::Write;
 use std::path::PathBuf;

@@ -1,6 +1,6 @@
 //! `kanon history JOB [--json]`: the runs recorded in the job's output
 //! database (`kanon_runs`, one row per successful run), oldest first; the
-//! work is [`crate::history`].
+//! work is [`crate::engine::history`].
 
 use crate::job::Job;
 use anyhow::Result;
@@ -19,7 +19,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<()> {
     let job = Job::load(&args.job)?;
-    let runs = crate::history::read(&job)?;
+    let runs = crate::engine::history::read(&job)?;
     let text = if args.json {
         serde_json::to_string_pretty(&runs)?
     } else if runs.is_empty() {

@@ -5,7 +5,7 @@
 //! that looks like a quasi-identifier, identifiers dropped, every choice
 //! explained by a comment above it (docs/init.md). Never overwrites a file.
 
-use crate::init::{run as init, Options};
+use crate::profile::{run as init, Options};
 use anyhow::Result;
 use std::path::PathBuf;
 

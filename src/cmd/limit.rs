@@ -20,10 +20,10 @@
 //! times, the distinct QI combinations and the rows.
 //! Building the hierarchies is timed apart (`hierarchy_seconds`).
 
-use crate::database;
+use crate::data::frequency;
+use crate::data::hierarchy::{self, h_table};
+use crate::engine::embedded;
 use crate::error::bad;
-use crate::frequency;
-use crate::hierarchy::{self, h_table};
 use crate::job::{parse_levels, DateUnit, HierarchySpec, Job};
 use crate::load::check_columns;
 use crate::progress::spinner;
@@ -63,7 +63,7 @@ const SCRATCH: &str = "kanon_limit";
 pub fn run(args: Args) -> Result<()> {
     let job = Job::load(&args.job)?;
     let levels = parse_levels(&job, &args.node)?;
-    let (conn, columns) = database::open(&job)?;
+    let (conn, columns) = embedded::open(&job)?;
     check_columns(&job, &columns)?;
     let qis = job.qi_names();
     let bar = spinner(args.quiet);
@@ -211,7 +211,7 @@ enum Recode {
 /// The cheapest SQL a QI's hierarchy allows at `level`: the value itself at
 /// the leaves, a constant at the top, an expression for a built-in hierarchy,
 /// the map for a file.
-fn plain_recode(job: &Job, columns: &[database::SourceColumn], a: usize, level: u8, height: u8) -> Recode {
+fn plain_recode(job: &Job, columns: &[embedded::SourceColumn], a: usize, level: u8, height: u8) -> Recode {
     let qi = &job.quasi_identifiers[a];
     let col = ident(&qi.column.name);
     let type_name = columns.iter().find(|c| c.name == qi.column.name).map_or("", |c| c.type_name.as_str());
@@ -300,7 +300,7 @@ fn map_table(a: usize) -> String {
 fn write(
     conn: &duckdb::Connection,
     job: &Job,
-    columns: &[database::SourceColumn],
+    columns: &[embedded::SourceColumn],
     qis: &[String],
     recode: &[Recode],
     path: &Path,

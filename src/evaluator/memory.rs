@@ -13,11 +13,11 @@
 //! budget, least recently used dropped first. Nodes of one batch that do not
 //! depend on each other run in parallel.
 
-use crate::frequency::Extras;
-use crate::hierarchy::{code_table, node_table};
+use crate::data::frequency::Extras;
+use crate::data::hierarchy::{code_table, node_table};
 use crate::lattice::Node;
-use crate::metrics::{Bucket, Histogram};
-use crate::privacy::ClassModels;
+use crate::measure::metrics::{Bucket, Histogram};
+use crate::measure::privacy::ClassModels;
 use anyhow::{bail, Result};
 use duckdb::arrow::array::{Array, AsArray};
 use duckdb::arrow::datatypes::{DataType, Int16Type, Int32Type, Int64Type, Int8Type};
@@ -570,7 +570,7 @@ fn group_rows_as<K: PackedKey>(
         Ok(())
     };
     // Sized once (the records, off a marginal): growing by doubling copies and touches fresh pages.
-    let marginal = crate::hierarchy::marginal_table(0);
+    let marginal = crate::data::hierarchy::marginal_table(0);
     let q = format!("SELECT coalesce(sum(cnt), 0)::BIGINT FROM {marginal}");
     let rows: i64 = conn.query_row(&q, [], |r| r.get(0))?;
     let mut keys: Vec<K> = Vec::with_capacity(rows as usize);
@@ -601,7 +601,7 @@ impl MemorySets {
     /// Fetch the base frequency set and the hierarchies' level structure.
     pub fn new(conn: &Connection, heights: &[u8], extras: Extras, threads: Option<usize>) -> Result<MemorySets> {
         let n = heights.len();
-        let divisors = crate::hierarchy::divisors(conn, n)?;
+        let divisors = crate::data::hierarchy::divisors(conn, n)?;
         let mut qis = Vec::with_capacity(n);
         // Per QI: leaf code → leaf index (sorted leaf codes, searched).
         let mut leaf_codes: Vec<Vec<i64>> = Vec::with_capacity(n);
@@ -657,11 +657,14 @@ impl MemorySets {
         let lookups: Vec<Lookup> = leaf_codes.iter().map(|codes| Lookup::new(codes)).collect();
         let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |p| p.get()));
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads.max(1)).build()?;
-        let widths = crate::frequency::key_widths(conn, n, &extras.names())?;
-        let (codes, extra, size) = match crate::frequency::packed_bits(&widths, crate::frequency::ROW_KEY_BITS) {
-            Some(bits) if crate::frequency::base_as_rows(conn)? => group_rows(conn, &lookups, extras, &bits, &pool)?,
-            _ => fetch_groups(conn, &lookups, extras)?,
-        };
+        let widths = crate::data::frequency::key_widths(conn, n, &extras.names())?;
+        let (codes, extra, size) =
+            match crate::data::frequency::packed_bits(&widths, crate::data::frequency::ROW_KEY_BITS) {
+                Some(bits) if crate::data::frequency::base_as_rows(conn)? => {
+                    group_rows(conn, &lookups, extras, &bits, &pool)?
+                }
+                _ => fetch_groups(conn, &lookups, extras)?,
+            };
         crate::trace(|| "evaluator: base set fetched".into());
         let rows = size.len();
         let all: Vec<u32> = (0..rows as u32).collect();
@@ -727,7 +730,7 @@ impl MemorySets {
                     return by_size.into_iter().collect();
                 }
                 let leaves: Vec<u64> = self.qis.iter().map(|q| q.distinct[0] as u64).collect();
-                let sizes = match crate::frequency::packed_bits(&leaves, u64::BITS) {
+                let sizes = match crate::data::frequency::packed_bits(&leaves, u64::BITS) {
                     // Rows keyed by their packed leaf indices and sorted: a run of equal keys is a class.
                     Some(bits) => {
                         let mut keyed: Vec<(u64, u64)> = self.base.size.iter().map(|&s| (0, s)).collect();

@@ -1,5 +1,5 @@
 //! The one place a search asks about a node: its class-size histogram, from
-//! which k, ℓ, suppression and loss follow (see [`crate::metrics`]).
+//! which k, ℓ, suppression and loss follow (see [`crate::measure::metrics`]).
 //!
 //! Two backends hold the frequency sets, and a search never knows which:
 //! [`memory`] (the base frequency set fetched once into Rust, nodes rolled up
@@ -14,11 +14,11 @@ pub mod memory;
 pub mod sorted;
 pub mod sql;
 
-use crate::frequency::Extras;
-use crate::hierarchy::{code_table, marginal_table, node_table};
+use crate::data::frequency::Extras;
+use crate::data::hierarchy::{code_table, marginal_table, node_table};
 use crate::lattice::Node;
-use crate::metrics::{Dataset, Histogram, Requirement};
-use crate::privacy::ClassModels;
+use crate::measure::metrics::{Dataset, Histogram, Requirement};
+use crate::measure::privacy::ClassModels;
 use anyhow::Result;
 use duckdb::Connection;
 use memory::MemorySets;
@@ -47,7 +47,7 @@ pub fn bytes_per_row(qis: usize, threads: usize) -> u64 {
 pub fn default_memory_rows(conn: &Connection, qis: usize, threads: Option<usize>) -> Result<u64> {
     let limit: String = conn.query_row("SELECT current_setting('memory_limit')", [], |r| r.get(0))?;
     let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |p| p.get()));
-    Ok(crate::database::bytes(&limit).map_or(MEMORY_ROWS, |b| b / bytes_per_row(qis, threads.max(1))))
+    Ok(crate::engine::embedded::bytes(&limit).map_or(MEMORY_ROWS, |b| b / bytes_per_row(qis, threads.max(1))))
 }
 
 /// Run `read` with the engine free to return rows in any order (keeping
@@ -71,15 +71,15 @@ pub struct Pool<'c> {
 
 impl<'c> Pool<'c> {
     /// What kanon may hold beside DuckDB's pool under the job's budget (the
-    /// pool is [`crate::database::POOL_SHARE`] of it, the machine's memory at
+    /// pool is [`crate::engine::embedded::POOL_SHARE`] of it, the machine's memory at
     /// most): the budget less a quarter of the pool (the least it is shrunk
     /// to) and an eighth of the budget; None when DuckDB does not say its pool.
     fn room(conn: &Connection) -> Result<Option<u64>> {
         let now: String = conn.query_row("SELECT current_setting('memory_limit')", [], |r| r.get(0))?;
-        Ok(crate::database::bytes(&now).map(|pool| {
+        Ok(crate::engine::embedded::bytes(&now).map(|pool| {
             // Without a memory_limit, DuckDB's pool is 80% of the machine: the machine bounds the budget.
-            let budget =
-                ((pool as f64 / crate::database::POOL_SHARE) as u64).min(crate::physical_memory().unwrap_or(u64::MAX));
+            let budget = ((pool as f64 / crate::engine::embedded::POOL_SHARE) as u64)
+                .min(crate::physical_memory().unwrap_or(u64::MAX));
             budget.saturating_sub(pool / 4).saturating_sub(budget / 8)
         }))
     }
@@ -87,7 +87,7 @@ impl<'c> Pool<'c> {
     /// Shrink the pool by `bytes`, to a quarter of it at least.
     fn shrink(conn: &'c Connection, bytes: u64) -> Result<Pool<'c>> {
         let before: String = conn.query_row("SELECT current_setting('memory_limit')", [], |r| r.get(0))?;
-        if let Some(pool) = crate::database::bytes(&before) {
+        if let Some(pool) = crate::engine::embedded::bytes(&before) {
             let smaller = pool.saturating_sub(bytes).max(pool / 4);
             conn.execute_batch(&format!("SET memory_limit = '{smaller} bytes'"))?;
         }
@@ -155,7 +155,7 @@ impl<'c> Evaluator<'c> {
         };
         // Coded rows above the memory backend's rows: the load chose a sorted base (sorted.rs).
         let sorted = match backend {
-            Backend::Auto(limit) if data.rows > limit && crate::frequency::base_as_rows(conn)? => {
+            Backend::Auto(limit) if data.rows > limit && crate::data::frequency::base_as_rows(conn)? => {
                 sorted::layout_of(conn, &data.heights)?.map(|(layout, divisors)| (layout, divisors, limit))
             }
             _ => None,
@@ -197,7 +197,7 @@ impl<'c> Evaluator<'c> {
         let sets = if memory {
             Sets::Memory(Box::new(MemorySets::new(conn, &data.heights, extras, threads)?))
         } else {
-            crate::frequency::base_table(conn)?;
+            crate::data::frequency::base_table(conn)?;
             Sets::Sql(SqlSets::new(conn, &data.heights, base_rows()?, extras)?)
         };
         Ok(Evaluator::with_sets(conn, data, extras, sets))
@@ -238,7 +238,7 @@ impl<'c> Evaluator<'c> {
             Sets::Memory(m) if !self.extras.any() => Ok(m.base_rows()),
             Sets::Memory(m) => Ok(m.base_sizes().iter().map(|&(_, classes)| classes).sum()),
             Sets::Sql(s) if s.sorted().is_some() => Ok(s.sorted().map_or(0, |b| b.classes())),
-            _ => crate::frequency::combinations(self.conn, self.data.heights.len(), self.extras),
+            _ => crate::data::frequency::combinations(self.conn, self.data.heights.len(), self.extras),
         }
     }
 
@@ -546,7 +546,7 @@ mod tests {
     fn the_sorted_base_is_weighed_against_the_budget() {
         let room = |limit: &str| {
             let engine = crate::job::Engine { memory_limit: Some(limit.into()), ..Default::default() };
-            let conn = crate::database::open_local(&engine).unwrap();
+            let conn = crate::engine::embedded::open_local(&engine).unwrap();
             Pool::room(&conn).unwrap().unwrap()
         };
         let wide = sorted::Layout::new(&[1 << 15, 1 << 12, 16, 8, 64, 32, 128]).unwrap();

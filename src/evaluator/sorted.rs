@@ -12,7 +12,7 @@
 //! classes. DuckDB's `GROUP BY` of a near-unique base spills the base and hashes
 //! it into tens of millions of groups each pass (docs/benchmarks.md).
 
-use crate::frequency::Kid;
+use crate::data::frequency::Kid;
 use anyhow::{Context, Result};
 use duckdb::arrow::array::{ArrayRef, AsArray, Int64Array};
 use duckdb::arrow::datatypes::{DataType, Int64Type};
@@ -25,7 +25,7 @@ use std::ops::Range;
 use std::sync::{mpsc, Arc};
 
 /// The widest key a row packs into (frequency.rs decides on it when it reads the source).
-const KEY_BITS: u32 = crate::frequency::SORTED_KEY_BITS;
+const KEY_BITS: u32 = crate::data::frequency::SORTED_KEY_BITS;
 
 /// A field (one QI's leaf codes) this wide or narrower is lifted by table.
 const TABLE_BITS: u32 = 22;
@@ -854,7 +854,7 @@ impl SortedBase {
 
 /// The SQL type of codes below `bound`, as the base set's (frequency.rs).
 fn int_type(bound: i64) -> &'static str {
-    crate::frequency::int_type(bound)
+    crate::data::frequency::int_type(bound)
 }
 
 /// The Arrow type of [`int_type`].
@@ -921,7 +921,8 @@ fn leaves_m1(conn: &Connection, divisors: &[Vec<i64>], heights: &[u8], tops: &[i
                 _ => Leaves::Sparse(FxHashMap::default()),
             })
             .collect();
-        let mut stmt = conn.prepare(&format!("SELECT level, code, leaves FROM {}", crate::hierarchy::node_table(a)))?;
+        let mut stmt =
+            conn.prepare(&format!("SELECT level, code, leaves FROM {}", crate::data::hierarchy::node_table(a)))?;
         let mut rows = stmt.query([])?;
         while let Some(r) = rows.next()? {
             let (l, code, leaves) = (r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?);
@@ -946,7 +947,8 @@ fn leaves_m1(conn: &Connection, divisors: &[Vec<i64>], heights: &[u8], tops: &[i
 /// The key's bits a sorted base would take, for the load to decide (None:
 /// too wide), with the hierarchies' divisors it read for them.
 pub fn layout_of(conn: &Connection, heights: &[u8]) -> Result<Option<(Layout, Vec<Vec<i64>>)>> {
-    let divisors = crate::hierarchy::divisors(conn, heights.len()).context("reading the hierarchies' divisors")?;
+    let divisors =
+        crate::data::hierarchy::divisors(conn, heights.len()).context("reading the hierarchies' divisors")?;
     let tops: Vec<i64> = heights.iter().zip(&divisors).map(|(&h, d)| d[h as usize]).collect();
     Ok(Layout::new(&tops).map(|layout| (layout, divisors)))
 }

@@ -7,11 +7,11 @@
 use super::memory::SAMPLE_PARTS;
 use super::sorted::{SizeSums, SortedBase};
 use super::Pool;
-use crate::frequency::{rollup, rollup_sets, write_kids, Extras, Kid, RollupShape};
-use crate::hierarchy::node_table;
+use crate::data::frequency::{rollup, rollup_sets, write_kids, Extras, Kid, RollupShape};
+use crate::data::hierarchy::node_table;
 use crate::lattice::Node;
-use crate::metrics::{Bucket, Histogram};
-use crate::privacy::ClassModels;
+use crate::measure::metrics::{Bucket, Histogram};
+use crate::measure::privacy::ClassModels;
 use crate::sql::{self, list, render};
 use anyhow::Result;
 use duckdb::types::Value;
@@ -68,7 +68,7 @@ pub(super) type Computed = Vec<(Node, Histogram)>;
 
 impl<'c> SqlSets<'c> {
     pub fn new(conn: &'c Connection, heights: &[u8], base_rows: u64, extras: Extras) -> Result<SqlSets<'c>> {
-        let divisors = crate::hierarchy::divisors(conn, heights.len())?;
+        let divisors = crate::data::hierarchy::divisors(conn, heights.len())?;
         let tops = heights.iter().zip(&divisors).map(|(&h, d)| d[h as usize]).collect();
         let layout = RollupShape { heights: heights.to_vec(), tops, packed: true };
         Ok(SqlSets {

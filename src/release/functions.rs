@@ -7,11 +7,11 @@
 
 use super::maps::{key_expr, qi_types, DroppedClasses, GroupMaps, Groups, INLINE_BYTES};
 use super::CellRecoding;
-use crate::cells::cell_random;
-use crate::database::SourceColumn;
+use crate::engine::embedded::SourceColumn;
 use crate::job::Job;
 use crate::pseudonym::Key;
 use crate::search::cbg::SUPPRESSED;
+use crate::search::cells::cell_random;
 use crate::sql::{ident, list, literal};
 use anyhow::Result;
 use duckdb::core::{DataChunkHandle, Inserter, LogicalTypeHandle, LogicalTypeId};
@@ -243,7 +243,7 @@ impl VScalar for CellFn {
 
 /// `kanon_leaf_*(cluster UINTEGER, position BIGINT) -> VARCHAR`: a leaf
 /// drawn uniformly under the record's cell on one QI, by a random number of
-/// the seed, the position and the QI ([`crate::cells::cell_random`]).
+/// the seed, the position and the QI ([`crate::search::cells::cell_random`]).
 struct LeafFn;
 
 impl VScalar for LeafFn {

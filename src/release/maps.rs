@@ -3,8 +3,8 @@
 //! and the dropped classes as group tuples. Small: one entry per QI value
 //! and per dropped class, never one per source row.
 
-use crate::database::SourceColumn;
-use crate::hierarchy::{code_table, dim_table, node_table};
+use crate::data::hierarchy::{code_table, dim_table, node_table};
+use crate::engine::embedded::SourceColumn;
 use crate::job::Job;
 use crate::sql::{self, ident, render};
 use anyhow::{anyhow, Result};

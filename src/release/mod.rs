@@ -18,13 +18,13 @@ mod maps;
 mod publish;
 mod remote;
 
-use crate::cells::CellDomain;
-use crate::hierarchy::divisors;
+use crate::data::hierarchy::divisors;
 use crate::job::{Job, OutputSpec};
 use crate::load::Loaded;
-use crate::metrics::Requirement;
-use crate::privacy::ClassFigures;
+use crate::measure::metrics::Requirement;
+use crate::measure::privacy::ClassFigures;
 use crate::search::cbg::Clusters;
+use crate::search::cells::CellDomain;
 use crate::sql::{self, list, render};
 use anyhow::{bail, Result};
 use std::sync::Arc;
@@ -174,7 +174,7 @@ impl Judged {
     }
 
     /// The classes whose lists the models reject.
-    fn judge(mut self, models: &crate::privacy::ClassModels) -> Judged {
+    fn judge(mut self, models: &crate::measure::privacy::ClassModels) -> Judged {
         self.rejected =
             self.lists.iter().filter(|(_, [s, t])| !models.admits(s, t)).map(|(key, _)| key.clone()).collect();
         self
@@ -202,7 +202,7 @@ pub struct CellRecoding {
     pub position: String,
 }
 
-pub use crate::commit::{BeforeCommit, CommitTarget};
+pub use crate::engine::commit::{BeforeCommit, CommitTarget};
 
 /// What was written.
 #[derive(Debug, Clone)]

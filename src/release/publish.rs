@@ -6,7 +6,7 @@
 
 use super::functions::Calls;
 use super::Written;
-use crate::database::{self, SourceColumn, OUT};
+use crate::engine::embedded::{self, SourceColumn, OUT};
 use crate::job::{Job, OutputSpec};
 use crate::sql::{self, ident, list, literal, render};
 use anyhow::{Context, Result};
@@ -51,7 +51,7 @@ pub(super) fn write_select(
     let Some(table) = &out.table else {
         return write_files(conn, &select, &copies);
     };
-    let created = database::attach_output(conn, job, table, false)?;
+    let created = embedded::attach_output(conn, job, table, false)?;
     let result = write_table(conn, &table.name, &select, &copies, before_commit);
     if result.is_err() && created {
         let _ = conn.execute_batch(&format!("DETACH {}", ident(OUT)));

@@ -1,15 +1,15 @@
 //! The full-domain release on a remote engine (Spark, PostgreSQL).
 
 use super::Written;
-use crate::database::SourceColumn;
-use crate::hierarchy::{code_table, dim_table, node_table};
+use crate::data::hierarchy::{code_table, dim_table, node_table};
+use crate::engine::embedded::SourceColumn;
+use crate::engine::remote::Remote;
 use crate::job::Job;
-use crate::remote::Remote;
 use crate::sql::{self, ident, list, render};
 use anyhow::{Context, Result};
 use duckdb::Connection;
 
-/// The full-domain release where the source lives ([`crate::remote`]): the
+/// The full-domain release where the source lives ([`crate::engine::remote`]): the
 /// value maps (each source value as it is, its group's code at the node and
 /// label) and the suppressed classes go to the session as small tables, and
 /// one statement of joins ([`sql::RELEASE_JOINED`]) writes the release table there.
@@ -60,7 +60,7 @@ pub(super) fn write_levels(
     let mut joins = String::new();
     for (a, q) in qis.iter().enumerate() {
         let t = columns.iter().find(|c| &c.name == q).map_or("", |c| c.type_name.as_str());
-        let nullable = crate::database::has_null(conn, &crate::hierarchy::code_table(a))?;
+        let nullable = crate::engine::embedded::has_null(conn, &crate::data::hierarchy::code_table(a))?;
         let on = remote.same_value(&format!("s.{}", ident(q)), &format!("m{a}.n"), t, nullable);
         joins.push_str(&format!("\nJOIN kanon_release_map_{a} m{a} ON {on}"));
     }

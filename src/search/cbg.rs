@@ -8,9 +8,9 @@
 //! After the pass, the open clusters, in opening order, each absorb the open
 //! cluster whose merge adds least cost until they can close; what is left
 //! is suppressed. Which domain the cells live in (hierarchy, range, set) is
-//! [`crate::cells`]'s business.
+//! [`crate::search::cells`]'s business.
 
-use crate::cells::{node_lm_with, Cell, CellDomain};
+use crate::search::cells::{node_lm_with, Cell, CellDomain};
 use rustc_hash::FxHashMap;
 
 /// A record's final cluster when it is suppressed.
@@ -225,7 +225,7 @@ impl<'a> Clustering<'a> {
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
     fn least_growth_rowed_avx2(&self) -> Option<(f64, usize)> {
-        self.least_growth_with(|row, above, value| crate::cells::node_lm_with_avx2(row, above, value))
+        self.least_growth_with(|row, above, value| crate::search::cells::node_lm_with_avx2(row, above, value))
     }
 
     /// The body of [`Clustering::least_growth_rowed`], `lm_with` being [`node_lm_with`] or its AVX2 twin.

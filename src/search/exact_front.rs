@@ -11,7 +11,7 @@
 //!   any size only shrink). With per-class models (entropy or recursive ℓ,
 //!   t-closeness) k may rise under specialization, as a class they reject
 //!   splits into pieces they accept; the bound is then
-//!   [`crate::metrics::Histogram::k_bound`], which counts one record per
+//!   [`crate::measure::metrics::Histogram::k_bound`], which counts one record per
 //!   rejected class (docs/searches.md, "Per-class models and suppression").
 //! - loss(X) ≥ lL(X), the largest of the lower bounds that hold with
 //!   suppression: the loss with nothing suppressed of every evaluated
@@ -28,7 +28,7 @@
 use super::front::{front, points, Point};
 use crate::evaluator::Evaluator;
 use crate::lattice::Lattice;
-use crate::metrics::same;
+use crate::measure::metrics::same;
 use crate::options::Metric;
 use anyhow::Result;
 use std::collections::HashMap;

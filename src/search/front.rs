@@ -5,7 +5,7 @@
 
 use crate::evaluator::Evaluator;
 use crate::lattice::Node;
-use crate::metrics::{same, Metrics, Requirement};
+use crate::measure::metrics::{same, Metrics, Requirement};
 use crate::options::Metric;
 use anyhow::Result;
 use std::cmp::Ordering;
@@ -15,7 +15,7 @@ use std::cmp::Ordering;
 pub struct Point {
     pub levels: Vec<u8>,
     pub k: u64,
-    /// At least k here and at every specialization ([`crate::metrics::Histogram::k_bound`]).
+    /// At least k here and at every specialization ([`crate::measure::metrics::Histogram::k_bound`]).
     pub k_below: u64,
     /// At most k here and at every generalization: k without per-class
     /// models (classes only merge); 0 with them, which may reject a merged

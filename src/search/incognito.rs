@@ -11,7 +11,7 @@
 //! With per-class models (entropy or recursive ℓ, t-closeness) and a budget
 //! it is not: a class they reject may have pieces they accept. So the
 //! candidates are searched for what surely overflows the budget
-//! ([`crate::metrics::Histogram::prunes`]: k and distinct ℓ, and a record of
+//! ([`crate::measure::metrics::Histogram::prunes`]: k and distinct ℓ, and a record of
 //! each class the models reject), which is monotone, and every candidate is
 //! judged by all the models when scored (without such models the two are
 //! the same).

@@ -20,6 +20,7 @@
 //! checker.
 
 pub mod cbg;
+pub mod cells;
 pub mod exact_front;
 pub mod exhaustive;
 pub mod front;
@@ -29,12 +30,13 @@ pub mod partitions;
 pub mod pbg_ea;
 pub mod poka;
 pub mod result;
+pub mod scheme;
 pub mod topdown;
 
 pub use result::{evaluate_upward, score, Found, SearchResult};
 
 use crate::lattice::Lattice;
-use crate::metrics::Requirement;
+use crate::measure::metrics::Requirement;
 use crate::options::{Algorithm, Metric};
 pub use crate::progress::{Progress, Silent};
 

@@ -1,5 +1,5 @@
 //! The optimal anonymization under a generalization scheme (Li & Li §3–4):
-//! one valid partition per QI ([`crate::scheme`]), records in classes under k
+//! one valid partition per QI ([`crate::search::scheme`]), records in classes under k
 //! suppressed and charged by the metric, the least cost found by a bottom-up
 //! search of the enumeration tree of anonymizations with applicator sets
 //! (Fig. 7) and pruning that keeps the result exact. docs/schemes.md.
@@ -32,7 +32,7 @@
 use super::partition_dp::{Charge, Cost, Own, PartitionDp, Rest};
 use crate::options::Metric;
 use crate::progress::Progress;
-use crate::scheme::{State, ValueTree};
+use crate::search::scheme::{State, ValueTree};
 use rustc_hash::FxHashMap;
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};

@@ -8,7 +8,7 @@
 
 use crate::evaluator::Evaluator;
 use crate::lattice::{Lattice, Node};
-use crate::objectives::{box_dominates, boxed, dominates, eps_dominates, minimal, score, Objective, Scored};
+use crate::measure::objectives::{box_dominates, boxed, dominates, eps_dominates, minimal, score, Objective, Scored};
 use anyhow::Result;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

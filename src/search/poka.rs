@@ -20,7 +20,7 @@
 use super::front::{pick, points, preferred, Point};
 use crate::evaluator::Evaluator;
 use crate::lattice::Lattice;
-use crate::metrics::same;
+use crate::measure::metrics::same;
 use crate::options::Metric;
 use anyhow::Result;
 use std::collections::{BTreeMap, HashMap};

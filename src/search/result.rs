@@ -3,7 +3,7 @@
 
 use crate::evaluator::Evaluator;
 use crate::lattice::{Lattice, Node};
-use crate::metrics::{better, Histogram, Outcome, Requirement};
+use crate::measure::metrics::{better, Histogram, Outcome, Requirement};
 use crate::options::Metric;
 use crate::progress::Progress;
 use anyhow::Result;

@@ -2,7 +2,7 @@
 //! enumerating every feasible one.
 //!
 //! Heights are visited from the top of the lattice down. A node under one
-//! that [prunes](crate::metrics::Histogram::prunes) (the records surely
+//! that [prunes](crate::measure::metrics::Histogram::prunes) (the records surely
 //! suppressed there, which only grow downward, exceed the budget) is
 //! infeasible and never evaluated. A node whose best
 //! possible loss is worse than the best feasible node found so far is skipped.
@@ -25,7 +25,7 @@ use super::result::{Found, SearchResult};
 use super::Problem;
 use crate::evaluator::Evaluator;
 use crate::lattice::{Lattice, Node};
-use crate::metrics::{same, Histogram};
+use crate::measure::metrics::{same, Histogram};
 use crate::options::Metric;
 use crate::progress::Progress;
 use anyhow::Result;

@@ -2,8 +2,8 @@
 //! cm, k and ℓ, from the pass's clusters.
 
 use super::pass::Pass;
-use crate::cells::CellDomain;
 use crate::search::cbg::SUPPRESSED;
+use crate::search::cells::CellDomain;
 use rustc_hash::FxHashMap;
 
 /// The release's measures over its equivalence classes (identical released

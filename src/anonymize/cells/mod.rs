@@ -8,12 +8,12 @@ use super::{requirement, Plan, Stages};
 mod measure;
 mod pass;
 
-use crate::cells::CellDomain;
 use crate::load::Loaded;
 use crate::progress::Progress;
 use crate::release::{CellRecoding, Recoding, Written};
 use crate::report::{CellMetrics, CellsReport, ModelReport};
 use crate::search::cbg::ClusterSettings;
+use crate::search::cells::CellDomain;
 use anyhow::{Context, Result};
 use measure::{measure, Measured};
 use pass::{cluster, domains, Pass};

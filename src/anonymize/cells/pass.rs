@@ -2,14 +2,14 @@
 //! described as cells ([`domains`]), then the records streamed in order from
 //! DuckDB (Arrow batches) through [`crate::search::cbg::Clustering`] ([`cluster`]).
 
-use crate::cells::CellDomain;
-use crate::frequency;
-use crate::hierarchy::{code_table, dim_table, node_table};
+use crate::data::frequency;
+use crate::data::hierarchy::{code_table, dim_table, node_table};
 use crate::job::Job;
 use crate::load::Loaded;
 use crate::options::Algorithm;
-use crate::scheme::numeric_type;
 use crate::search::cbg::{ClusterSettings, Clustering, Clusters, SUPPRESSED};
+use crate::search::cells::CellDomain;
+use crate::search::scheme::numeric_type;
 use crate::sql::{self, fragment, ident, list, render};
 use anyhow::{Context, Result};
 use duckdb::arrow::array::{Array, AsArray};

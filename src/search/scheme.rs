@@ -21,7 +21,7 @@
 //! node before it is done (its `cursor`), so each partition is reached by one
 //! path only.
 
-use crate::hierarchy::HierarchyRows;
+use crate::data::hierarchy::HierarchyRows;
 use crate::options::Scheme;
 use anyhow::Result;
 use rustc_hash::FxHashMap;

@@ -11,14 +11,14 @@
 //! t-closeness's own; changes nothing. On Spark and PostgreSQL the tables
 //! are grouped there and only the groups come back ([`Records`]).
 
-use crate::database::{self, SourceColumn, OUT};
+use crate::data::frequency;
+use crate::engine::embedded::{self, SourceColumn, OUT};
+use crate::engine::remote::Remote;
 use crate::error::{bad, CheckFailed, OrBadInput};
-use crate::frequency;
 use crate::job::{Column, DistanceSpec, DiversityKind, Job, PopulationTable};
 use crate::load::{check_remote_types, class_models, ordered_type};
-use crate::privacy::{entropy, entropy_at_least, recursive, ClassModels, Closeness, Distance};
-use crate::remote::Remote;
-use crate::risk::{self, ClassSizes, Risk};
+use crate::measure::privacy::{entropy, entropy_at_least, recursive, ClassModels, Closeness, Distance};
+use crate::measure::risk::{self, ClassSizes, Risk};
 use crate::sql::{self, fragment, ident, list, render};
 use anyhow::{Context, Result};
 use duckdb::arrow::array::{Array, ArrayRef, AsArray, StringArray};
@@ -110,11 +110,11 @@ pub fn run(args: Request) -> Result<()> {
     }
     let remote = Remote::connect(&job)?;
     let (conn, columns) = match &remote {
-        None => database::open(&job)?,
+        None => embedded::open(&job)?,
         Some(r) => {
             let columns = r.open_source(&job)?;
             check_remote_types(&job, r, &columns)?;
-            (database::open_local(&job.engine)?, columns)
+            (embedded::open_local(&job.engine)?, columns)
         }
     };
     let target = args.table.clone().unwrap_or_else(|| "source".into());
@@ -139,8 +139,8 @@ pub fn run(args: Request) -> Result<()> {
                 return Err(bad(format!("{}: --table needs an [output] database", job.path.display())));
             };
             let t = &crate::job::local_table(t).map_err(|m| bad(format!("--table {m}")))?;
-            database::attach_output(&conn, &job, out, true)?;
-            if !database::table_exists(&conn, OUT, t)? {
+            embedded::attach_output(&conn, &job, out, true)?;
+            if !embedded::table_exists(&conn, OUT, t)? {
                 return Err(bad(format!("table \"{t}\" not found in {}", out.database.display())));
             }
             let relation = format!("{}.main.{}", ident(OUT), ident(t));
@@ -170,7 +170,7 @@ pub fn run(args: Request) -> Result<()> {
             None => table_risk.clone(),
             Some(_) => source_risk(&conn, &job, &records)?,
         };
-        database::write_atomically(path, risk::distribution_svg(&source_risk, &table_risk).as_bytes())?;
+        embedded::write_atomically(path, risk::distribution_svg(&source_risk, &table_risk).as_bytes())?;
     }
 
     let failures = audit.failures();
@@ -276,7 +276,7 @@ fn population(conn: &Connection, job: &Job, audited: &str) -> Result<Option<Stri
     let Some(spec) = &job.risk.population_table else {
         return Ok(None);
     };
-    let relation = database::population_relation(conn, job)?.context("a population table without a relation")?;
+    let relation = embedded::population_relation(conn, job)?.context("a population table without a relation")?;
     let what = population_name(spec);
     let have =
         relation_columns(conn, &relation).or_bad_input(|| format!("{}: reading [risk] {what}", job.path.display()))?;

@@ -4,8 +4,8 @@
 //! reads it back. The row is taken from the run's report (one source of
 //! truth for what was released).
 
-use crate::commit::CommitTarget;
-use crate::database::{self, OUT};
+use crate::engine::commit::CommitTarget;
+use crate::engine::embedded::{self, OUT};
 use crate::error::bad;
 use crate::job::Job;
 use crate::sql::{self, ident, render};
@@ -14,7 +14,7 @@ use duckdb::Connection;
 use serde_json::{Map, Value};
 
 /// The table the history lives in, in the output database.
-pub use crate::commit::RUNS;
+pub use crate::engine::commit::RUNS;
 
 /// One run, as its history row holds it.
 pub struct Run {
@@ -33,7 +33,7 @@ fn runs_table() -> String {
 /// names, else the source's). A release named kanon_runs is refused when
 /// the run is planned and, in any spelling, when the source is opened.
 fn postgres_runs(schema: &str) -> String {
-    crate::postgres::Place { schema: schema.to_string(), name: RUNS.to_string() }.quoted()
+    crate::engine::postgres::Place { schema: schema.to_string(), name: RUNS.to_string() }.quoted()
 }
 
 /// On Spark: `kanon_runs` beside the release table (its namespace), dotted
@@ -129,8 +129,10 @@ pub fn append(target: CommitTarget, job: &Job, run: &Run) -> Result<()> {
             use spark_connect::row::Value as V;
             use spark_connect::types::DataType as T;
             let runs = spark_runs(job);
-            let create =
-                render(sql::fragment(sql::HISTORY, "create_spark"), &[("runs", &crate::spark::qualified(&runs))]);
+            let create = render(
+                sql::fragment(sql::HISTORY, "create_spark"),
+                &[("runs", &crate::engine::spark::qualified(&runs))],
+            );
             let text = || T::String { collation: "UTF8_BINARY".into() };
             let s = |v: Option<String>| v.map_or(V::Null, V::String);
             let i = |v: Option<i64>| v.map_or(V::Null, V::Long);
@@ -163,7 +165,7 @@ pub fn append(target: CommitTarget, job: &Job, run: &Run) -> Result<()> {
 pub fn read(job: &Job) -> Result<Vec<Map<String, Value>>> {
     let file = job.path.display();
     if let Some(url) = &job.engine.postgres {
-        let pg = crate::postgres::Postgres::connect(job, url)?;
+        let pg = crate::engine::postgres::Postgres::connect(job, url)?;
         let conn = Connection::open_in_memory()?;
         let runs = postgres_runs(&pg.release_place(job)?.schema);
         if !pg.exists(&runs)? {
@@ -173,13 +175,17 @@ pub fn read(job: &Job) -> Result<Vec<Map<String, Value>>> {
         return rows(&conn, "kanon_runs_fetched");
     }
     if let Some(url) = &job.engine.spark {
-        let spark = crate::spark::Spark::connect(job, url)?;
+        let spark = crate::engine::spark::Spark::connect(job, url)?;
         let conn = Connection::open_in_memory()?;
         let runs = spark_runs(job);
         if !spark.exists(&runs)? {
             return Ok(Vec::new());
         }
-        spark.fetch(&conn, &format!("SELECT * FROM {}", crate::spark::qualified(&runs)), "kanon_runs_fetched")?;
+        spark.fetch(
+            &conn,
+            &format!("SELECT * FROM {}", crate::engine::spark::qualified(&runs)),
+            "kanon_runs_fetched",
+        )?;
         return rows(&conn, "kanon_runs_fetched");
     }
     let Some(out) = &job.output.table else {
@@ -191,8 +197,8 @@ pub fn read(job: &Job) -> Result<Vec<Map<String, Value>>> {
         return Ok(Vec::new());
     }
     let conn = Connection::open_in_memory()?;
-    database::attach_output(&conn, job, out, true)?;
-    if !database::table_exists(&conn, OUT, RUNS)? {
+    embedded::attach_output(&conn, job, out, true)?;
+    if !embedded::table_exists(&conn, OUT, RUNS)? {
         return Ok(Vec::new());
     }
     rows(&conn, &runs_table())

@@ -452,7 +452,7 @@ pub fn rows(conn: &Connection, a: usize, height: u8) -> Result<Vec<Vec<String>>>
     Ok(out)
 }
 
-/// What the job's hierarchy tables hold for one QI, read for [`crate::scheme::ValueTree::new`] and cell-based CDGH.
+/// What the job's hierarchy tables hold for one QI, read for [`crate::search::scheme::ValueTree::new`] and cell-based CDGH.
 pub struct HierarchyRows {
     /// Per hierarchy leaf in file order: its value and codes at every level.
     pub rows: Vec<(Option<String>, Vec<i64>)>,

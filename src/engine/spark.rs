@@ -12,7 +12,7 @@
 //! double-quoted identifiers (ANSI), so [`crate::sql::ident`] quotes for both
 //! engines; [`dialect`] holds the few spelling differences.
 
-use crate::database::SourceColumn;
+use crate::engine::embedded::SourceColumn;
 use crate::error::bad;
 use crate::job::{Job, SecretUrl, SourceSpec};
 use crate::sql::{ident, list};
@@ -177,7 +177,7 @@ impl Spark {
     /// Run `select` on Spark; its rows land in the local temp table `target`
     /// (replaced). Returns the rows.
     pub fn fetch(&self, conn: &Connection, select: &str, target: &str) -> Result<u64> {
-        crate::database::register_arrow_scan(conn)?;
+        crate::engine::embedded::register_arrow_scan(conn)?;
         let frame = self.session.sql(&dialect(select))?;
         let batches = frame.collect_record_batches().with_context(|| format!("running on Spark: {select}"))?;
         let (mut rows, mut bytes) = (0u64, 0usize);
@@ -386,7 +386,7 @@ impl Spark {
         &self,
         table: &str,
         select: &str,
-        after_swap: Option<&crate::commit::BeforeCommit>,
+        after_swap: Option<&crate::engine::commit::BeforeCommit>,
     ) -> Result<u64> {
         self.recover(table)?;
         // A killed run's temporary table (Spark may have finished writing it
@@ -414,7 +414,7 @@ impl Spark {
         let swapped = crate::fault("spark-between-renames")
             .and_then(|()| self.execute(&format!("ALTER TABLE {q_tmp} RENAME TO {q_table}")))
             .and_then(|()| {
-                let target = crate::commit::CommitTarget::Spark(self);
+                let target = crate::engine::commit::CommitTarget::Spark(self);
                 after_swap.map_or(Ok(()), |f| f(target, rows).context("after the release's swap on Spark"))
             });
         if let Err(e) = swapped {
@@ -472,7 +472,7 @@ impl Spark {
     }
 }
 
-impl crate::commit::AppendRow for Spark {
+impl crate::engine::commit::AppendRow for Spark {
     /// Append one row to the table `table` (created when missing with the
     /// columns `create` spells), its values sent as the session's data, never
     /// in a statement's text.

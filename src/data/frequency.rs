@@ -9,8 +9,8 @@
 //! not ℓ's), `y` (class label code, when a class column is given), and `cnt`.
 //! `kanon_f0` is the zero-generalization frequency set over all QIs.
 
-use crate::hierarchy::dim_table;
-use crate::remote::Remote;
+use crate::data::hierarchy::dim_table;
+use crate::engine::remote::Remote;
 use crate::sql::{self, ident, list, render};
 use anyhow::{Context, Result};
 use duckdb::Connection;
@@ -145,7 +145,7 @@ pub fn scan_source(
     for (j, (_, v)) in cols.iter().enumerate() {
         // GROUPING(): a bit per column not grouped, the first column the highest bit.
         let gid: u64 = ((1u64 << m) - 1) & !(1u64 << (m - 1 - j));
-        let target = if j < qis.len() { crate::hierarchy::marginal_table(j) } else { format!("kanon_marg_{v}") };
+        let target = if j < qis.len() { crate::data::hierarchy::marginal_table(j) } else { format!("kanon_marg_{v}") };
         conn.execute_batch(&render(
             sql::fragment(sql::SOURCE_MARGINALS, "split"),
             &[("target", &target), ("col", v), ("gid", &gid.to_string())],
@@ -153,7 +153,7 @@ pub fn scan_source(
     }
     conn.execute_batch("DROP TABLE kanon_marginals")?;
     let rows: i64 = conn.query_row(
-        &format!("SELECT coalesce(sum(cnt), 0)::BIGINT FROM {}", crate::hierarchy::marginal_table(0)),
+        &format!("SELECT coalesce(sum(cnt), 0)::BIGINT FROM {}", crate::data::hierarchy::marginal_table(0)),
         [],
         |r| r.get(0),
     )?;
@@ -183,7 +183,7 @@ pub fn encode(
     qis: &[String],
     rows: u64,
     extra: &[(&str, &str)],
-    columns: &[crate::database::SourceColumn],
+    columns: &[crate::engine::embedded::SourceColumn],
     memory_rows: u64,
 ) -> Result<()> {
     let n = qis.len();
@@ -192,19 +192,19 @@ pub fn encode(
         Ok(match remote {
             Some(r) => {
                 let t = columns.iter().find(|c| c.name == column).map_or("", |c| c.type_name.as_str());
-                r.same_value(left, right, t, crate::database::has_null(conn, table)?)
+                r.same_value(left, right, t, crate::engine::embedded::has_null(conn, table)?)
             }
-            None if crate::database::has_null(conn, table)? => format!("{left} IS NOT DISTINCT FROM {right}"),
+            None if crate::engine::embedded::has_null(conn, table)? => format!("{left} IS NOT DISTINCT FROM {right}"),
             None => format!("{left} = {right}"),
         })
     };
     // A leaf code is below its hierarchy's top divisor (the top level has code 0).
-    let tops: Vec<i64> = crate::hierarchy::divisors(conn, n)?.iter().map(|d| *d.last().unwrap_or(&1)).collect();
+    let tops: Vec<i64> = crate::data::hierarchy::divisors(conn, n)?.iter().map(|d| *d.last().unwrap_or(&1)).collect();
     let aliases: Vec<&str> = extra.iter().map(|e| e.0).collect();
     code_tables(conn, n, &aliases)?;
     if let Some(remote) = remote {
         // The grouping runs where the source lives: it joins the code tables there.
-        let mut tables: Vec<String> = (0..n).map(crate::hierarchy::code_table).collect();
+        let mut tables: Vec<String> = (0..n).map(crate::data::hierarchy::code_table).collect();
         tables.extend(aliases.iter().map(|col| extra_codes(col)));
         for t in tables {
             remote.share(conn, &format!("SELECT * FROM {t}"), &[], &t)?;
@@ -213,7 +213,7 @@ pub fn encode(
     let mut codes = list(0..n, ", ", |a| format!("l{a}.c0::{} AS g{a}", int_type(tops[a])));
     let mut joins = String::new();
     for (a, c) in qis.iter().enumerate() {
-        let table = crate::hierarchy::code_table(a);
+        let table = crate::data::hierarchy::code_table(a);
         let on = same(&format!("src.{}", ident(c)), &format!("l{a}.n"), c, &table)?;
         joins.push_str(&format!(" JOIN {table} l{a} ON {on}"));
     }
@@ -274,7 +274,7 @@ pub fn key_widths(conn: &Connection, n: usize, aliases: &[&str]) -> Result<Vec<u
 pub fn leaf_counts(conn: &Connection, n: usize) -> Result<Vec<u64>> {
     (0..n)
         .map(|a| {
-            let q = format!("SELECT count(DISTINCT c0) FROM {}", crate::hierarchy::code_table(a));
+            let q = format!("SELECT count(DISTINCT c0) FROM {}", crate::data::hierarchy::code_table(a));
             Ok(conn.query_row(&q, [], |r| r.get::<_, i64>(0))? as u64)
         })
         .collect()
@@ -330,8 +330,8 @@ pub fn code_tables(conn: &Connection, n: usize, aliases: &[&str]) -> Result<()> 
         conn.execute_batch(&render(
             sql::BASE_CODES,
             &[
-                ("target", &crate::hierarchy::code_table(a)),
-                ("marginal", &crate::hierarchy::marginal_table(a)),
+                ("target", &crate::data::hierarchy::code_table(a)),
+                ("marginal", &crate::data::hierarchy::marginal_table(a)),
                 ("dim", &dim_table(a)),
                 ("col", &format!("v{a}")),
             ],

@@ -1,5 +1,5 @@
 //! What runs just before a release commits, in its transaction (the run
-//! history's row, [`crate::history`]), and where that is: a module of its
+//! history's row, [`crate::engine::history`]), and where that is: a module of its
 //! own so the engines and the history meet here without importing each other.
 
 use anyhow::Result;

@@ -15,7 +15,7 @@
 //! else is a quasi-identifier with the built-in hierarchy its type and values
 //! suggest, or, text with many values, is released as it is with a warning.
 
-use crate::database::write_atomically;
+use crate::engine::embedded::write_atomically;
 use crate::error::{bad, OrBadInput};
 use crate::sql::{self, fragment, ident, list, literal, render};
 use anyhow::{Context, Result};

@@ -8,7 +8,7 @@
 //! exactly those are suppressed; every index is measured on what is kept.
 
 use crate::error::bad;
-use crate::metrics::{same, Dataset, Histogram, Requirement};
+use crate::measure::metrics::{same, Dataset, Histogram, Requirement};
 use anyhow::Result;
 use std::cmp::Ordering;
 
@@ -167,7 +167,7 @@ pub fn minimal(objectives: &[Objective], all: &[Scored]) -> Vec<Scored> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::Bucket;
+    use crate::measure::metrics::Bucket;
 
     fn bucket(size: u64, classes: u64, ldiv: u64, squares: u64) -> Bucket {
         Bucket { size, ldiv, admitted: true, classes, leaf_sums: vec![0], minority: 0, squares }

@@ -1,7 +1,7 @@
 //! What a node's class-size histogram says: suppression, feasibility, achieved
 //! k and ℓ, and the information-loss metrics. Pure arithmetic, no SQL.
 
-use crate::hierarchy::node_table;
+use crate::data::hierarchy::node_table;
 use crate::options::Metric;
 use crate::sql::{self, list, render};
 use anyhow::Result;
@@ -17,7 +17,7 @@ pub struct Bucket {
     /// Distinct sensitive values per class (0 when no sensitive column is read).
     pub ldiv: u64,
     /// Do these classes meet the job's per-class models beyond k and distinct
-    /// ℓ ([`crate::privacy::ClassModels`]; true when there are none)?
+    /// ℓ ([`crate::measure::privacy::ClassModels`]; true when there are none)?
     pub admitted: bool,
     pub classes: u64,
     /// Per QI of the node: Σ over these classes of size × (leaves under the class's value − 1).

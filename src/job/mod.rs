@@ -4,8 +4,8 @@
 //! file and, for anything tied to a column, the line where it is written.
 
 use crate::error::bad;
+use crate::measure::privacy::Ratio;
 use crate::options::{Algorithm, Metric, Reuse, Scheme};
-use crate::privacy::Ratio;
 use anyhow::{Context, Result};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
@@ -416,7 +416,7 @@ pub struct Job {
 /// `[risk]` (docs/risk.md).
 #[derive(Debug, Clone)]
 pub struct RiskSpec {
-    pub settings: crate::risk::RiskSettings,
+    pub settings: crate::measure::risk::RiskSettings,
     /// Population class sizes F_j come from this table (with the source's QI columns).
     pub population_table: Option<PopulationTable>,
 }
@@ -935,7 +935,7 @@ impl Job {
         };
 
         let r = &raw.risk;
-        let defaults = crate::risk::RiskSettings::default();
+        let defaults = crate::measure::risk::RiskSettings::default();
         let threshold = r.threshold.unwrap_or(defaults.threshold);
         if !(threshold > 0.0 && threshold <= 1.0) {
             return Err(bad(format!("{file}: [risk] threshold must be in (0, 1], got {threshold}")));
@@ -970,7 +970,7 @@ impl Job {
             }
         };
         let risk = RiskSpec {
-            settings: crate::risk::RiskSettings { threshold, population, sampling_fraction },
+            settings: crate::measure::risk::RiskSettings { threshold, population, sampling_fraction },
             population_table,
         };
 

@@ -11,14 +11,14 @@
 //! returns every minimal node; `--exhaustive` compares the archive with those
 //! (CE, RR). See docs/pareto.md.
 
-use crate::database::write_atomically;
+use crate::engine::embedded::write_atomically;
 use crate::error::bad;
 use crate::job::{parse_levels, Column, Job};
 use crate::lattice::Lattice;
 use crate::load::load_showing;
-use crate::objectives::{Objective, Scored};
+use crate::measure::objectives::{Objective, Scored};
 use crate::options::Metric;
-use crate::plot;
+mod plot;
 use crate::progress::{progress, spinner};
 use crate::report::by_qi;
 use crate::search::exact_front::exact_front;

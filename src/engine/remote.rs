@@ -1,15 +1,15 @@
 //! The engines a source can live in besides the embedded DuckDB, behind one
-//! seam: Spark ([`crate::spark`]) and PostgreSQL ([`crate::postgres`]). The
+//! seam: Spark ([`crate::engine::spark`]) and PostgreSQL ([`crate::engine::postgres`]). The
 //! scans run there (`fetch` brings their results into a local DuckDB
 //! table), small local tables go there (`share`), and the release is one
 //! statement of joins written there (`write_table`); everything else runs
 //! locally as for any other source. What differs by engine is spelled in its
 //! own module; this enum only routes.
 
-use crate::database::SourceColumn;
+use crate::engine::embedded::SourceColumn;
+use crate::engine::postgres::Postgres;
+use crate::engine::spark::Spark;
 use crate::job::Job;
-use crate::postgres::Postgres;
-use crate::spark::Spark;
 use anyhow::Result;
 use duckdb::Connection;
 
@@ -37,7 +37,7 @@ impl Remote {
     pub fn same_value(&self, left: &str, right: &str, duckdb_type: &str, nullable: bool) -> String {
         match self {
             Remote::Spark(_) => format!("{left} IS NOT DISTINCT FROM {right}"),
-            Remote::Postgres(_) => crate::postgres::same_value(left, right, duckdb_type, nullable),
+            Remote::Postgres(_) => crate::engine::postgres::same_value(left, right, duckdb_type, nullable),
         }
     }
 
@@ -69,8 +69,8 @@ impl Remote {
     /// The prefix of a column type the engine has and kanon does not read.
     pub fn unread(&self) -> &'static str {
         match self {
-            Remote::Spark(_) => crate::spark::UNREAD,
-            Remote::Postgres(_) => crate::postgres::UNREAD,
+            Remote::Spark(_) => crate::engine::spark::UNREAD,
+            Remote::Postgres(_) => crate::engine::postgres::UNREAD,
         }
     }
 
@@ -97,7 +97,7 @@ impl Remote {
         &self,
         table: &str,
         select: &str,
-        before_commit: Option<&crate::commit::BeforeCommit>,
+        before_commit: Option<&crate::engine::commit::BeforeCommit>,
     ) -> Result<u64> {
         match self {
             Remote::Spark(s) => s.write_table(table, select, before_commit),

@@ -3,7 +3,7 @@
 //! date; see `sql/generate.sql`) written into a DuckDB file, and a ready job
 //! file with its hierarchies. The same seed gives the same table.
 
-use crate::database::write_atomically;
+use crate::engine::embedded::write_atomically;
 use crate::sql::{self, ident, list, render};
 use anyhow::{Context, Result};
 use duckdb::Connection;

@@ -17,7 +17,7 @@ pub struct SourceColumn {
 }
 
 /// CSV and Parquet sources up to this size are parsed once for the search,
-/// grouped ([`crate::frequency::Input`]); larger ones are scanned per pass.
+/// grouped ([`crate::data::frequency::Input`]); larger ones are scanned per pass.
 pub const SMALL_FILE_BYTES: u64 = 256 << 20;
 
 /// Is the job's source a CSV or Parquet file of at most [`SMALL_FILE_BYTES`]?

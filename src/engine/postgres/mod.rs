@@ -1,7 +1,7 @@
 //! The PostgreSQL engine (`[engine] kind = "postgres"`): the source is a
 //! table of a PostgreSQL database, and kanon reads it only in its two scans
 //! (the marginals, the base frequency set) and its release, each one
-//! statement run there, as on Spark ([`crate::spark`]). Results come back
+//! statement run there, as on Spark ([`crate::engine::spark`]). Results come back
 //! with `COPY … TO STDOUT` (text format) into the embedded DuckDB in
 //! batches; small local tables a statement reads (value → code maps, the
 //! release's value maps, the suppressed classes) go to the session as
@@ -15,7 +15,7 @@
 //! (`PGPASSFILE`, else `~/.pgpass`), as libpq looks for it; no message,
 //! report or log shows the URL, only host, port, database and user.
 
-use crate::database::SourceColumn;
+use crate::engine::embedded::SourceColumn;
 use crate::error::bad;
 use crate::job::{Job, SourceSpec};
 use crate::sql::{ident, list};
@@ -515,7 +515,7 @@ impl Postgres {
     fn check_release(&self, source_name: &str, source: &Found, table: &str) -> Result<()> {
         let file = &self.file;
         let place = self.place_of(table)?;
-        if place.name.eq_ignore_ascii_case(crate::commit::RUNS) {
+        if place.name.eq_ignore_ascii_case(crate::engine::commit::RUNS) {
             return Err(bad(format!(
                 "{file}: [output] table \"{table}\" is the run history's table ({}); name the release otherwise",
                 place.shown()
@@ -600,7 +600,7 @@ impl Postgres {
             ident(target),
             list(&columns, ", ", |(n, t)| format!("{} {t}", ident(n)))
         ))?;
-        crate::database::register_arrow_scan(conn)?;
+        crate::engine::embedded::register_arrow_scan(conn)?;
         let schema = Arc::new(Schema::new(
             (0..columns.len()).map(|i| Field::new(format!("c{i}"), ArrowType::Utf8, true)).collect::<Vec<_>>(),
         ));
@@ -743,7 +743,7 @@ impl Postgres {
         &self,
         table: &str,
         select: &str,
-        before_commit: Option<&crate::commit::BeforeCommit>,
+        before_commit: Option<&crate::engine::commit::BeforeCommit>,
     ) -> Result<u64> {
         let select = dialect(select);
         let place = self.place_of(table)?;
@@ -809,7 +809,7 @@ impl Postgres {
             }
         };
         if let Some(f) = before_commit {
-            f(crate::commit::CommitTarget::Postgres { tx: &mut tx, schema: &place.schema }, rows)?;
+            f(crate::engine::commit::CommitTarget::Postgres { tx: &mut tx, schema: &place.schema }, rows)?;
         }
         tx.commit().context("committing the release on PostgreSQL")?;
         Ok(rows)

@@ -1,0 +1,4 @@
+//! Scale tools: synthetic extracts (`kanon generate`) and the plain-SQL
+//! limit a run is compared with (`kanon limit`).
+
+pub mod generate;
