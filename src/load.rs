@@ -107,11 +107,11 @@ fn load_as(job: &Job, bar: &indicatif::ProgressBar, records: bool) -> Result<Loa
     let t = std::time::Instant::now();
     let trace = |what: &str| crate::trace(|| format!("load {what}: {:.3}s", t.elapsed().as_secs_f64()));
     bar.set_message("opening the source");
-    if records && !job.output.remote_engine.is_empty() {
+    if records && job.engine.kind.is_remote() {
         return Err(bad(format!(
             "{}: cell-based generalization runs on the DuckDB engine only, not on {}",
             job.path.display(),
-            job.output.remote_engine
+            job.engine.kind.name()
         )));
     }
     let (conn, columns, position, remote) = match crate::engine::remote::Remote::connect(job)? {

@@ -41,7 +41,7 @@ fn ok(dir: &Path, args: &[&str]) -> Out {
 /// A session of our own, for loading sources and reading releases.
 fn session(dir: &Path, url: &str) -> kanon::engine::postgres::Postgres {
     let job = crate::util::engine_job(dir, "postgres", url);
-    kanon::engine::postgres::Postgres::connect(&job, job.engine.postgres.as_ref().unwrap()).unwrap()
+    kanon::engine::postgres::Postgres::connect(&job, job.engine.kind.url().unwrap()).unwrap()
 }
 
 /// The rows of PostgreSQL table `table`, brought into DuckDB, sorted.

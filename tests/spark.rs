@@ -50,7 +50,7 @@ struct Case {
 /// A session of our own, for what the tests do on Spark themselves.
 fn session(dir: &Path, url: &str) -> kanon::engine::spark::Spark {
     let job = crate::util::engine_job(dir, "spark", url);
-    kanon::engine::spark::Spark::connect(&job, job.engine.spark.as_ref().unwrap()).unwrap()
+    kanon::engine::spark::Spark::connect(&job, job.engine.kind.url().unwrap()).unwrap()
 }
 
 /// Write the two jobs of `case`: (DuckDB, Spark) with `source` the Spark source lines.

@@ -7,6 +7,10 @@ depends on another when it names it in a `crate::…` or `super::…` path
 module for this check (a parent that re-exports its children is no circle).
 
     tools/import-cycles.py            # from the repository root
+
+Layers: every top-level module has a layer (LAYERS, lowest first); an import
+may go down or across its own layer, never up. A module missing from LAYERS
+is an error, so a new folder is placed on purpose.
 """
 import pathlib
 import re
@@ -71,6 +75,30 @@ for m, p in modules.items():
         if target and unit(target) != unit(m):
             edges.setdefault(unit(m), set()).add(unit(target))
 
+# Lowest first. A module imports only from its own layer or those below.
+LAYERS = [
+    ["error", "sql", "progress", "lattice", "options", "pseudonym"],
+    ["job"],
+    ["engine"],
+    ["data"],
+    ["measure"],
+    ["evaluator"],
+    ["load"],
+    ["search"],
+    ["report", "release"],
+    ["anonymize", "audit", "pareto", "profile", "scale"],
+    ["cmd", "cli"],
+]
+layer = {name: i for i, names in enumerate(LAYERS) for name in names}
+upward = []
+for v in sorted({unit(m) for m in modules}):
+    if v[0] not in layer:
+        upward.append(f"module {v[0]} has no layer in tools/import-cycles.py")
+        continue
+    for w in sorted(edges.get(v, ())):
+        if layer.get(w[0], -1) > layer[v[0]]:
+            upward.append(f"import up a layer: {'::'.join(v)} -> {'::'.join(w)}")
+
 # Tarjan's strongly connected components.
 index, low, stack, on, circles = {}, {}, [], set(), []
 
@@ -103,6 +131,8 @@ for v in sorted({unit(m) for m in modules}):
         visit(v)
 for c in circles:
     print("import circle: " + " <-> ".join("::".join(m) for m in c))
+for u in upward:
+    print(u)
 units = {unit(m) for m in modules}
-print(f"{len(units)} modules, {sum(len(e) for e in edges.values())} dependencies, {len(circles)} circles")
-sys.exit(1 if circles else 0)
+print(f"{len(units)} modules, {sum(len(e) for e in edges.values())} dependencies, {len(circles)} circles, {len(upward)} imports up a layer")
+sys.exit(1 if circles or upward else 0)

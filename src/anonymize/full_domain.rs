@@ -248,7 +248,7 @@ impl Stages for FullDomain {
             written.rows,
             rows,
             rows - written.rows,
-            job.output.describe(),
+            job.output.describe(&job.engine.kind),
             node.join(","),
             best.outcome.k.map_or("-".into(), |k| k.to_string()),
             job.metric.name(),

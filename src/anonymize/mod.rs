@@ -139,7 +139,7 @@ pub fn run(plan: &Plan, quiet: bool) -> Result<()> {
             phase.set_message("writing the reconstruction");
             release::write(&source, job, out, &recoding, Some(*seed), None)?;
         }
-        output.reconstructed = Some(reconstruction.as_ref().map(|r| r.describe()));
+        output.reconstructed = Some(reconstruction.as_ref().map(|r| r.describe(&job.engine.kind)));
         t_reconstruct = Some(clock.lap());
     }
     phase.finish_and_clear();

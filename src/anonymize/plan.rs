@@ -87,8 +87,8 @@ impl Plan {
                 "{file}: [risk] population_table is read by full-domain runs and kanon check; schemes and cell-based runs measure risk against the sample only"
             )));
         }
-        let remote = job.output.remote_engine;
-        if !remote.is_empty() && (job.algorithm.cell_based() || scheme.is_some() || job.metric == Metric::Hdm) {
+        let remote = job.engine.kind.name();
+        if job.engine.kind.is_remote() && (job.algorithm.cell_based() || scheme.is_some() || job.metric == Metric::Hdm) {
             return Err(bad(format!(
                 "{file}: on the {remote} engine kanon runs full-domain searches; schemes and cell-based generalization run on DuckDB"
             )));

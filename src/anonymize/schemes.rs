@@ -190,7 +190,7 @@ impl Stages for Schemes {
             "released {} of {rows} rows ({} suppressed) as {} under {}: {} = {}, {} anonymizations evaluated",
             written.rows,
             m.suppressed,
-            job.output.describe(),
+            job.output.describe(&job.engine.kind),
             self.scheme.name(),
             job.metric.name(),
             match job.metric {

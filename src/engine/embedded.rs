@@ -60,7 +60,7 @@ pub fn open_with(job: &Job, positions: bool) -> Result<(Connection, Vec<SourceCo
             return Err(bad(format!(
                 "{}: this command runs on the DuckDB engine only; on {}, `kanon run`, `check` and `pareto` take full-domain jobs",
                 job.path.display(),
-                job.output.remote_engine
+                job.engine.kind.name()
             )))
         }
     };

@@ -7,7 +7,7 @@
 use crate::engine::commit::CommitTarget;
 use crate::engine::embedded::{self, OUT};
 use crate::error::bad;
-use crate::job::Job;
+use crate::job::{EngineKind, Job};
 use crate::sql::{self, ident, render};
 use anyhow::{Context, Result};
 use duckdb::Connection;
@@ -164,7 +164,7 @@ pub fn append(target: CommitTarget, job: &Job, run: &Run) -> Result<()> {
 /// The job's history, oldest first (empty when no run has been recorded).
 pub fn read(job: &Job) -> Result<Vec<Map<String, Value>>> {
     let file = job.path.display();
-    if let Some(url) = &job.engine.postgres {
+    if let EngineKind::Postgres(url) = &job.engine.kind {
         let pg = crate::engine::postgres::Postgres::connect(job, url)?;
         let conn = Connection::open_in_memory()?;
         let runs = postgres_runs(&pg.release_place(job)?.schema);
@@ -174,7 +174,7 @@ pub fn read(job: &Job) -> Result<Vec<Map<String, Value>>> {
         pg.fetch(&conn, &format!("SELECT * FROM {runs}"), "kanon_runs_fetched")?;
         return rows(&conn, "kanon_runs_fetched");
     }
-    if let Some(url) = &job.engine.spark {
+    if let EngineKind::Spark(url) = &job.engine.kind {
         let spark = crate::engine::spark::Spark::connect(job, url)?;
         let conn = Connection::open_in_memory()?;
         let runs = spark_runs(job);

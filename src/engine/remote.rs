@@ -9,7 +9,7 @@
 use crate::engine::embedded::SourceColumn;
 use crate::engine::postgres::Postgres;
 use crate::engine::spark::Spark;
-use crate::job::Job;
+use crate::job::{EngineKind, Job};
 use anyhow::Result;
 use duckdb::Connection;
 
@@ -22,13 +22,11 @@ impl Remote {
     /// Connect to the job's remote engine, if it names one. Nothing is
     /// changed there: `kanon check` connects so too.
     pub fn connect(job: &Job) -> Result<Option<Remote>> {
-        if let Some(url) = &job.engine.spark {
-            return Ok(Some(Remote::Spark(Spark::connect(job, url)?)));
-        }
-        if let Some(url) = &job.engine.postgres {
-            return Ok(Some(Remote::Postgres(Postgres::connect(job, url)?)));
-        }
-        Ok(None)
+        Ok(match &job.engine.kind {
+            EngineKind::DuckDb => None,
+            EngineKind::Spark(url) => Some(Remote::Spark(Spark::connect(job, url)?)),
+            EngineKind::Postgres(url) => Some(Remote::Postgres(Postgres::connect(job, url)?)),
+        })
     }
 
     /// The join condition of a source value and a map's value (NULL matching

@@ -4,13 +4,33 @@
 //! file and, for anything tied to a column, the line where it is written.
 
 use crate::error::bad;
-use crate::measure::privacy::Ratio;
 use crate::options::{Algorithm, Metric, Reuse, Scheme};
 use anyhow::{Context, Result};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use toml::Spanned;
+
+mod ratio;
+pub use ratio::Ratio;
+
+/// The analysis's settings (`[risk]` in the job).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RiskSettings {
+    /// A record is at risk when its probability of re-identification exceeds this.
+    pub threshold: f64,
+    /// The population's size N, when known.
+    pub population: Option<u64>,
+    /// n / N, when the population's size is not given (in (0, 1]).
+    pub sampling_fraction: f64,
+}
+
+impl Default for RiskSettings {
+    /// ARX's defaults: threshold 0.2, sampling fraction 1%.
+    fn default() -> Self {
+        RiskSettings { threshold: 0.2, population: None, sampling_fraction: 0.01 }
+    }
+}
 
 /// Where the rows come from.
 #[derive(Debug, Clone, PartialEq)]
@@ -66,8 +86,6 @@ pub struct OutputSpec {
     pub table: Option<OutputTable>,
     /// On the Spark or PostgreSQL engine: the release's table there.
     pub remote_table: Option<String>,
-    /// That engine's name, for messages ("Spark", "PostgreSQL").
-    pub remote_engine: &'static str,
     pub csv: Option<PathBuf>,
     pub parquet: Option<PathBuf>,
     pub report: Option<PathBuf>,
@@ -118,7 +136,6 @@ impl OutputSpec {
         let mut out = OutputSpec {
             table: None,
             remote_table: None,
-            remote_engine: "",
             csv: None,
             parquet: None,
             report: None,
@@ -174,10 +191,10 @@ impl OutputSpec {
         }
     }
 
-    /// The release for messages: its table, else its files.
-    pub fn describe(&self) -> String {
+    /// The release for messages: its table (on `engine`), else its files.
+    pub fn describe(&self, engine: &EngineKind) -> String {
         if let Some(t) = &self.remote_table {
-            return format!("{} table \"{t}\"", self.remote_engine);
+            return format!("{} table \"{t}\"", engine.name());
         }
         match &self.table {
             Some(t) => format!("\"{}\"", t.name),
@@ -325,11 +342,43 @@ pub struct Engine {
     pub memory_rows: Option<u64>,
     pub memory_limit: Option<String>,
     pub temp_directory: Option<PathBuf>,
-    /// `kind = "spark"`: the Spark Connect endpoint (`url`, which may hold a
-    /// `;token=`) that runs the source scans and the release write.
-    pub spark: Option<SecretUrl>,
-    /// `kind = "postgres"`: the server (`url`, which may hold a password) that does.
-    pub postgres: Option<SecretUrl>,
+    /// Where the source is read and the release written.
+    pub kind: EngineKind,
+}
+
+/// The engine a job runs on: embedded DuckDB (the default), or a server that
+/// runs the source scans and the release write.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum EngineKind {
+    #[default]
+    DuckDb,
+    /// `kind = "spark"`: the Spark Connect endpoint (`url`, which may hold a `;token=`).
+    Spark(SecretUrl),
+    /// `kind = "postgres"`: the server (`url`, which may hold a password).
+    Postgres(SecretUrl),
+}
+
+impl EngineKind {
+    /// The engine's name, for messages.
+    pub fn name(&self) -> &'static str {
+        match self {
+            EngineKind::DuckDb => "DuckDB",
+            EngineKind::Spark(_) => "Spark",
+            EngineKind::Postgres(_) => "PostgreSQL",
+        }
+    }
+
+    /// A server's URL; None on embedded DuckDB.
+    pub fn url(&self) -> Option<&SecretUrl> {
+        match self {
+            EngineKind::DuckDb => None,
+            EngineKind::Spark(url) | EngineKind::Postgres(url) => Some(url),
+        }
+    }
+
+    pub fn is_remote(&self) -> bool {
+        !matches!(self, EngineKind::DuckDb)
+    }
 }
 
 /// A connection URL, which may hold a password: never shown.
@@ -416,7 +465,7 @@ pub struct Job {
 /// `[risk]` (docs/risk.md).
 #[derive(Debug, Clone)]
 pub struct RiskSpec {
-    pub settings: crate::measure::risk::RiskSettings,
+    pub settings: RiskSettings,
     /// Population class sizes F_j come from this table (with the source's QI columns).
     pub population_table: Option<PopulationTable>,
 }
@@ -627,9 +676,9 @@ impl Job {
         };
         let column = |s: &Spanned<String>| Column { name: s.get_ref().clone(), line: line_of(text, s.span().start) };
 
-        let postgres = match (raw.engine.kind.as_deref(), &raw.engine.url) {
+        let kind = match (raw.engine.kind.as_deref(), &raw.engine.url) {
             (Some("postgres"), Some(url)) if url.starts_with("postgresql://") || url.starts_with("postgres://") => {
-                Some(SecretUrl(url.clone()))
+                EngineKind::Postgres(SecretUrl(url.clone()))
             }
             (Some("postgres"), Some(_)) => {
                 return Err(bad(format!(
@@ -641,15 +690,11 @@ impl Job {
                     "{file}: [engine] kind = \"postgres\" needs url = \"postgresql://user@host:port/database\""
                 )))
             }
-            _ => None,
-        };
-        let spark = match (raw.engine.kind.as_deref(), &raw.engine.url) {
-            _ if postgres.is_some() => None,
-            (None | Some("duckdb"), None) => None,
+            (None | Some("duckdb"), None) => EngineKind::DuckDb,
             (None | Some("duckdb"), Some(_)) => {
                 return Err(bad(format!("{file}: [engine] url applies to kind = \"spark\" or \"postgres\" only")))
             }
-            (Some("spark"), Some(url)) if url.starts_with("sc://") => Some(SecretUrl(url.clone())),
+            (Some("spark"), Some(url)) if url.starts_with("sc://") => EngineKind::Spark(SecretUrl(url.clone())),
             (Some("spark"), Some(url)) => {
                 return Err(bad(format!(
                     "{file}: [engine] url must be a Spark Connect endpoint, sc://host:port, got \"{}\"",
@@ -667,7 +712,7 @@ impl Job {
         };
         let src = &raw.source;
         let source = match (&src.database, &src.csv, &src.parquet) {
-            _ if postgres.is_some() => match (&src.database, &src.csv, &src.table, &src.parquet) {
+            _ if matches!(kind, EngineKind::Postgres(_)) => match (&src.database, &src.csv, &src.table, &src.parquet) {
                 (None, None, Some(t), None) if !t.trim().is_empty() => SourceSpec::PostgresTable { name: t.clone() },
                 _ => {
                     return Err(bad(format!(
@@ -675,7 +720,7 @@ impl Job {
                     )))
                 }
             },
-            _ if spark.is_some() => match (&src.database, &src.csv, &src.table, &src.parquet) {
+            _ if matches!(kind, EngineKind::Spark(_)) => match (&src.database, &src.csv, &src.table, &src.parquet) {
                 (None, None, Some(t), None) if !t.trim().is_empty() => SourceSpec::SparkTable { name: t.clone() },
                 (None, None, None, Some(p)) => SourceSpec::SparkParquet { path: p.clone() },
                 _ => {
@@ -708,12 +753,7 @@ impl Job {
         }
 
         let out = &raw.output;
-        let remote_engine = match (&spark, &postgres) {
-            (Some(_), _) => "Spark",
-            (_, Some(_)) => "PostgreSQL",
-            _ => "",
-        };
-        let remote_table = match (!remote_engine.is_empty(), &out.table) {
+        let remote_table = match (kind.is_remote(), &out.table) {
             (false, _) => None,
             (true, Some(t)) if out.database.is_none() && out.csv.is_none() && out.parquet.is_none() => {
                 if t.trim().is_empty() {
@@ -728,7 +768,7 @@ impl Job {
                 }
                 Some(t.clone())
             }
-            (true, _) if spark.is_some() => {
+            (true, _) if matches!(kind, EngineKind::Spark(_)) => {
                 return Err(bad(format!(
                     "{file}: [output] on the Spark engine needs table (in Spark's catalog) and nothing else for the release (no database, csv or parquet)"
                 )))
@@ -777,7 +817,6 @@ impl Job {
         let output = OutputSpec {
             table,
             remote_table,
-            remote_engine,
             csv: out.csv.as_deref().map(resolve),
             parquet: out.parquet.as_deref().map(resolve),
             report: out.report.as_deref().map(resolve),
@@ -935,7 +974,7 @@ impl Job {
         };
 
         let r = &raw.risk;
-        let defaults = crate::measure::risk::RiskSettings::default();
+        let defaults = RiskSettings::default();
         let threshold = r.threshold.unwrap_or(defaults.threshold);
         if !(threshold > 0.0 && threshold <= 1.0) {
             return Err(bad(format!("{file}: [risk] threshold must be in (0, 1], got {threshold}")));
@@ -970,7 +1009,7 @@ impl Job {
             }
         };
         let risk = RiskSpec {
-            settings: crate::measure::risk::RiskSettings { threshold, population, sampling_fraction },
+            settings: RiskSettings { threshold, population, sampling_fraction },
             population_table,
         };
 
@@ -982,8 +1021,7 @@ impl Job {
             memory_rows: raw.engine.memory_rows,
             memory_limit: raw.engine.memory_limit.clone(),
             temp_directory: raw.engine.temp_directory.as_deref().map(resolve),
-            spark,
-            postgres,
+            kind,
         };
 
         Ok(Job {

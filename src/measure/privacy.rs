@@ -13,33 +13,7 @@ use num_bigint::BigUint;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-/// A non-negative rational number, as a job writes it: `0.2` is 2/10 exactly,
-/// not the binary double nearest to it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Ratio {
-    pub num: u64,
-    pub den: u64,
-}
-
-impl Ratio {
-    /// The decimal a TOML number was written as (the shortest decimal that
-    /// reads back as `x`). None for a negative, non-finite or too long number.
-    pub fn from_decimal(x: f64) -> Option<Ratio> {
-        if !x.is_finite() || x < 0.0 {
-            return None;
-        }
-        let text = format!("{x}");
-        let (int, frac) = text.split_once('.').unwrap_or((&text, ""));
-        let den = 10u64.checked_pow(frac.len() as u32)?;
-        let int: u64 = int.parse().ok()?;
-        let frac: u64 = if frac.is_empty() { 0 } else { frac.parse().ok()? };
-        Some(Ratio { num: int.checked_mul(den)?.checked_add(frac)?, den })
-    }
-
-    pub fn value(self) -> f64 {
-        self.num as f64 / self.den as f64
-    }
-}
+pub use crate::job::Ratio;
 
 /// `a · b ≤ c · d`, exactly.
 fn product_le(a: u128, b: u128, c: u128, d: u128) -> bool {

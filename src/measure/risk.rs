@@ -8,23 +8,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-/// The analysis's settings (`[risk]` in the job).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RiskSettings {
-    /// A record is at risk when its probability of re-identification exceeds this.
-    pub threshold: f64,
-    /// The population's size N, when known.
-    pub population: Option<u64>,
-    /// n / N, when the population's size is not given (in (0, 1]).
-    pub sampling_fraction: f64,
-}
-
-impl Default for RiskSettings {
-    /// ARX's defaults: threshold 0.2, sampling fraction 1%.
-    fn default() -> Self {
-        RiskSettings { threshold: 0.2, population: None, sampling_fraction: 0.01 }
-    }
-}
+pub use crate::job::RiskSettings;
 
 /// Classes of one size in the sample and in the population: `classes` classes
 /// of `sample` records each, each of `population` records in the population

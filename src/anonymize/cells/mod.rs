@@ -128,14 +128,14 @@ impl Stages for Cells {
         let job = &plan.job;
         let (m, rec) = (self.measured.as_ref().expect("measured"), self.recoding.as_ref().expect("recoded"));
         let reconstruction = match &plan.model {
-            super::Model::Cells { reconstruction: Some(r), .. } => format!("; reconstruction in {}", r.describe()),
+            super::Model::Cells { reconstruction: Some(r), .. } => format!("; reconstruction in {}", r.describe(&job.engine.kind)),
             _ => String::new(),
         };
         format!(
             "released {} of {rows} rows ({} suppressed) as {} by {}: {} clusters, k = {}, lm = {:.6}, am = {:.3}{}",
             written.rows,
             rows - written.rows,
-            job.output.describe(),
+            job.output.describe(&job.engine.kind),
             job.algorithm.name(),
             rec.clusters.sizes.len(),
             m.k.map_or("-".into(), |k| k.to_string()),
