@@ -23,7 +23,8 @@ FROM {{relation}} src {{joins}}
 -- name: rows_grouped
 -- kanon_f0 over kanon_f0_rows, for the readers that want it in SQL (risk
 -- analysis, the SQL evaluator): a view, grouped when read; made a table
--- (frequency.rs base_table) before a reader that reads it more than once.
+-- (frequency.rs Base::as_table) before a reader that reads it more than once.
+CREATE OR REPLACE TEMP VIEW kanon_f0 AS
 SELECT {{codes}}, count(*)::{{type}} AS cnt
 FROM kanon_f0_rows
 GROUP BY ALL

@@ -15,3 +15,8 @@ CREATE OR REPLACE TEMP TABLE {{target}} AS
 SELECT {{col}} AS n, CAST({{col}} AS VARCHAR) AS {{col}}, cnt
 FROM kanon_marginals
 WHERE gid = {{gid}}
+-- name: drop
+DROP TABLE kanon_marginals
+-- name: records
+-- The source's records, off a QI's marginal.
+SELECT coalesce(sum(cnt), 0)::BIGINT FROM {{marginal}}

@@ -22,6 +22,8 @@ pub struct Loaded {
     pub hierarchies: Vec<Hierarchy>,
     pub data: Dataset,
     pub extras: Extras,
+    /// The base frequency set's physical form, as the encoder chose it.
+    pub base: frequency::Base,
     /// The per-class models beyond k and distinct ℓ (entropy and recursive ℓ, t-closeness).
     pub models: Arc<ClassModels>,
     /// `[engine]` memory_rows and threads, for the evaluators.
@@ -173,14 +175,17 @@ fn load_as(job: &Job, bar: &indicatif::ProgressBar, records: bool) -> Result<Loa
         label: label.is_some(),
         spread: false,
     };
-    if records {
+    let form = if records {
         let aliases: Vec<&str> = extra.iter().map(|e| e.0).collect();
         frequency::code_tables(&conn, job.quasi_identifiers.len(), &aliases)?;
+        frequency::BaseForm::Absent
     } else {
         bar.set_message(format!("grouping the {rows} source rows by their quasi-identifiers"));
-        frequency::encode(&conn, remote.as_ref(), &input, &job.qi_names(), rows, &extra, &columns, memory_rows)?;
+        let form =
+            frequency::encode(&conn, remote.as_ref(), &input, &job.qi_names(), rows, &extra, &columns, memory_rows)?;
         trace("base frequency set");
-    }
+        form
+    };
     let models = Arc::new(class_models(&conn, job, &columns)?);
     let data = Dataset {
         rows,
@@ -188,7 +193,8 @@ fn load_as(job: &Job, bar: &indicatif::ProgressBar, records: bool) -> Result<Loa
         leaves: hierarchies.iter().map(|h| h.leaves).collect(),
         label: extras.label,
     };
-    Ok(Loaded { conn, columns, hierarchies, data, extras, models, memory_rows, threads, position, remote })
+    let base = frequency::Base::new(form);
+    Ok(Loaded { conn, columns, hierarchies, data, extras, base, models, memory_rows, threads, position, remote })
 }
 
 impl Loaded {
@@ -199,7 +205,7 @@ impl Loaded {
 
     /// An evaluator on a chosen backend (tests compare the two).
     pub fn evaluator_on(&self, backend: Backend) -> Result<Evaluator<'_>> {
-        Ok(Evaluator::new(&self.conn, self.data.clone(), self.extras, backend, self.threads)?
+        Ok(Evaluator::new(&self.conn, &self.base, self.data.clone(), self.extras, backend, self.threads)?
             .with_models(self.models.clone()))
     }
 }

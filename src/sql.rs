@@ -89,6 +89,13 @@ statements! {
     KEPT_SETS => "kept_sets.sql",
     REFUTE => "refute.sql",
     POSTGRES_CATALOG => "postgres_catalog.sql",
+    // data, evaluator, measure (house-data)
+    BASE_FORM => "base_form.sql",
+    CLASSES => "classes.sql",
+    CANDIDATE_TABLES => "candidate_tables.sql",
+    FREQUENCY_SETS => "frequency_sets.sql",
+    EVALUATOR => "evaluator.sql",
+    HIERARCHY_TABLES => "hierarchy_tables.sql",
 }
 
 /// The `-- name: NAME` section of a file that holds several fragments.

@@ -212,7 +212,8 @@ fn best_within(scored: &Scored, cap: Option<u64>) -> Option<(f64, Vec<Vec<u32>>,
 fn check(job: &Job, source: &Path, ks: &[u64], capped: bool) -> HashMap<(Scheme, &'static str, u64), f64> {
     let loaded = load(job).unwrap();
     let qis = job.qi_names();
-    let sets = MemorySets::new(&loaded.conn, &loaded.data.heights, Extras::default(), Some(2)).unwrap();
+    let sets =
+        MemorySets::new(&loaded.conn, &loaded.base.form(), &loaded.data.heights, Extras::default(), Some(2)).unwrap();
     let (codes, counts) = sets.base_columns();
     let mut out = HashMap::new();
     for scheme in Scheme::ALL {
@@ -721,7 +722,8 @@ fn scheme_partitions_follow_the_files_depth_first_order() {
     let job = Job::parse(&dir.path().join("job.toml"), &text).unwrap();
     let loaded = load(&job).unwrap();
     let qis = job.qi_names();
-    let sets = MemorySets::new(&loaded.conn, &loaded.data.heights, Extras::default(), Some(2)).unwrap();
+    let sets =
+        MemorySets::new(&loaded.conn, &loaded.base.form(), &loaded.data.heights, Extras::default(), Some(2)).unwrap();
     let (codes, counts) = sets.base_columns();
     // The source as places in each file's order.
     // Without the id column.

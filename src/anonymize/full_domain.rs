@@ -4,9 +4,10 @@
 use super::reuse::{reuse_or_search, ReusePlan};
 use super::{requirement, Plan, Stages};
 use crate::error::bad;
+use crate::evaluator::classes::full_domain_ambiguity;
 use crate::lattice::{Lattice, Node};
 use crate::load::Loaded;
-use crate::measure::metrics::{classes_ambiguity, full_domain_ambiguity, Requirement};
+use crate::measure::metrics::{classes_ambiguity, Requirement};
 use crate::measure::privacy::ClassFigures;
 use crate::options::Algorithm;
 use crate::progress::Progress;

@@ -12,7 +12,6 @@ pub mod schemes;
 
 pub use plan::{Model, Overrides, Plan};
 
-use crate::data::frequency;
 use crate::engine::embedded;
 use crate::engine::history;
 use crate::error::{bad, Infeasible};
@@ -106,7 +105,7 @@ pub fn run(plan: &Plan, quiet: bool) -> Result<()> {
     phase.set_message(format!("writing the release to {}", job.output.first_path().display()));
     let recoding = stages.recoding(plan, &source)?;
     let risk = risk::measure(&source, job, &recoding, stages.source_sizes(), stages.release_sizes())?;
-    frequency::drop_base(&source.conn)?;
+    source.base.drop_tables(&source.conn)?;
     crate::trace(|| format!("run recoding: {:.3}s", clock.start.elapsed().as_secs_f64() - t_load - t_search));
 
     // Write, with the run's history row in the release's transaction.

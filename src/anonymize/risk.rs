@@ -6,9 +6,9 @@
 use crate::data::hierarchy::{dim_table, divisors};
 use crate::engine::embedded;
 use crate::error::bad;
+use crate::evaluator::classes::left_out;
 use crate::job::Job;
 use crate::load::Loaded;
-use crate::measure::metrics::left_out;
 use crate::measure::risk::{analyse, ClassSizes};
 use crate::release::Recoding;
 use crate::report::RiskReport;
@@ -80,7 +80,7 @@ fn node_classes(
 ) -> Result<Vec<ClassSizes>> {
     let conn = &source.conn;
     // Read here before and after the recoding: a view over the coded rows is grouped once.
-    crate::data::frequency::base_table(conn)?;
+    source.base.as_table(conn)?;
     let n = levels.len();
     let div = divisors(conn, n)?;
     let kept = left_out(conn, "kanon_dropped", dropped, n)?.unwrap_or_else(|| "TRUE".into());

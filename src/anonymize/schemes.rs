@@ -52,7 +52,8 @@ pub(super) fn prepare(
         domains.push(ValueTree::new(q, scheme, numeric, &h).map_err(|e| bad(format!("{}: {e}", job.path.display())))?);
         leaf_codes.push(h.present);
     }
-    let sets = MemorySets::new(&source.conn, &source.data.heights, Extras::default(), source.threads)?;
+    let sets =
+        MemorySets::new(&source.conn, &source.base.form(), &source.data.heights, Extras::default(), source.threads)?;
     let cap = job.privacy.budget_given.then(|| job.privacy.budget.rows(source.data.rows));
     Ok(Schemes {
         scheme,

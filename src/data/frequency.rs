@@ -14,6 +14,7 @@ use crate::engine::remote::Remote;
 use crate::sql::{self, ident, list, render};
 use anyhow::{Context, Result};
 use duckdb::Connection;
+use std::cell::{Cell, RefCell};
 
 /// Columns a frequency set carries beside the QI codes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -47,6 +48,11 @@ impl Extras {
     pub fn any(&self) -> bool {
         self.sensitive || self.closeness || self.label
     }
+}
+
+/// A statement of `sql/frequency_sets.sql`.
+fn statement(name: &str) -> &'static str {
+    sql::fragment(sql::FREQUENCY_SETS, name)
 }
 
 /// Extra column tables (sensitive `s`, t-closeness `t`, label `y`): the value → code map.
@@ -151,13 +157,17 @@ pub fn scan_source(
             &[("target", &target), ("col", v), ("gid", &gid.to_string())],
         ))?;
     }
-    conn.execute_batch("DROP TABLE kanon_marginals")?;
-    let rows: i64 = conn.query_row(
-        &format!("SELECT coalesce(sum(cnt), 0)::BIGINT FROM {}", crate::data::hierarchy::marginal_table(0)),
-        [],
-        |r| r.get(0),
-    )?;
-    Ok(rows as u64)
+    conn.execute_batch(sql::fragment(sql::SOURCE_MARGINALS, "drop"))?;
+    source_rows(conn)
+}
+
+/// The source's records, off the first QI's marginal.
+pub fn source_rows(conn: &Connection) -> Result<u64> {
+    let q = render(
+        sql::fragment(sql::SOURCE_MARGINALS, "records"),
+        &[("marginal", &crate::data::hierarchy::marginal_table(0))],
+    );
+    Ok(conn.query_row(&q, [], |r| r.get::<_, i64>(0))? as u64)
 }
 
 /// The narrowest signed integer type holding 0..bound (exclusive).
@@ -185,7 +195,7 @@ pub fn encode(
     extra: &[(&str, &str)],
     columns: &[crate::engine::embedded::SourceColumn],
     memory_rows: u64,
-) -> Result<()> {
+) -> Result<BaseForm> {
     let n = qis.len();
     // Source value = code table value, NULL matching NULL, as the engine joins fastest.
     let same = |left: &str, right: &str, column: &str, table: &str| -> Result<String> {
@@ -199,7 +209,8 @@ pub fn encode(
         })
     };
     // A leaf code is below its hierarchy's top divisor (the top level has code 0).
-    let tops: Vec<i64> = crate::data::hierarchy::divisors(conn, n)?.iter().map(|d| *d.last().unwrap_or(&1)).collect();
+    let divisors = crate::data::hierarchy::divisors(conn, n)?;
+    let tops: Vec<i64> = divisors.iter().map(|d| *d.last().unwrap_or(&1)).collect();
     let aliases: Vec<&str> = extra.iter().map(|e| e.0).collect();
     code_tables(conn, n, &aliases)?;
     if let Some(remote) = remote {
@@ -207,7 +218,7 @@ pub fn encode(
         let mut tables: Vec<String> = (0..n).map(crate::data::hierarchy::code_table).collect();
         tables.extend(aliases.iter().map(|col| extra_codes(col)));
         for t in tables {
-            remote.share(conn, &format!("SELECT * FROM {t}"), &[], &t)?;
+            remote.share(conn, &render(statement("share"), &[("table", &t)]), &[], &t)?;
         }
     }
     let mut codes = list(0..n, ", ", |a| format!("l{a}.c0::{} AS g{a}", int_type(tops[a])));
@@ -231,16 +242,14 @@ pub fn encode(
         local && rows <= memory_rows && packed_bits(&key_widths(conn, n, &aliases)?, ROW_KEY_BITS).is_some();
     let top_counts: Vec<u64> = tops.iter().map(|&t| t.max(1) as u64).collect();
     let sorted = local && rows > memory_rows && extra.is_empty() && packed_bits(&top_counts, SORTED_KEY_BITS).is_some();
-    if in_memory || sorted {
-        conn.execute_batch(&render(
-            frag("rows"),
-            &[("codes", &codes), ("joins", &joins), ("relation", &input.relation)],
-        ))?;
-        let mut columns = list(0..n, ", ", |a| format!("g{a}"));
-        columns.push_str(&list(&aliases, "", |col| format!(", {col}")));
-        let grouped = render(frag("rows_grouped"), &[("codes", &columns), ("type", count)]);
-        conn.execute_batch(&format!("CREATE OR REPLACE TEMP VIEW kanon_f0 AS {grouped}"))?;
+    let form = if in_memory {
+        BaseForm::Rows
+    } else if sorted {
+        BaseForm::Sorted { divisors }
     } else {
+        BaseForm::Grouped
+    };
+    if form == BaseForm::Grouped {
         let select = render(
             frag("grouped"),
             &[
@@ -253,9 +262,17 @@ pub fn encode(
             ],
         );
         materialize(conn, remote, "kanon_f0", &select).context("grouping the source")?;
+    } else {
+        conn.execute_batch(&render(
+            frag("rows"),
+            &[("codes", &codes), ("joins", &joins), ("relation", &input.relation)],
+        ))?;
+        let mut columns = list(0..n, ", ", |a| format!("g{a}"));
+        columns.push_str(&list(&aliases, "", |col| format!(", {col}")));
+        conn.execute_batch(&render(frag("rows_grouped"), &[("codes", &columns), ("type", count)]))?;
     }
     conn.execute_batch(sql::BASE_F0_NODE)?;
-    Ok(())
+    Ok(form)
 }
 
 /// The values each field of a coded row's packed key takes: per QI its
@@ -264,7 +281,7 @@ pub fn encode(
 pub fn key_widths(conn: &Connection, n: usize, aliases: &[&str]) -> Result<Vec<u64>> {
     let mut widths = leaf_counts(conn, n)?;
     for col in aliases {
-        let q = format!("SELECT count(*) FROM {}", extra_codes(col));
+        let q = render(statement("extra_count"), &[("codes", &extra_codes(col))]);
         widths.push(conn.query_row(&q, [], |r| r.get::<_, i64>(0))? as u64 + 1);
     }
     Ok(widths)
@@ -274,7 +291,7 @@ pub fn key_widths(conn: &Connection, n: usize, aliases: &[&str]) -> Result<Vec<u
 pub fn leaf_counts(conn: &Connection, n: usize) -> Result<Vec<u64>> {
     (0..n)
         .map(|a| {
-            let q = format!("SELECT count(DISTINCT c0) FROM {}", crate::data::hierarchy::code_table(a));
+            let q = render(statement("leaf_count"), &[("codes", &crate::data::hierarchy::code_table(a))]);
             Ok(conn.query_row(&q, [], |r| r.get::<_, i64>(0))? as u64)
         })
         .collect()
@@ -297,29 +314,87 @@ pub fn packed_bits(counts: &[u64], width: u32) -> Option<Vec<u32>> {
     (bits.iter().sum::<u32>() <= width).then_some(bits)
 }
 
-/// Is `name` a temporary view (not a table)?
-fn is_view(conn: &Connection, name: &str) -> Result<bool> {
-    let q = "SELECT count(*) FROM duckdb_views() WHERE temporary AND view_name = ?";
-    Ok(conn.query_row(q, [name], |r| r.get::<_, i64>(0))? > 0)
+/// The base frequency set's physical form, decided once by [`encode`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BaseForm {
+    /// The source's coded rows (`kanon_f0_rows`, a record each) for the
+    /// memory backend to group; `kanon_f0` a view grouping them.
+    Rows,
+    /// Coded rows, as [`BaseForm::Rows`], too many for the memory backend
+    /// but packing into the sorted base's key (evaluator/sorted.rs): per QI
+    /// the hierarchy's divisors, which lay the key out.
+    Sorted { divisors: Vec<Vec<i64>> },
+    /// `kanon_f0` a table the engine grouped.
+    Grouped,
+    /// No base frequency set: a pass over the records themselves.
+    Absent,
 }
 
-/// Are the source's coded rows there (`kanon_f0_rows`) for the in-memory
-/// evaluator to group, with `kanon_f0` a view over them?
-pub fn base_as_rows(conn: &Connection) -> Result<bool> {
-    is_view(conn, "kanon_f0_rows")
-}
-
-/// `kanon_f0` as a table, for a reader that reads it more than once: a view
-/// over the coded rows is grouped once, here.
-pub fn base_table(conn: &Connection) -> Result<()> {
-    if is_view(conn, "kanon_f0")? {
-        conn.execute_batch(
-            "CREATE OR REPLACE TEMP TABLE kanon_f0_table AS SELECT * FROM kanon_f0; \
-             DROP VIEW kanon_f0; ALTER TABLE kanon_f0_table RENAME TO kanon_f0",
-        )
-        .context("grouping the source")?;
+impl BaseForm {
+    /// Are the source's coded rows there (`kanon_f0_rows`) for the in-memory
+    /// evaluator to group?
+    pub fn has_rows(&self) -> bool {
+        matches!(self, BaseForm::Rows | BaseForm::Sorted { .. })
     }
-    Ok(())
+}
+
+/// The base frequency set through a session: the encoder's [`BaseForm`],
+/// kept up to date as readers group it (`kanon_f0` made a table once, or the
+/// coded rows replaced by the sorted base's classes).
+#[derive(Debug)]
+pub struct Base {
+    form: RefCell<BaseForm>,
+    /// Is `kanon_f0` a table (the coded rows grouped once by a reader)?
+    table: Cell<bool>,
+}
+
+impl Base {
+    pub fn new(form: BaseForm) -> Base {
+        let table = matches!(form, BaseForm::Grouped);
+        Base { form: RefCell::new(form), table: Cell::new(table) }
+    }
+
+    /// The form as it is now.
+    pub fn form(&self) -> BaseForm {
+        self.form.borrow().clone()
+    }
+
+    /// Are the source's coded rows there (`kanon_f0_rows`)?
+    pub fn has_rows(&self) -> bool {
+        self.form.borrow().has_rows()
+    }
+
+    /// Is `kanon_f0` a view over the coded rows (not yet grouped into a table)?
+    fn is_view(&self) -> bool {
+        self.has_rows() && !self.table.get()
+    }
+
+    /// `kanon_f0` as a table, for a reader that reads it more than once: a view
+    /// over the coded rows is grouped once, here.
+    pub fn as_table(&self, conn: &Connection) -> Result<()> {
+        if self.is_view() {
+            conn.execute_batch(sql::fragment(sql::BASE_FORM, "as_table")).context("grouping the source")?;
+            self.table.set(true);
+        }
+        Ok(())
+    }
+
+    /// The classes the sorted base wrote to `kanon_f0_table` become `kanon_f0`
+    /// in place of the view over the coded rows, and that view goes.
+    pub fn take_classes(&self, conn: &Connection) -> Result<()> {
+        conn.execute_batch(sql::fragment(sql::BASE_FORM, "take_classes"))?;
+        *self.form.borrow_mut() = BaseForm::Grouped;
+        self.table.set(true);
+        Ok(())
+    }
+
+    /// Drop the base frequency set once nothing reads it any more: at scale it is
+    /// the largest table, and the release's sort wants the memory.
+    pub fn drop_tables(&self, conn: &Connection) -> Result<()> {
+        let name = if self.is_view() { "drop_view" } else { "drop_table" };
+        conn.execute_batch(sql::fragment(sql::BASE_FORM, name))?;
+        Ok(())
+    }
 }
 
 /// The code tables from the marginals and the hierarchies: per QI value →
@@ -328,7 +403,7 @@ pub fn base_table(conn: &Connection) -> Result<()> {
 pub fn code_tables(conn: &Connection, n: usize, aliases: &[&str]) -> Result<()> {
     for a in 0..n {
         conn.execute_batch(&render(
-            sql::BASE_CODES,
+            sql::fragment(sql::BASE_CODES, "qi"),
             &[
                 ("target", &crate::data::hierarchy::code_table(a)),
                 ("marginal", &crate::data::hierarchy::marginal_table(a)),
@@ -339,10 +414,9 @@ pub fn code_tables(conn: &Connection, n: usize, aliases: &[&str]) -> Result<()> 
     }
     for col in aliases {
         // NULL is a value like any other: it gets a code of its own.
-        conn.execute_batch(&format!(
-            "CREATE OR REPLACE TEMP TABLE {} AS \
-             SELECT (row_number() OVER (ORDER BY n NULLS FIRST))::INTEGER AS code, n FROM kanon_marg_{col}",
-            extra_codes(col)
+        conn.execute_batch(&render(
+            sql::fragment(sql::BASE_CODES, "extra"),
+            &[("target", &extra_codes(col)), ("col", col)],
         ))?;
     }
     Ok(())
@@ -354,24 +428,18 @@ pub fn extra_join(col: &str, column: &str) -> String {
     format!("JOIN {} k{col} ON src.{} IS NOT DISTINCT FROM k{col}.n", extra_codes(col), ident(column))
 }
 
-/// Drop the base frequency set once nothing reads it any more: at scale it is
-/// the largest table, and the release's sort wants the memory.
-pub fn drop_base(conn: &Connection) -> Result<()> {
-    let kind = if is_view(conn, "kanon_f0")? { "VIEW" } else { "TABLE" };
-    conn.execute_batch(&format!(
-        "DROP VIEW IF EXISTS kanon_f0_node; DROP {kind} IF EXISTS kanon_f0; DROP VIEW IF EXISTS kanon_f0_rows"
-    ))?;
-    Ok(())
+/// Rows of the base frequency set `kanon_f0`.
+pub fn base_rows(conn: &Connection) -> Result<u64> {
+    Ok(conn.query_row(sql::fragment(sql::BASE_FORM, "rows"), [], |r| r.get::<_, i64>(0))? as u64)
 }
 
 /// Distinct QI combinations of the source: rows of `kanon_f0`, or of its
 /// QI codes when it also carries sensitive or label codes.
 pub fn combinations(conn: &Connection, n: usize, extras: Extras) -> Result<u64> {
-    let q = if extras.any() {
-        format!("SELECT count(*) FROM (SELECT DISTINCT {} FROM kanon_f0)", list(0..n, ", ", |a| format!("g{a}")))
-    } else {
-        "SELECT count(*) FROM kanon_f0".to_string()
-    };
+    if !extras.any() {
+        return base_rows(conn);
+    }
+    let q = render(sql::fragment(sql::BASE_FORM, "combinations"), &[("codes", &list(0..n, ", ", |a| format!("g{a}")))]);
     let rows: i64 = conn.query_row(&q, [], |r| r.get(0))?;
     Ok(rows as u64)
 }
@@ -389,13 +457,13 @@ pub struct Kid {
 /// Fill `kanon_kids` (child, parent, per QI divisor and level) for a rollup;
 /// the histogram query joins it for the levels.
 pub fn write_kids(conn: &Connection, kids: &[Kid], n: usize) -> Result<()> {
-    conn.execute_batch(&format!(
-        "CREATE OR REPLACE TEMP TABLE kanon_kids (child BIGINT, parent BIGINT, {})",
-        list(0..n, ", ", |a| format!("d{a} BIGINT, l{a} INTEGER"))
+    conn.execute_batch(&render(
+        statement("kids_table"),
+        &[("columns", &list(0..n, ", ", |a| format!("d{a} BIGINT, l{a} INTEGER")))],
     ))?;
     let tuple = format!("({})", vec!["?"; 2 * n + 2].join(", "));
     for chunk in kids.chunks(400) {
-        let q = format!("INSERT INTO kanon_kids VALUES {}", vec![tuple.as_str(); chunk.len()].join(", "));
+        let q = render(statement("kids_insert"), &[("rows", &vec![tuple.as_str(); chunk.len()].join(", "))]);
         let params: Vec<Option<i64>> = chunk
             .iter()
             .flat_map(|k| {
@@ -571,7 +639,9 @@ pub fn rollup(conn: &Connection, target: &str, source: &str, kids: &[Kid], n: us
 /// `target`: in the embedded DuckDB, or on Spark with the rows brought back.
 pub fn materialize(conn: &Connection, remote: Option<&Remote>, target: &str, select: &str) -> Result<()> {
     match remote {
-        None => conn.execute_batch(&format!("CREATE OR REPLACE TEMP TABLE {} AS {select}", ident(target)))?,
+        None => {
+            conn.execute_batch(&render(statement("materialize"), &[("target", &ident(target)), ("select", select)]))?
+        }
         Some(s) => _ = s.fetch(conn, select, target)?,
     }
     Ok(())

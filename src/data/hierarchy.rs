@@ -83,7 +83,7 @@ pub fn load_files(conn: &Connection, job: &Job) -> Result<Files> {
 /// that every value of every QI is a leaf, and build the code tables.
 pub fn finish(conn: &Connection, job: &Job, files: Files) -> Result<Vec<Hierarchy>> {
     let mut out = Vec::new();
-    conn.execute_batch("CREATE OR REPLACE TEMP TABLE kanon_hlevels (qi INTEGER, level INTEGER, divisor BIGINT)")?;
+    conn.execute_batch(statement("levels_table"))?;
     for ((a, qi), file) in job.quasi_identifiers.iter().enumerate().zip(files.0) {
         let at = || format!("{}: quasi-identifier \"{}\"", job.at(&qi.column), qi.column.name);
         if !matches!(qi.hierarchy, HierarchySpec::File(_)) {
@@ -174,10 +174,9 @@ fn read_arx(path: &Path) -> Result<Vec<Vec<Option<String>>>> {
 /// `kanon_h{a}` (v0 … vh, text) from `rows`, through an appender.
 fn load_rows(conn: &Connection, a: usize, rows: &Rows) -> Result<()> {
     let width = rows[0].len();
-    conn.execute_batch(&format!(
-        "CREATE OR REPLACE TEMP TABLE {} ({})",
-        h_table(a),
-        list(0..width, ", ", |i| format!("v{i} VARCHAR"))
+    conn.execute_batch(&render(
+        statement("text_table"),
+        &[("h", &h_table(a)), ("columns", &list(0..width, ", ", |i| format!("v{i} VARCHAR")))],
     ))?;
     let mut app = conn.appender_to_catalog_and_db(&h_table(a), "temp", "main")?;
     for row in rows {
@@ -192,7 +191,7 @@ fn read_rows(conn: &Connection, a: usize) -> Result<Rows> {
     use duckdb::arrow::array::{Array, AsArray};
     // Sorted by DuckDB too (NULL first, text bytewise, as Rust orders them), so
     // the sort below finds one run instead of chasing 100k strings.
-    let mut stmt = conn.prepare(&format!("SELECT * FROM {} ORDER BY ALL NULLS FIRST", h_table(a)))?;
+    let mut stmt = conn.prepare(&render(statement("text_rows"), &[("h", &h_table(a))]))?;
     let mut rows: Rows = Vec::new();
     for batch in stmt.query_arrow([])? {
         let columns: Vec<_> = batch.columns().iter().map(|c| c.as_string::<i32>()).collect();
@@ -253,9 +252,9 @@ fn check_coverage(conn: &Connection, n: usize) -> Result<Option<(usize, String)>
             sql::HIERARCHY_COVERAGE,
             &[("v", &format!("v{a}")), ("dim", &dim_table(a)), ("base", &marginal_table(a))],
         );
-        format!("SELECT {a} AS qi, * FROM ({q})")
+        render(statement("coverage_qi"), &[("a", &a.to_string()), ("check", &q)])
     });
-    let mut stmt = conn.prepare(&format!("SELECT * FROM ({per_qi}) ORDER BY qi"))?;
+    let mut stmt = conn.prepare(&render(statement("coverage"), &[("per_qi", &per_qi)]))?;
     let mut rows = stmt.query([])?;
     while let Some(r) = rows.next()? {
         let (a, rows, values, sample): (i64, i64, i64, Option<String>) = (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?);
@@ -326,10 +325,11 @@ fn generate(conn: &Connection, a: usize, spec: &HierarchySpec) -> Result<()> {
     if !needs_star {
         // Masking every character may still leave values of different lengths.
         let top = levels.len();
+        let h = h_table(a);
         let tops: i64 =
-            conn.query_row(&format!("SELECT count(DISTINCT v{top}) FROM {}", h_table(a)), [], |r| r.get(0))?;
+            conn.query_row(&render(statement("mask_tops"), &[("h", &h), ("v", &format!("v{top}"))]), [], |r| r.get(0))?;
         if tops > 1 {
-            conn.execute_batch(&format!("ALTER TABLE {} ADD COLUMN v{} VARCHAR DEFAULT '*'", h_table(a), top + 1))?;
+            conn.execute_batch(&render(statement("mask_star"), &[("h", &h), ("v", &format!("v{}", top + 1))]))?;
         }
     }
     Ok(())
@@ -369,12 +369,13 @@ fn build_codes(conn: &Connection, a: usize, rows: &Rows) -> Result<()> {
         ranks.push(rank);
     }
     let leaf_code = |row: &Vec<Option<String>>| -> i64 { (0..height).map(|j| ranks[j][&row[j]] * divisors[j]).sum() };
-    conn.execute_batch(&format!(
-        "CREATE OR REPLACE TEMP TABLE {} (leaf VARCHAR, {}); \
-         CREATE OR REPLACE TEMP TABLE {} (level INTEGER, code BIGINT, label VARCHAR, leaves BIGINT)",
-        dim_table(a),
-        list(0..=height, ", ", |l| format!("c{l} BIGINT")),
-        node_table(a),
+    conn.execute_batch(&render(
+        statement("code_tables"),
+        &[
+            ("dim", &dim_table(a)),
+            ("columns", &list(0..=height, ", ", |l| format!("c{l} BIGINT"))),
+            ("nodes", &node_table(a)),
+        ],
     ))?;
     let leaf_codes: Vec<i64> = rows.iter().map(leaf_code).collect();
     let mut dim: Vec<ArrayRef> = vec![Arc::new(rows.iter().map(|r| r[0].as_deref()).collect::<StringArray>())];
@@ -429,7 +430,7 @@ fn append_batch(conn: &Connection, table: &str, columns: Vec<duckdb::arrow::arra
 /// m ≥ l (`// (divisor_m / divisor_l)`).
 pub fn divisors(conn: &Connection, n: usize) -> Result<Vec<Vec<i64>>> {
     let mut out = vec![Vec::new(); n];
-    let mut stmt = conn.prepare("SELECT qi, divisor FROM kanon_hlevels ORDER BY qi, level")?;
+    let mut stmt = conn.prepare(statement("divisors"))?;
     let mut rows = stmt.query([])?;
     while let Some(r) = rows.next()? {
         let qi: i64 = r.get(0)?;
@@ -444,7 +445,7 @@ pub fn divisors(conn: &Connection, n: usize) -> Result<Vec<Vec<i64>>> {
 pub fn rows(conn: &Connection, a: usize, height: u8) -> Result<Vec<Vec<String>>> {
     let cols = list(0..=height, ", ", |l| format!("coalesce(v{l}, 'NULL')"));
     let order = list(1..=height, ", ", |l| format!("v{}", height - l + 1));
-    let q = format!("SELECT {cols} FROM {} ORDER BY {order}, v0 NULLS FIRST", h_table(a));
+    let q = render(statement("review"), &[("columns", &cols), ("h", &h_table(a)), ("order", &order)]);
     let mut stmt = conn.prepare(&q)?;
     let out = stmt
         .query_map([], |r| (0..=height as usize).map(|i| r.get::<_, String>(i)).collect::<duckdb::Result<Vec<_>>>())?
@@ -465,28 +466,75 @@ pub struct HierarchyRows {
 impl HierarchyRows {
     /// Read QI `a`'s hierarchy tables.
     pub fn read(conn: &Connection, a: usize, height: u8) -> Result<HierarchyRows> {
-        let h = height as usize;
-        let mut stmt = conn.prepare(&format!(
-            "SELECT leaf, {} FROM {} ORDER BY rowid",
-            crate::sql::list(0..=h, ", ", |l| format!("c{l}")),
-            dim_table(a)
-        ))?;
-        let rows = stmt
-            .query_map([], |r| {
-                let codes = (0..=h).map(|l| r.get::<_, i64>(l + 1)).collect::<duckdb::Result<Vec<_>>>()?;
-                Ok((r.get::<_, Option<String>>(0)?, codes))
-            })?
-            .collect::<duckdb::Result<Vec<_>>>()?;
-        let mut labels = FxHashMap::default();
-        let mut stmt = conn.prepare(&format!("SELECT level, code, label FROM {}", node_table(a)))?;
-        let mut q = stmt.query([])?;
-        while let Some(r) = q.next()? {
-            labels.insert((r.get::<_, i32>(0)? as usize, r.get::<_, i64>(1)?), r.get::<_, Option<String>>(2)?);
-        }
-        let mut stmt = conn.prepare(&format!("SELECT DISTINCT c0 FROM {} ORDER BY c0", code_table(a)))?;
-        let present = stmt.query_map([], |r| r.get::<_, i64>(0))?.collect::<duckdb::Result<Vec<_>>>()?;
-        Ok(HierarchyRows { rows, labels, present })
+        Ok(HierarchyRows {
+            rows: leaves(conn, a, height, LeafOrder::File)?,
+            labels: labels(conn, a)?,
+            present: present_codes(conn, a)?,
+        })
     }
+}
+
+/// The order [`leaves`] gives the leaves in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LeafOrder {
+    /// The hierarchy file's (a generated hierarchy's: its values').
+    File,
+    /// The leaf codes'.
+    Code,
+}
+
+// The readers of the hierarchy tables: every other module reads them through these.
+
+/// Per leaf of QI `a`'s hierarchy (of `height` levels above the leaves): its
+/// value and its codes at every level, in `order`.
+pub fn leaves(conn: &Connection, a: usize, height: u8, order: LeafOrder) -> Result<Vec<(Option<String>, Vec<i64>)>> {
+    let h = height as usize;
+    let order = match order {
+        LeafOrder::File => "rowid",
+        LeafOrder::Code => "c0",
+    };
+    let q = render(
+        statement("leaves"),
+        &[("columns", &list(0..=h, ", ", |l| format!("c{l}"))), ("dim", &dim_table(a)), ("order", order)],
+    );
+    let mut stmt = conn.prepare(&q)?;
+    let rows = stmt
+        .query_map([], |r| {
+            let codes = (0..=h).map(|l| r.get::<_, i64>(l + 1)).collect::<duckdb::Result<Vec<_>>>()?;
+            Ok((r.get::<_, Option<String>>(0)?, codes))
+        })?
+        .collect::<duckdb::Result<Vec<_>>>()?;
+    Ok(rows)
+}
+
+/// QI `a`'s hierarchy: (level, code) → the value's label.
+pub fn labels(conn: &Connection, a: usize) -> Result<FxHashMap<(usize, i64), Option<String>>> {
+    let mut labels = FxHashMap::default();
+    let mut stmt = conn.prepare(&render(statement("labels"), &[("nodes", &node_table(a))]))?;
+    let mut q = stmt.query([])?;
+    while let Some(r) = q.next()? {
+        labels.insert((r.get::<_, i32>(0)? as usize, r.get::<_, i64>(1)?), r.get::<_, Option<String>>(2)?);
+    }
+    Ok(labels)
+}
+
+/// QI `a`'s hierarchy: per value (level, code), the leaves under it.
+pub fn node_leaves(conn: &Connection, a: usize) -> Result<Vec<(i64, i64, i64)>> {
+    let mut stmt = conn.prepare(&render(statement("node_leaves"), &[("nodes", &node_table(a))]))?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect::<duckdb::Result<Vec<_>>>()?;
+    Ok(rows)
+}
+
+/// QI `a`'s leaf codes present in the data, sorted (the leaf index is the rank).
+pub fn present_codes(conn: &Connection, a: usize) -> Result<Vec<i64>> {
+    let mut stmt = conn.prepare(&render(statement("present"), &[("codes", &code_table(a))]))?;
+    let present = stmt.query_map([], |r| r.get::<_, i64>(0))?.collect::<duckdb::Result<Vec<_>>>()?;
+    Ok(present)
+}
+
+/// A statement of `sql/hierarchy_tables.sql`.
+fn statement(name: &str) -> &'static str {
+    sql::fragment(sql::HIERARCHY_TABLES, name)
 }
 
 /// The index under which a sensitive column's hierarchy is built (beside the
@@ -499,9 +547,9 @@ const SENSITIVE_TREE: usize = 9999;
 /// 1..=height. Any hierarchy form a QI takes.
 pub fn value_tree(conn: &Connection, spec: &HierarchySpec, alias: &str, codes: &str) -> Result<(u32, Vec<Vec<u32>>)> {
     let a = SENSITIVE_TREE;
-    conn.execute_batch(&format!(
-        "CREATE OR REPLACE TEMP VIEW {} AS SELECT n, {alias} AS v{a}, cnt FROM kanon_marg_{alias}",
-        marginal_table(a)
+    conn.execute_batch(&render(
+        statement("column_marginal"),
+        &[("target", &marginal_table(a)), ("alias", alias), ("v", &format!("v{a}"))],
     ))?;
     let mut rows = match spec {
         HierarchySpec::File(path) => read_arx(path)?,
@@ -527,9 +575,7 @@ pub fn value_tree(conn: &Connection, spec: &HierarchySpec, alias: &str, codes: &
         }
     }
     let leaf: HashMap<&Option<String>, &Vec<Option<String>>> = rows.iter().map(|r| (&r[0], r)).collect();
-    let mut stmt = conn.prepare(&format!(
-        "SELECT k.code, m.{alias} FROM {codes} k JOIN kanon_marg_{alias} m ON k.n IS NOT DISTINCT FROM m.n ORDER BY k.code"
-    ))?;
+    let mut stmt = conn.prepare(&render(statement("column_values"), &[("alias", alias), ("codes", codes)]))?;
     let mut ancestors = vec![Vec::new()];
     for r in stmt.query_map([], |r| r.get::<_, Option<String>>(1))? {
         let value = r?;

@@ -9,6 +9,11 @@ use crate::sql::{self, list, render};
 use anyhow::Result;
 use duckdb::Connection;
 
+/// A statement of `sql/candidate_tables.sql`.
+fn statement(name: &str) -> &'static str {
+    sql::fragment(sql::CANDIDATE_TABLES, name)
+}
+
 /// One iteration's candidate graph, as the search sees it.
 #[derive(Debug, Clone)]
 pub struct Graph {
@@ -19,9 +24,9 @@ pub struct Graph {
 
 /// Iteration 1: every (QI, level), with edges level → level + 1.
 pub fn first(conn: &Connection, heights: &[u8]) -> Result<Graph> {
-    conn.execute_batch("CREATE OR REPLACE TEMP TABLE kanon_heights (attr INTEGER, height INTEGER)")?;
+    conn.execute_batch(statement("heights_table"))?;
     for (a, h) in heights.iter().enumerate() {
-        conn.execute("INSERT INTO kanon_heights VALUES (?, ?)", duckdb::params![a as i32, *h as i32])?;
+        conn.execute(statement("heights_insert"), duckdb::params![a as i32, *h as i32])?;
     }
     conn.execute_batch(sql::CANDIDATES_FIRST)?;
     conn.execute_batch(sql::EDGES_FIRST)?;
@@ -30,14 +35,12 @@ pub fn first(conn: &Connection, heights: &[u8]) -> Result<Graph> {
 
 /// Record which candidates of iteration `i` failed; the rest survive.
 pub fn survive(conn: &Connection, i: usize, failed: &[i32]) -> Result<()> {
-    conn.execute_batch("CREATE OR REPLACE TEMP TABLE kanon_failed (id INTEGER)")?;
+    conn.execute_batch(statement("failed_table"))?;
     for chunk in failed.chunks(500) {
-        let q = format!("INSERT INTO kanon_failed VALUES {}", vec!["(?)"; chunk.len()].join(", "));
+        let q = render(statement("failed_insert"), &[("values", &vec!["(?)"; chunk.len()].join(", "))]);
         conn.execute(&q, duckdb::params_from_iter(chunk))?;
     }
-    conn.execute_batch(&format!(
-        "CREATE OR REPLACE TEMP TABLE kanon_surv_{i} AS SELECT * FROM kanon_cand_{i} WHERE id NOT IN (SELECT id FROM kanon_failed)"
-    ))?;
+    conn.execute_batch(&render(statement("survivors"), &[("i", &i.to_string())]))?;
     Ok(())
 }
 
@@ -77,7 +80,7 @@ pub fn next(conn: &Connection, i: usize) -> Result<Graph> {
 
 fn read(conn: &Connection, i: usize) -> Result<Graph> {
     let cols = list(1..=i, ", ", |j| format!("d{j}, i{j}"));
-    let mut stmt = conn.prepare(&format!("SELECT id, {cols} FROM kanon_cand_{i} ORDER BY id"))?;
+    let mut stmt = conn.prepare(&render(statement("nodes"), &[("columns", &cols), ("i", &i.to_string())]))?;
     let nodes = stmt
         .query_map([], |r| {
             let mut attrs = Vec::with_capacity(i);
@@ -89,7 +92,7 @@ fn read(conn: &Connection, i: usize) -> Result<Graph> {
             Ok((r.get::<_, i32>(0)?, Node { attrs, levels }))
         })?
         .collect::<duckdb::Result<Vec<_>>>()?;
-    let mut stmt = conn.prepare(&format!("SELECT \"start\", \"end\" FROM kanon_edge_{i} ORDER BY 1, 2"))?;
+    let mut stmt = conn.prepare(&render(statement("edges"), &[("i", &i.to_string())]))?;
     let edges = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<duckdb::Result<Vec<_>>>()?;
     Ok(Graph { nodes, edges })
 }

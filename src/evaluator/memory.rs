@@ -13,11 +13,12 @@
 //! budget, least recently used dropped first. Nodes of one batch that do not
 //! depend on each other run in parallel.
 
-use crate::data::frequency::Extras;
-use crate::data::hierarchy::{code_table, node_table};
+use crate::data::frequency::{BaseForm, Extras};
+use crate::data::hierarchy;
 use crate::lattice::Node;
 use crate::measure::metrics::{Bucket, Histogram};
 use crate::measure::privacy::ClassModels;
+use crate::sql::render;
 use anyhow::{bail, Result};
 use duckdb::arrow::array::{Array, AsArray};
 use duckdb::arrow::datatypes::{DataType, Int16Type, Int32Type, Int64Type, Int8Type};
@@ -452,10 +453,9 @@ fn fetch_groups(conn: &Connection, lookups: &[Lookup], extras: Extras) -> Result
     let mut select: Vec<String> = (0..n).map(|a| format!("g{a}")).collect();
     select.extend(extras.names().into_iter().map(String::from));
     select.push("cnt".into());
-    let mut stmt = conn.prepare(&format!("SELECT {} FROM kanon_f0", select.join(", ")))?;
+    let mut stmt = conn.prepare(&render(super::statement("read_base"), &[("columns", &select.join(", "))]))?;
     // Sized once: growing 10M-row columns by doubling copies each and touches fresh pages.
-    let base_rows: i64 = conn.query_row("SELECT count(*) FROM kanon_f0", [], |r| r.get(0))?;
-    let capacity = base_rows as usize;
+    let capacity = crate::data::frequency::base_rows(conn)? as usize;
     let mut codes: Vec<Vec<u32>> = (0..n).map(|_| Vec::with_capacity(capacity)).collect();
     let mut extra: Vec<Vec<u32>> = (0..select.len() - n - 1).map(|_| Vec::with_capacity(capacity)).collect();
     let mut size: Vec<u64> = Vec::with_capacity(capacity);
@@ -542,7 +542,7 @@ fn group_rows_as<K: PackedKey>(
         .collect();
     let mut select: Vec<String> = (0..n).map(|a| format!("g{a}")).collect();
     select.extend(extras.names().into_iter().map(String::from));
-    let select = format!("SELECT {} FROM kanon_f0_rows", select.join(", "));
+    let select = render(super::statement("read_rows"), &[("columns", &select.join(", "))]);
     let read = |keys: &mut Vec<K>| -> Result<()> {
         let mut stmt = conn.prepare(&select)?;
         let mut buf: Vec<u32> = Vec::new();
@@ -570,9 +570,7 @@ fn group_rows_as<K: PackedKey>(
         Ok(())
     };
     // Sized once (the records, off a marginal): growing by doubling copies and touches fresh pages.
-    let marginal = crate::data::hierarchy::marginal_table(0);
-    let q = format!("SELECT coalesce(sum(cnt), 0)::BIGINT FROM {marginal}");
-    let rows: i64 = conn.query_row(&q, [], |r| r.get(0))?;
+    let rows = crate::data::frequency::source_rows(conn)?;
     let mut keys: Vec<K> = Vec::with_capacity(rows as usize);
     // The keys are sorted here, so the engine need not keep the rows' order.
     super::unordered(conn, || read(&mut keys))?;
@@ -599,21 +597,24 @@ fn group_rows_as<K: PackedKey>(
 
 impl MemorySets {
     /// Fetch the base frequency set and the hierarchies' level structure.
-    pub fn new(conn: &Connection, heights: &[u8], extras: Extras, threads: Option<usize>) -> Result<MemorySets> {
+    pub fn new(
+        conn: &Connection,
+        base: &BaseForm,
+        heights: &[u8],
+        extras: Extras,
+        threads: Option<usize>,
+    ) -> Result<MemorySets> {
         let n = heights.len();
-        let divisors = crate::data::hierarchy::divisors(conn, n)?;
+        let divisors = hierarchy::divisors(conn, n)?;
         let mut qis = Vec::with_capacity(n);
         // Per QI: leaf code → leaf index (sorted leaf codes, searched).
         let mut leaf_codes: Vec<Vec<i64>> = Vec::with_capacity(n);
         for (a, &h) in heights.iter().enumerate() {
-            let mut stmt = conn.prepare(&format!("SELECT DISTINCT c0 FROM {} ORDER BY c0", code_table(a)))?;
-            let codes: Vec<i64> = stmt.query_map([], |r| r.get(0))?.collect::<duckdb::Result<_>>()?;
-            let mut leaves: FxHashMap<(u8, i64), u64> = FxHashMap::default();
-            let mut stmt = conn.prepare(&format!("SELECT level, code, leaves FROM {}", node_table(a)))?;
-            let mut rows = stmt.query([])?;
-            while let Some(r) = rows.next()? {
-                leaves.insert((r.get::<_, i32>(0)? as u8, r.get(1)?), r.get::<_, i64>(2)? as u64);
-            }
+            let codes = hierarchy::present_codes(conn, a)?;
+            let leaves: FxHashMap<(u8, i64), u64> = hierarchy::node_leaves(conn, a)?
+                .into_iter()
+                .map(|(level, code, leaves)| ((level as u8, code), leaves as u64))
+                .collect();
             // Codes are mixed-radix, so sorted leaf codes give sorted codes at every level.
             let mut index: Vec<Vec<u32>> = Vec::with_capacity(h as usize + 1);
             let mut leaves_m1 = Vec::with_capacity(h as usize + 1);
@@ -660,9 +661,7 @@ impl MemorySets {
         let widths = crate::data::frequency::key_widths(conn, n, &extras.names())?;
         let (codes, extra, size) =
             match crate::data::frequency::packed_bits(&widths, crate::data::frequency::ROW_KEY_BITS) {
-                Some(bits) if crate::data::frequency::base_as_rows(conn)? => {
-                    group_rows(conn, &lookups, extras, &bits, &pool)?
-                }
+                Some(bits) if base.has_rows() => group_rows(conn, &lookups, extras, &bits, &pool)?,
                 _ => fetch_groups(conn, &lookups, extras)?,
             };
         crate::trace(|| "evaluator: base set fetched".into());

@@ -10,15 +10,17 @@
 //! evaluator.
 
 pub mod candidates;
+pub mod classes;
 pub mod memory;
 pub mod sorted;
 pub mod sql;
 
-use crate::data::frequency::Extras;
+use crate::data::frequency::{Base, BaseForm, Extras};
 use crate::data::hierarchy::{code_table, marginal_table, node_table};
 use crate::lattice::Node;
 use crate::measure::metrics::{Dataset, Histogram, Requirement};
 use crate::measure::privacy::ClassModels;
+use crate::sql::render;
 use anyhow::Result;
 use duckdb::Connection;
 use memory::MemorySets;
@@ -26,6 +28,11 @@ pub use memory::NodeClasses;
 use sql::SqlSets;
 use std::collections::HashMap;
 use std::sync::Arc;
+
+/// A statement of the evaluator's (`sql/evaluator.sql`).
+fn statement(name: &str) -> &'static str {
+    crate::sql::fragment(crate::sql::EVALUATOR, name)
+}
 
 /// The largest base frequency set (rows) evaluated in memory when DuckDB's
 /// memory limit cannot be read.
@@ -45,7 +52,7 @@ pub fn bytes_per_row(qis: usize, threads: usize) -> u64 {
 /// the evaluator is dropped before the release writes, and while it runs the
 /// base set it grouped itself is not in DuckDB.
 pub fn default_memory_rows(conn: &Connection, qis: usize, threads: Option<usize>) -> Result<u64> {
-    let limit: String = conn.query_row("SELECT current_setting('memory_limit')", [], |r| r.get(0))?;
+    let limit: String = conn.query_row(statement("memory_limit"), [], |r| r.get(0))?;
     let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |p| p.get()));
     Ok(crate::engine::embedded::bytes(&limit).map_or(MEMORY_ROWS, |b| b / bytes_per_row(qis, threads.max(1))))
 }
@@ -54,11 +61,11 @@ pub fn default_memory_rows(conn: &Connection, qis: usize, threads: Option<usize>
 /// the order makes it collect them on one thread), the setting put back
 /// whatever the read does: for readers that sort what they read.
 fn unordered<T>(conn: &Connection, read: impl FnOnce() -> Result<T>) -> Result<T> {
-    let order = "preserve_insertion_order";
-    let kept: bool = conn.query_row(&format!("SELECT current_setting('{order}')::BOOLEAN"), [], |r| r.get(0))?;
-    conn.execute_batch(&format!("SET {order} = false"))?;
+    let set = |on: bool| render(statement("set_insertion_order"), &[("on", &on.to_string())]);
+    let kept: bool = conn.query_row(statement("insertion_order"), [], |r| r.get(0))?;
+    conn.execute_batch(&set(false))?;
     let outcome = read();
-    conn.execute_batch(&format!("SET {order} = {kept}"))?;
+    conn.execute_batch(&set(kept))?;
     outcome
 }
 
@@ -75,7 +82,7 @@ impl<'c> Pool<'c> {
     /// most): the budget less a quarter of the pool (the least it is shrunk
     /// to) and an eighth of the budget; None when DuckDB does not say its pool.
     fn room(conn: &Connection) -> Result<Option<u64>> {
-        let now: String = conn.query_row("SELECT current_setting('memory_limit')", [], |r| r.get(0))?;
+        let now: String = conn.query_row(statement("memory_limit"), [], |r| r.get(0))?;
         Ok(crate::engine::embedded::bytes(&now).map(|pool| {
             // Without a memory_limit, DuckDB's pool is 80% of the machine: the machine bounds the budget.
             let budget = ((pool as f64 / crate::engine::embedded::POOL_SHARE) as u64)
@@ -86,10 +93,10 @@ impl<'c> Pool<'c> {
 
     /// Shrink the pool by `bytes`, to a quarter of it at least.
     fn shrink(conn: &'c Connection, bytes: u64) -> Result<Pool<'c>> {
-        let before: String = conn.query_row("SELECT current_setting('memory_limit')", [], |r| r.get(0))?;
+        let before: String = conn.query_row(statement("memory_limit"), [], |r| r.get(0))?;
         if let Some(pool) = crate::engine::embedded::bytes(&before) {
             let smaller = pool.saturating_sub(bytes).max(pool / 4);
-            conn.execute_batch(&format!("SET memory_limit = '{smaller} bytes'"))?;
+            conn.execute_batch(&render(statement("shrink_pool"), &[("bytes", &smaller.to_string())]))?;
         }
         Ok(Pool { conn, before })
     }
@@ -98,7 +105,9 @@ impl<'c> Pool<'c> {
 impl Drop for Pool<'_> {
     fn drop(&mut self) {
         // A size DuckDB printed itself; nothing else to do if it fails.
-        let _ = self.conn.execute_batch(&format!("SET memory_limit = {}", crate::sql::literal(&self.before)));
+        let _ = self
+            .conn
+            .execute_batch(&render(statement("restore_pool"), &[("limit", &crate::sql::literal(&self.before))]));
     }
 }
 
@@ -145,18 +154,17 @@ pub struct Evaluator<'c> {
 impl<'c> Evaluator<'c> {
     pub fn new(
         conn: &'c Connection,
+        base: &Base,
         data: Dataset,
         extras: Extras,
         backend: Backend,
         threads: Option<usize>,
     ) -> Result<Evaluator<'c>> {
-        let base_rows = || -> Result<u64> {
-            Ok(conn.query_row("SELECT count(*) FROM kanon_f0", [], |r| r.get::<_, i64>(0))? as u64)
-        };
+        let base_rows = || crate::data::frequency::base_rows(conn);
         // Coded rows above the memory backend's rows: the load chose a sorted base (sorted.rs).
-        let sorted = match backend {
-            Backend::Auto(limit) if data.rows > limit && crate::data::frequency::base_as_rows(conn)? => {
-                sorted::layout_of(conn, &data.heights)?.map(|(layout, divisors)| (layout, divisors, limit))
+        let sorted = match (backend, base.form()) {
+            (Backend::Auto(limit), BaseForm::Sorted { divisors }) if data.rows > limit => {
+                sorted::layout_of(&divisors, &data.heights).map(|layout| (layout, divisors, limit))
             }
             _ => None,
         };
@@ -176,16 +184,23 @@ impl<'c> Evaluator<'c> {
         });
         if let Some((layout, divisors, limit, need)) = sorted {
             let pool = Pool::shrink(conn, need)?;
-            let base = sorted::SortedBase::load(conn, layout, divisors, &data.heights, data.rows, workers)?;
+            let sorted_base = sorted::SortedBase::load(conn, layout, divisors, &data.heights, data.rows, workers)?;
             crate::trace(|| {
-                format!("sorted base: {} rows, {} classes, {} MiB", base.rows(), base.classes(), base.bytes() >> 20)
+                format!(
+                    "sorted base: {} rows, {} classes, {} MiB",
+                    sorted_base.rows(),
+                    sorted_base.classes(),
+                    sorted_base.bytes() >> 20
+                )
             });
-            if base.classes() > limit {
-                let sets = SqlSets::new(conn, &data.heights, base.classes(), extras)?.with_sorted(base, pool);
+            if sorted_base.classes() > limit {
+                let sets =
+                    SqlSets::new(conn, &data.heights, sorted_base.classes(), extras)?.with_sorted(sorted_base, pool);
                 return Ok(Evaluator::with_sets(conn, data, extras, Sets::Sql(sets)));
             }
             // Few classes after all: the memory backend groups them from a table.
-            base.write_base(conn)?;
+            sorted_base.write_base(conn)?;
+            base.take_classes(conn)?;
             drop(pool);
         }
         let memory = match backend {
@@ -195,9 +210,9 @@ impl<'c> Evaluator<'c> {
             Backend::Sql => false,
         };
         let sets = if memory {
-            Sets::Memory(Box::new(MemorySets::new(conn, &data.heights, extras, threads)?))
+            Sets::Memory(Box::new(MemorySets::new(conn, &base.form(), &data.heights, extras, threads)?))
         } else {
-            crate::data::frequency::base_table(conn)?;
+            base.as_table(conn)?;
             Sets::Sql(SqlSets::new(conn, &data.heights, base_rows()?, extras)?)
         };
         Ok(Evaluator::with_sets(conn, data, extras, sets))

@@ -13,7 +13,8 @@
 //! it into tens of millions of groups each pass (docs/benchmarks.md).
 
 use crate::data::frequency::Kid;
-use anyhow::{Context, Result};
+use crate::sql::render;
+use anyhow::Result;
 use duckdb::arrow::array::{ArrayRef, AsArray, Int64Array};
 use duckdb::arrow::datatypes::{DataType, Int64Type};
 use duckdb::arrow::record_batch::RecordBatch;
@@ -655,7 +656,7 @@ impl SortedBase {
         let n = self.heights.len();
         // Each code as narrow as its QI's codes allow: at scale the tables spill otherwise.
         let cols = crate::sql::list(0..n, ", ", |a| format!("g{a} {}", int_type(self.tops[a])));
-        conn.execute_batch(&format!("CREATE OR REPLACE TEMP TABLE {target} (node BIGINT, {cols}, cnt BIGINT)"))?;
+        conn.execute_batch(&render(super::statement("sorted_rollup"), &[("target", target), ("columns", &cols)]))?;
         let mut app = conn.appender_to_catalog_and_db(target, "temp", "main")?;
         let mut out = Vec::with_capacity(kids.len());
         for kid in kids {
@@ -764,13 +765,13 @@ impl SortedBase {
         RecordBatch::try_from_iter(columns).expect("columns of equal length")
     }
 
-    /// Make `kanon_f0` a table of the base's classes (leaf codes, cnt) in
-    /// place of the view over the coded rows, and drop that view: for a base
-    /// with few classes after all, which the memory backend reads.
+    /// Write the base's classes (leaf codes, cnt) to `kanon_f0_table`, to
+    /// stand for `kanon_f0` ([`crate::data::frequency::Base::take_classes`]):
+    /// for a base with few classes after all, which the memory backend reads.
     pub fn write_base(&self, conn: &Connection) -> Result<()> {
         let n = self.heights.len();
         let cols = crate::sql::list(0..n, ", ", |a| format!("g{a} BIGINT"));
-        conn.execute_batch(&format!("CREATE OR REPLACE TEMP TABLE kanon_f0_table ({cols}, cnt BIGINT)"))?;
+        conn.execute_batch(&render(super::statement("sorted_classes"), &[("columns", &cols)]))?;
         let mut app = conn.appender_to_catalog_and_db("kanon_f0_table", "temp", "main")?;
         let mut runs: Vec<(u64, u64)> = Vec::new();
         let mut send = |runs: &mut Vec<(u64, u64)>| -> Result<()> {
@@ -803,9 +804,6 @@ impl SortedBase {
             send(&mut runs)?;
         }
         drop(app);
-        conn.execute_batch(
-            "DROP VIEW kanon_f0; ALTER TABLE kanon_f0_table RENAME TO kanon_f0; DROP VIEW kanon_f0_rows",
-        )?;
         Ok(())
     }
 
@@ -921,11 +919,7 @@ fn leaves_m1(conn: &Connection, divisors: &[Vec<i64>], heights: &[u8], tops: &[i
                 _ => Leaves::Sparse(FxHashMap::default()),
             })
             .collect();
-        let mut stmt =
-            conn.prepare(&format!("SELECT level, code, leaves FROM {}", crate::data::hierarchy::node_table(a)))?;
-        let mut rows = stmt.query([])?;
-        while let Some(r) = rows.next()? {
-            let (l, code, leaves) = (r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?);
+        for (l, code, leaves) in crate::data::hierarchy::node_leaves(conn, a)? {
             let leaves = (leaves as u64).saturating_sub(1);
             match usize::try_from(l).ok().and_then(|l| per_level.get_mut(l)) {
                 Some(Leaves::Dense(v)) => {
@@ -944,13 +938,11 @@ fn leaves_m1(conn: &Connection, divisors: &[Vec<i64>], heights: &[u8], tops: &[i
     Ok(out)
 }
 
-/// The key's bits a sorted base would take, for the load to decide (None:
-/// too wide), with the hierarchies' divisors it read for them.
-pub fn layout_of(conn: &Connection, heights: &[u8]) -> Result<Option<(Layout, Vec<Vec<i64>>)>> {
-    let divisors =
-        crate::data::hierarchy::divisors(conn, heights.len()).context("reading the hierarchies' divisors")?;
-    let tops: Vec<i64> = heights.iter().zip(&divisors).map(|(&h, d)| d[h as usize]).collect();
-    Ok(Layout::new(&tops).map(|layout| (layout, divisors)))
+/// The key a sorted base over leaf codes under these hierarchies' `divisors`
+/// takes (None: too wide).
+pub fn layout_of(divisors: &[Vec<i64>], heights: &[u8]) -> Option<Layout> {
+    let tops: Vec<i64> = heights.iter().zip(divisors).map(|(&h, d)| d[h as usize]).collect();
+    Layout::new(&tops)
 }
 
 #[cfg(test)]

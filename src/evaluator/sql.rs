@@ -278,7 +278,7 @@ impl<'c> SqlSets<'c> {
         let mut dead: Vec<String> = self.tables.iter().filter(|t| !live.contains(t)).cloned().collect();
         dead.sort();
         for t in dead {
-            self.conn.execute_batch(&format!("DROP TABLE IF EXISTS {t}"))?;
+            self.conn.execute_batch(&render(super::statement("drop_set"), &[("table", &t)]))?;
             self.tables.remove(&t);
         }
         Ok(())
@@ -384,7 +384,7 @@ impl<'c> SqlSets<'c> {
             self.unread.insert(node.clone(), classes.get(id).copied().unwrap_or(0));
         }
         if !keep {
-            self.conn.execute_batch(&format!("DROP TABLE IF EXISTS {target}"))?;
+            self.conn.execute_batch(&render(super::statement("drop_set"), &[("table", &target)]))?;
             self.tables.remove(&target);
         }
         Ok(out)

@@ -1,11 +1,7 @@
 //! What a node's class-size histogram says: suppression, feasibility, achieved
 //! k and ℓ, and the information-loss metrics. Pure arithmetic, no SQL.
 
-use crate::data::hierarchy::node_table;
 use crate::options::Metric;
-use crate::sql::{self, list, render};
-use anyhow::Result;
-use duckdb::Connection;
 use serde::Serialize;
 use std::cmp::Ordering;
 
@@ -357,31 +353,10 @@ mod tests {
     }
 }
 
-/// Hold `classes` (codes c0..c{n-1}) in temp table `table`: the condition
-/// that a class `c` is not one of them, or None when there are none.
-pub(crate) fn left_out(conn: &Connection, table: &str, classes: &[Box<[i64]>], n: usize) -> Result<Option<String>> {
-    if classes.is_empty() {
-        return Ok(None);
-    }
-    conn.execute_batch(&format!(
-        "CREATE OR REPLACE TEMP TABLE {table} ({})",
-        list(0..n, ", ", |a| format!("c{a} BIGINT"))
-    ))?;
-    let mut app = conn.appender(table)?;
-    for class in classes {
-        app.append_row(duckdb::appender_params_from_iter(class.iter()))?;
-    }
-    app.flush()?;
-    Ok(Some(format!(
-        "NOT EXISTS (SELECT 1 FROM {table} x WHERE {})",
-        list(0..n, " AND ", |a| format!("x.c{a} = c.c{a}"))
-    )))
-}
-
 /// Ambiguity (am) of a full-domain release: the mean over records of the
 /// product over QIs of the leaves under the record's released value, a
 /// suppressed record counting every leaf. Read off `kanon_f0` at the node.
-/// [`full_domain_ambiguity`] from a node's classes held in memory: per class
+/// [`crate::evaluator::classes::full_domain_ambiguity`] from a node's classes held in memory: per class
 /// its records and Π of the leaves under its values; `kept` says which
 /// classes the release keeps.
 pub fn classes_ambiguity(sizes: &[u64], leaves: &[f64], kept: impl Fn(usize) -> bool, data: &Dataset) -> f64 {
@@ -402,39 +377,13 @@ pub fn classes_ambiguity(sizes: &[u64], leaves: &[f64], kept: impl Fn(usize) -> 
         },
         |s| s as f64,
     );
-    let suppressed = data.rows as f64 - records as f64;
-    let all: f64 = data.leaves.iter().map(|&l| l as f64).product();
-    (sum + suppressed * all) / data.rows as f64
+    ambiguity(sum, records as f64, data)
 }
 
-/// am of a full-domain release, over the node's classes written to
-/// `kanon_node_classes` ([`crate::release::write_node_classes`]).
-pub fn full_domain_ambiguity(
-    conn: &Connection,
-    levels: &[u8],
-    req: &Requirement,
-    rejected: &[Box<[i64]>],
-    data: &Dataset,
-) -> Result<f64> {
-    let n = levels.len();
-    // Classes the per-class models reject are suppressed too.
-    let anti = left_out(conn, "kanon_rejected", rejected, n)?.map_or(String::new(), |c| format!(" AND {c}"));
-    let q = render(
-        sql::fragment(sql::RELEASE_MAP, "ambiguity"),
-        &[
-            (
-                "joins",
-                &list(0..n, " ", |a| {
-                    format!("JOIN {} h{a} ON h{a}.level = {} AND h{a}.code = c.c{a}", node_table(a), levels[a])
-                }),
-            ),
-            ("product", &list(0..n, " * ", |a| format!("h{a}.leaves::DOUBLE"))),
-            ("rejected", &anti),
-        ],
-    );
-    let (kept, records): (f64, i64) =
-        conn.query_row(&q, duckdb::params![req.k as i64, req.l.unwrap_or(0) as i64], |r| Ok((r.get(0)?, r.get(1)?)))?;
-    let suppressed = data.rows as f64 - records as f64;
+/// am from the sum over kept classes of size × Π leaves and the records they
+/// hold: a suppressed record counts every leaf.
+pub fn ambiguity(kept: f64, records: f64, data: &Dataset) -> f64 {
+    let suppressed = data.rows as f64 - records;
     let all: f64 = data.leaves.iter().map(|&l| l as f64).product();
-    Ok((kept + suppressed * all) / data.rows as f64)
+    (kept + suppressed * all) / data.rows as f64
 }

@@ -3,7 +3,7 @@
 //! DuckDB (Arrow batches) through [`crate::search::cbg::Clustering`] ([`cluster`]).
 
 use crate::data::frequency;
-use crate::data::hierarchy::{code_table, dim_table, node_table};
+use crate::data::hierarchy::{self, code_table, dim_table, LeafOrder};
 use crate::job::Job;
 use crate::load::Loaded;
 use crate::options::Algorithm;
@@ -14,7 +14,6 @@ use crate::sql::{self, fragment, ident, list, render};
 use anyhow::{Context, Result};
 use duckdb::arrow::array::{Array, AsArray};
 use duckdb::arrow::datatypes::{Int32Type, Int64Type};
-use rustc_hash::FxHashMap;
 use std::time::Instant;
 
 /// Per QI, number its values for the pass (table `kanon_cellcode_{a}`) and
@@ -27,25 +26,9 @@ pub fn domains(loaded: &Loaded, job: &Job, algorithm: Algorithm) -> Result<Vec<C
         let slots = [("target", target.as_str()), ("codes", &code_table(a)), ("dim", &dim_table(a))];
         if algorithm == Algorithm::Cdgh {
             conn.execute_batch(&render(fragment(sql::CELLS, "leaf_numbers"), &slots))?;
-            let h = loaded.data.heights[a] as usize;
-            let mut stmt = conn.prepare(&format!(
-                "SELECT leaf, {} FROM {} ORDER BY c0",
-                list(0..=h, ", ", |l| format!("c{l}")),
-                dim_table(a)
-            ))?;
-            let mut leaf_text = Vec::new();
-            let mut codes = Vec::new();
-            let mut rows = stmt.query([])?;
-            while let Some(r) = rows.next()? {
-                leaf_text.push(r.get::<_, Option<String>>(0)?);
-                codes.push((1..=h + 1).map(|i| r.get::<_, i64>(i)).collect::<duckdb::Result<Vec<_>>>()?);
-            }
-            let mut labels: FxHashMap<(usize, i64), Option<String>> = FxHashMap::default();
-            let mut stmt = conn.prepare(&format!("SELECT level, code, label FROM {}", node_table(a)))?;
-            let mut rows = stmt.query([])?;
-            while let Some(r) = rows.next()? {
-                labels.insert((r.get::<_, i32>(0)? as usize, r.get(1)?), r.get(2)?);
-            }
+            let (leaf_text, codes): (Vec<Option<String>>, Vec<Vec<i64>>) =
+                hierarchy::leaves(conn, a, loaded.data.heights[a], LeafOrder::Code)?.into_iter().unzip();
+            let labels = hierarchy::labels(conn, a)?;
             out.push(CellDomain::hierarchy(leaf_text, &codes, |l, c| labels.get(&(l, c)).cloned().flatten()));
         } else {
             conn.execute_batch(&render(fragment(sql::CELLS, "value_numbers"), &slots))?;
