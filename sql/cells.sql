@@ -7,6 +7,15 @@ CREATE OR REPLACE TEMP TABLE {{target}} AS
 SELECT k.n, r.c
 FROM {{codes}} k
 JOIN (SELECT c0, (row_number() OVER (ORDER BY c0) - 1)::INTEGER AS c FROM {{dim}}) r ON r.c0 = k.c0
+-- name: leaf_codes
+-- CDGH: each leaf of the hierarchy with its code at every level, in leaf-code order.
+SELECT leaf, {{levels}}
+FROM {{dim}}
+ORDER BY c0
+-- name: node_labels
+-- CDGH: every node of the hierarchy (level, code) with its label.
+SELECT level, code, label
+FROM {{nodes}}
 -- name: value_numbers
 -- CNDGH: each source value (n) numbered in value order (NULL first).
 CREATE OR REPLACE TEMP TABLE {{target}} AS

@@ -89,6 +89,8 @@ statements! {
     KEPT_SETS => "kept_sets.sql",
     REFUTE => "refute.sql",
     POSTGRES_CATALOG => "postgres_catalog.sql",
+    // anonymize: the full-domain node chosen, measured.
+    NODE_CLASSES => "node_classes.sql",
 }
 
 /// The `-- name: NAME` section of a file that holds several fragments.

@@ -28,11 +28,11 @@ pub fn domains(loaded: &Loaded, job: &Job, algorithm: Algorithm) -> Result<Vec<C
         if algorithm == Algorithm::Cdgh {
             conn.execute_batch(&render(fragment(sql::CELLS, "leaf_numbers"), &slots))?;
             let h = loaded.data.heights[a] as usize;
-            let mut stmt = conn.prepare(&format!(
-                "SELECT leaf, {} FROM {} ORDER BY c0",
-                list(0..=h, ", ", |l| format!("c{l}")),
-                dim_table(a)
-            ))?;
+            let q = render(
+                fragment(sql::CELLS, "leaf_codes"),
+                &[("levels", &list(0..=h, ", ", |l| format!("c{l}"))), ("dim", &dim_table(a))],
+            );
+            let mut stmt = conn.prepare(&q)?;
             let mut leaf_text = Vec::new();
             let mut codes = Vec::new();
             let mut rows = stmt.query([])?;
@@ -41,7 +41,7 @@ pub fn domains(loaded: &Loaded, job: &Job, algorithm: Algorithm) -> Result<Vec<C
                 codes.push((1..=h + 1).map(|i| r.get::<_, i64>(i)).collect::<duckdb::Result<Vec<_>>>()?);
             }
             let mut labels: FxHashMap<(usize, i64), Option<String>> = FxHashMap::default();
-            let mut stmt = conn.prepare(&format!("SELECT level, code, label FROM {}", node_table(a)))?;
+            let mut stmt = conn.prepare(&render(fragment(sql::CELLS, "node_labels"), &[("nodes", &node_table(a))]))?;
             let mut rows = stmt.query([])?;
             while let Some(r) = rows.next()? {
                 labels.insert((r.get::<_, i32>(0)? as usize, r.get(1)?), r.get(2)?);
