@@ -1,7 +1,9 @@
 //! What `kanon run` does, stage by stage: plan → load → search → recode →
 //! write → (reconstruct) → report. [`Plan`] settles the options; each model
 //! of generalization ([`full_domain`], [`schemes`], [`cells`]) is the glue
-//! between the plan and its search, seen here through [`Stages`].
+//! between the plan and its search, seen here through [`Search`]: its search
+//! hands on what it chose ([`Chosen`]: the release's logical plan, and the
+//! [`Account`] the report reads), or why nothing is feasible.
 
 pub mod cells;
 pub mod full_domain;
