@@ -38,3 +38,8 @@ GROUP BY ALL
 SELECT cnt::BIGINT AS f, count(*)::BIGINT AS classes
 FROM kanon_f0
 GROUP BY ALL
+-- name: base_rows
+-- The base frequency set's rows: leaf codes per QI and records (a scheme's
+-- release classes are counted from them).
+SELECT {{codes}}, cnt::BIGINT
+FROM kanon_f0

@@ -20,6 +20,8 @@ pub mod progress;
 pub mod pseudonym;
 pub mod release;
 pub mod search;
+/// The recoding of a full-domain node (its suppressed classes read off the base frequency set).
+pub use anonymize::full_domain::recoding as full_domain_recoding;
 
 // Inside kanon only.
 mod anonymize;

@@ -96,6 +96,8 @@ statements! {
     FREQUENCY_SETS => "frequency_sets.sql",
     EVALUATOR => "evaluator.sql",
     HIERARCHY_TABLES => "hierarchy_tables.sql",
+    // anonymize: the full-domain node chosen, measured.
+    NODE_CLASSES => "node_classes.sql",
 }
 
 /// The `-- name: NAME` section of a file that holds several fragments.

@@ -129,7 +129,7 @@ fn compare_cases(loaded: &Loaded, job: &Job, brute: &BruteForce, ks: &[u64], bud
                     // Write the release and re-measure it independently.
                     let mut job = job.clone();
                     job.output.table.as_mut().unwrap().name = format!("r_k{k}_{}", (fraction * 100.0) as u32);
-                    let recoding = release::Recoding::levels(&loaded, &a.levels, &req).unwrap();
+                    let recoding = kanon::full_domain_recoding(&loaded, &a.levels, &req).unwrap();
                     let w = release::write(&loaded, &job, &job.output, &recoding, None, None).unwrap();
                     assert_eq!(w.rows + a.outcome.suppressed, loaded.data.rows, "{case}");
                     loaded.conn.execute_batch("DETACH kanon_out").unwrap();

@@ -31,7 +31,7 @@ fn write_sources(dir: &std::path::Path) {
 
 /// Release the node `levels` of `loaded` as the job's output table.
 fn write_release(loaded: &Loaded, job: &Job, levels: &[u8], req: &Requirement) {
-    let recoding = release::Recoding::levels(&loaded, levels, req).unwrap();
+    let recoding = kanon::full_domain_recoding(&loaded, levels, req).unwrap();
     release::write(&loaded, job, &job.output, &recoding, None, None).unwrap();
 }
 
@@ -131,7 +131,7 @@ fn files_only_release_streams_the_same_rows() {
     let files_job = job_with_output(dir.path(), source, "csv = \"kept.csv\"\nparquet = \"kept.parquet\"");
     assert!(files_job.output.table.is_none());
     let loaded = load(&files_job).unwrap();
-    let recoding = release::Recoding::levels(&loaded, &levels, &req).unwrap();
+    let recoding = kanon::full_domain_recoding(&loaded, &levels, &req).unwrap();
     let written = release::write(&loaded, &files_job, &files_job.output, &recoding, None, None).unwrap();
     let conn = duckdb::Connection::open(dir.path().join("out.duckdb")).unwrap();
     let q = |sql: &str| -> i64 { conn.query_row(sql, [], |r| r.get(0)).unwrap() };

@@ -417,7 +417,7 @@ fn cm_matches_the_release() {
         let req = Requirement { k: 3, l: None, budget: 400 };
         let h = ev.histogram(&kanon::lattice::Node::full(levels.clone())).unwrap();
         let cm = h.outcome(&levels, &req, &loaded.data).metrics.cm.unwrap();
-        let recoding = kanon::release::Recoding::levels(&loaded, &levels, &req).unwrap();
+        let recoding = kanon::full_domain_recoding(&loaded, &levels, &req).unwrap();
         job.output.table.as_mut().unwrap().name = format!("r{i}");
         kanon::release::write(&loaded, &job, &job.output, &recoding, None, None).unwrap();
         let sql = format!(

@@ -132,7 +132,7 @@ pub(super) fn reuse_or_search(
     let job = &plan.job;
     let qis = job.qi_names();
     let mut report = ReuseReport::default();
-    // The previous node as written, and why it fails today (None: it holds).
+    // The previous node as written, and why it fails today (when it holds, the run returns here).
     let (previous_node, failed) = match previous {
         Previous::None(why) => {
             eprintln!("kanon: {why}: searching");
@@ -141,16 +141,17 @@ pub(super) fn reuse_or_search(
         }
         Previous::Unusable(node, why) => {
             eprintln!("kanon: warning: {why}");
-            (node.clone(), Some("quasi_identifiers"))
+            (node.clone(), "quasi_identifiers")
         }
         Previous::Node(levels) if levels.iter().zip(&lattice.heights).any(|(l, h)| l > h) => {
             eprintln!("kanon: warning: the previous node {} is above today's hierarchies' heights", show(&qis, levels));
-            (by_qi(&qis, levels), Some("hierarchy"))
+            (by_qi(&qis, levels), "hierarchy")
         }
         Previous::Node(levels) => {
             let hist = ev.histogram_kept(&Node::full(levels.clone()))?;
             let outcome = hist.outcome(levels, req, &ev.data);
             if outcome.feasible {
+                let kept = outcome.metrics.get(job.metric);
                 let mut result = SearchResult {
                     feasible: vec![levels.clone()],
                     minimal: 1,
@@ -161,7 +162,6 @@ pub(super) fn reuse_or_search(
                 if *compare {
                     let searched = search(ev, None)?;
                     let optimum = searched.best.as_ref().expect("a feasible node exists, so the search finds one");
-                    let kept = result.best.as_ref().expect("kept").outcome.metrics.get(job.metric);
                     let best = optimum.outcome.metrics.get(job.metric);
                     let excess = if job.metric == Metric::Precision { best - kept } else { kept - best };
                     report.compare = Some(Compare {
@@ -184,10 +184,9 @@ pub(super) fn reuse_or_search(
                 outcome.suppressed,
                 req.budget
             );
-            (by_qi(&qis, levels), Some(why))
+            (by_qi(&qis, levels), why)
         }
     };
-    let failed = failed.expect("the previous node failed");
     if *mode == Reuse::Required {
         let node = previous_node.iter().map(|(q, l)| format!("{q}={l}")).collect::<Vec<_>>().join(",");
         return Err(anyhow::Error::new(Infeasible(format!(

@@ -167,7 +167,7 @@ fn partition_classes(
     dropped: &[Vec<u32>],
 ) -> Result<Vec<ClassSizes>> {
     let n = leaf_codes.len();
-    let q = format!("SELECT {}, cnt::BIGINT FROM kanon_f0", list(0..n, ", ", |a| format!("g{a}::BIGINT")));
+    let q = render(sql::fragment(sql::RISK, "base_rows"), &[("codes", &list(0..n, ", ", |a| format!("g{a}::BIGINT")))]);
     let mut stmt = source.conn.prepare(&q)?;
     let mut rows = stmt.query([])?;
     let mut classes = PartitionClasses::default();

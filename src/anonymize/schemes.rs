@@ -4,34 +4,38 @@
 //! their labels.
 
 use super::risk::PartitionClasses;
-use super::{Plan, Stages};
+use super::{Account, Chosen, Plan, Search};
 use crate::data::frequency::Extras;
 use crate::data::hierarchy::HierarchyRows;
-use crate::error::bad;
+use crate::error::{bad, Infeasible};
 use crate::evaluator::memory::MemorySets;
 use crate::load::Loaded;
 use crate::options::{Metric, Scheme};
 use crate::progress::Progress;
-use crate::release::{Recoding, Written};
+use crate::release::Recoding;
 use crate::report::{ModelReport, PruningReport, SchemeMetrics, SchemeReport};
 use crate::search::partitions::{self, DpChoice, Optimum, Problem, Pruning};
 use crate::search::scheme::{numeric_type, ValueTree};
 use anyhow::Result;
 use serde_json::json;
 
+/// A scheme run, planned: what its search reads.
 pub(super) struct Schemes {
     scheme: Scheme,
     pruning: Pruning,
     domains: Vec<ValueTree>,
     leaf_codes: Vec<Vec<i64>>,
-    sets: Option<MemorySets>,
-    /// The source's class sizes, off the base set (without extra columns).
-    source_sizes: Option<Vec<(u64, u64)>>,
-    /// The release's class sizes, counted once the search found its partitions.
-    release_sizes: Option<Vec<(u64, u64)>>,
+    sets: MemorySets,
     cap: Option<u64>,
-    best: Option<Optimum>,
-    dropped: Vec<Vec<u32>>,
+}
+
+/// What the report reads of a scheme search: its optimum and the release's lm and am.
+pub(super) struct SchemeAccount {
+    scheme: Scheme,
+    pruning: Pruning,
+    domains: Vec<ValueTree>,
+    cap: Option<u64>,
+    best: Optimum,
     lm_am: (f64, f64),
 }
 
@@ -55,29 +59,21 @@ pub(super) fn prepare(
     let sets =
         MemorySets::new(&source.conn, &source.base.form(), &source.data.heights, Extras::default(), source.threads)?;
     let cap = job.privacy.budget_given.then(|| job.privacy.budget.rows(source.data.rows));
-    Ok(Schemes {
-        scheme,
-        pruning,
-        domains,
-        leaf_codes,
-        sets: Some(sets),
-        source_sizes: None,
-        release_sizes: None,
-        cap,
-        best: None,
-        dropped: Vec::new(),
-        lm_am: (0.0, 0.0),
-    })
+    Ok(Schemes { scheme, pruning, domains, leaf_codes, sets, cap })
 }
 
-impl Stages for Schemes {
-    fn search(&mut self, plan: &Plan, source: &Loaded, progress: &dyn Progress) -> Result<bool> {
+impl Search for Schemes {
+    type Account = SchemeAccount;
+
+    fn search(
+        self,
+        plan: &Plan,
+        source: &Loaded,
+        progress: &dyn Progress,
+    ) -> Result<Result<Chosen<SchemeAccount>, Infeasible>> {
         progress.message(format!("searching {} anonymizations", self.scheme.name()));
-        let sets = self.sets.take().expect("searched once");
-        if !source.extras.any() {
-            self.source_sizes = Some(sets.base_sizes());
-        }
-        let (codes, counts) = sets.base_columns();
+        let source_sizes = (!source.extras.any()).then(|| self.sets.base_sizes());
+        let (codes, counts) = self.sets.base_columns();
         let problem = Problem {
             codes,
             counts,
@@ -87,58 +83,47 @@ impl Stages for Schemes {
             metric: plan.job.metric,
             threads: source.threads,
         };
-        self.best = partitions::search(&problem, self.pruning, progress);
-        if let Some(best) = &self.best {
-            self.dropped = partitions::dropped_classes(&problem, &best.partitions);
-            self.lm_am = partitions::lm_am(&problem, &best.partitions);
-            // The release's classes for risk analysis, off the base set here rather than re-read.
-            let blocks: Vec<Vec<u32>> = best.partitions.iter().map(|p| p.blocks.clone()).collect();
-            let mut classes = PartitionClasses::default();
-            let mut leaves = Vec::with_capacity(codes.len());
-            for (row, &records) in counts.iter().enumerate() {
-                leaves.clear();
-                leaves.extend(codes.iter().map(|col| col[row]));
-                classes.add(&leaves, &blocks, records);
-            }
-            self.release_sizes = Some(classes.sizes(&self.dropped));
+        let Some(best) = partitions::search(&problem, self.pruning, progress) else {
+            return Ok(Err(Infeasible(format!(
+                "no {} anonymization keeps k = {} with at most {} suppressed rows",
+                self.scheme.name(),
+                plan.job.privacy.k,
+                self.cap.unwrap_or(source.data.rows)
+            ))));
+        };
+        let dropped = partitions::dropped_classes(&problem, &best.partitions);
+        let lm_am = partitions::lm_am(&problem, &best.partitions);
+        let blocks: Vec<Vec<u32>> = best.partitions.iter().map(|p| p.blocks.clone()).collect();
+        // The release's classes for risk analysis, off the base set here rather than re-read.
+        let mut classes = PartitionClasses::default();
+        let mut leaves = Vec::with_capacity(codes.len());
+        for (row, &records) in counts.iter().enumerate() {
+            leaves.clear();
+            leaves.extend(codes.iter().map(|col| col[row]));
+            classes.add(&leaves, &blocks, records);
         }
-        Ok(self.best.is_some())
+        let release_sizes = classes.sizes(&dropped);
+        let labels = self.domains.iter().zip(&best.partitions).map(|(d, s)| d.labels(s)).collect();
+        Ok(Ok(Chosen {
+            recoding: Recoding::Partitions { leaf_codes: self.leaf_codes, blocks, labels, dropped },
+            suppressed: best.measures.suppressed,
+            source_sizes,
+            release_sizes: Some(release_sizes),
+            account: SchemeAccount {
+                scheme: self.scheme,
+                pruning: self.pruning,
+                domains: self.domains,
+                cap: self.cap,
+                best,
+                lm_am,
+            },
+        }))
     }
+}
 
-    fn infeasible(&self, plan: &Plan, rows: u64) -> String {
-        format!(
-            "no {} anonymization keeps k = {} with at most {} suppressed rows",
-            self.scheme.name(),
-            plan.job.privacy.k,
-            self.cap.unwrap_or(rows)
-        )
-    }
-
-    fn suppressed(&self) -> u64 {
-        self.best.as_ref().map_or(0, |b| b.measures.suppressed)
-    }
-
-    fn source_sizes(&self) -> Option<Vec<(u64, u64)>> {
-        self.source_sizes.clone()
-    }
-
-    fn release_sizes(&self) -> Option<Vec<(u64, u64)>> {
-        self.release_sizes.clone()
-    }
-
-    fn recoding(&mut self, _plan: &Plan, _source: &Loaded) -> Result<Recoding> {
-        let best = self.best.as_ref().expect("recoding follows a feasible search");
-        Ok(Recoding::Partitions {
-            leaf_codes: std::mem::take(&mut self.leaf_codes),
-            blocks: best.partitions.iter().map(|s| s.blocks.clone()).collect(),
-            labels: self.domains.iter().zip(&best.partitions).map(|(d, s)| d.labels(s)).collect(),
-            dropped: std::mem::take(&mut self.dropped),
-        })
-    }
-
-    fn report(&self, plan: &Plan, _rows: u64, written: &Written) -> ModelReport {
-        let job = &plan.job;
-        let best = self.best.as_ref().expect("reported after a feasible search");
+impl Account for SchemeAccount {
+    fn report(&self, plan: &Plan, _rows: u64, rows_out: u64) -> ModelReport {
+        let (job, best) = (&plan.job, &self.best);
         let qis = job.qi_names();
         let partitions = qis
             .iter()
@@ -155,7 +140,7 @@ impl Stages for Schemes {
         let blocks = self.domains.iter().zip(&best.partitions).map(|(d, s)| (d.column.clone(), json!(s.nblocks)));
         let (m, p) = (&best.measures, &self.pruning);
         ModelReport::Scheme(SchemeReport {
-            rows_out: written.rows,
+            rows_out,
             suppressed: m.suppressed,
             suppression_cap: self.cap,
             quasi_identifiers: qis.clone(),
@@ -183,13 +168,12 @@ impl Stages for Schemes {
         })
     }
 
-    fn summary(&self, plan: &Plan, rows: u64, written: &Written) -> String {
-        let job = &plan.job;
-        let best = self.best.as_ref().expect("summed up after a feasible search");
+    fn summary(&self, plan: &Plan, rows: u64, rows_out: u64) -> String {
+        let (job, best) = (&plan.job, &self.best);
         let m = &best.measures;
         format!(
             "released {} of {rows} rows ({} suppressed) as {} under {}: {} = {}, {} anonymizations evaluated",
-            written.rows,
+            rows_out,
             m.suppressed,
             job.output.describe(&job.engine.kind),
             self.scheme.name(),

@@ -18,14 +18,10 @@ mod maps;
 mod publish;
 mod remote;
 
-use crate::data::hierarchy::divisors;
 use crate::job::{Job, OutputSpec};
 use crate::load::Loaded;
-use crate::measure::metrics::Requirement;
-use crate::measure::privacy::ClassFigures;
 use crate::search::cbg::Clusters;
 use crate::search::cells::CellDomain;
-use crate::sql::{self, list, render};
 use anyhow::{bail, Result};
 use std::sync::Arc;
 
@@ -47,148 +43,6 @@ pub enum Recoding {
     },
     /// Cells per cluster (cell-based generalization).
     Cells(Arc<CellRecoding>),
-}
-
-impl Recoding {
-    /// The recoding of a full-domain node: the classes `req` suppresses at
-    /// `levels`, read off the base frequency set (which may be dropped after).
-    pub fn levels(source: &Loaded, levels: &[u8], req: &Requirement) -> Result<Recoding> {
-        write_node_classes(source, levels, None)?;
-        Recoding::levels_judged(source, levels, req, &Judged::read(source, levels)?)
-    }
-
-    /// [`Recoding::levels`] with the node's classes already judged by the
-    /// per-class models and written by [`write_node_classes`].
-    pub fn levels_judged(source: &Loaded, levels: &[u8], req: &Requirement, judged: &Judged) -> Result<Recoding> {
-        let n = levels.len();
-        let q = render(
-            sql::fragment(sql::RELEASE_MAP, "suppressed"),
-            &[("class_cols", &list(0..n, ", ", |a| format!("c.c{a}")))],
-        );
-        let mut stmt = source.conn.prepare(&q)?;
-        let mut rows = stmt.query(duckdb::params![req.k as i64, req.l.unwrap_or(0) as i64])?;
-        let mut dropped = Vec::new();
-        while let Some(r) = rows.next()? {
-            dropped.push((0..n).map(|a| r.get::<_, i64>(a)).collect::<duckdb::Result<Box<[i64]>>>()?);
-        }
-        crate::trace(|| format!("suppressed classes: {}", dropped.len()));
-        if !judged.rejected.is_empty() {
-            // Only with per-class models: a copy of every suppressed class is no small thing at 10⁹ rows.
-            let known: std::collections::HashSet<Box<[i64]>> = dropped.iter().cloned().collect();
-            dropped.extend(judged.rejected.iter().filter(|c| !known.contains(*c)).cloned());
-        }
-        Ok(Recoding::Levels { levels: levels.to_vec(), dropped })
-    }
-}
-
-/// A full-domain node's classes into `kanon_node_classes`, read by the
-/// suppressed classes and am: one scan of the base frequency set, or of the
-/// node's own frequency set when the SQL evaluator kept it (`kept`: its
-/// table and node id), which at scale is a fraction of the base.
-pub fn write_node_classes(source: &Loaded, levels: &[u8], kept: Option<&(String, i64)>) -> Result<()> {
-    let n = levels.len();
-    let ldiv = if source.extras.sensitive { "count(DISTINCT p.s)" } else { "0" };
-    crate::trace(|| format!("node classes from {}", kept.map_or("the base frequency set", |k| k.0.as_str())));
-    match kept {
-        Some((table, id)) => {
-            let q = render(
-                sql::fragment(sql::RELEASE_MAP, "node_classes_kept"),
-                &[
-                    ("classes", &list(0..n, ", ", |a| format!("p.g{a}::BIGINT AS c{a}"))),
-                    ("ldiv", ldiv),
-                    ("kept", table),
-                ],
-            );
-            source.conn.execute(&q, [id])?;
-        }
-        None => {
-            let div = divisors(&source.conn, n)?;
-            let q = render(
-                sql::fragment(sql::RELEASE_MAP, "node_classes"),
-                &[
-                    (
-                        "classes",
-                        &list(0..n, ", ", |a| format!("(p.g{a} // {})::BIGINT AS c{a}", div[a][levels[a] as usize])),
-                    ),
-                    ("ldiv", ldiv),
-                ],
-            );
-            source.conn.execute_batch(&q)?;
-        }
-    }
-    Ok(())
-}
-
-/// A full-domain node's classes judged by the per-class models (entropy or
-/// recursive ℓ, t-closeness): read once off the base frequency set, for the
-/// release, am and the report's figures. Empty without such models.
-#[derive(Default)]
-pub struct Judged {
-    /// Per class (codes at the node's levels): its (code, records) lists of
-    /// the s and (when t-closeness reads its own column) t columns.
-    lists: std::collections::BTreeMap<Box<[i64]>, [Vec<(u32, u64)>; 2]>,
-    /// The classes the models reject.
-    pub rejected: Vec<Box<[i64]>>,
-}
-
-impl Judged {
-    pub fn read(source: &Loaded, levels: &[u8]) -> Result<Judged> {
-        let models = &source.models;
-        let mut judged = Judged::default();
-        if models.is_empty() {
-            return Ok(judged);
-        }
-        let n = levels.len();
-        let div = divisors(&source.conn, n)?;
-        let columns: &[&str] = if models.separate { &["s", "t"] } else { &["s"] };
-        for (j, column) in columns.iter().enumerate() {
-            let q = render(
-                sql::fragment(sql::RELEASE_MAP, "class_lists"),
-                &[
-                    (
-                        "classes",
-                        &list(0..n, ", ", |a| format!("(p.g{a} // {})::BIGINT AS c{a}", div[a][levels[a] as usize])),
-                    ),
-                    ("class_cols", &list(0..n, ", ", |a| format!("c.c{a}"))),
-                    ("column", column),
-                ],
-            );
-            let mut stmt = source.conn.prepare(&q)?;
-            let mut rows = stmt.query([])?;
-            while let Some(r) = rows.next()? {
-                let key = (0..n).map(|a| r.get::<_, i64>(a)).collect::<duckdb::Result<Box<[i64]>>>()?;
-                judged.lists.entry(key).or_default()[j] = crate::evaluator::sql::value_list(r.get(n)?);
-            }
-        }
-        Ok(judged.judge(models))
-    }
-
-    /// The same from a node's classes in memory: per class its codes at the
-    /// node's levels and its (code, records) lists, as [`Self::read`] reads
-    /// them off the base frequency set.
-    pub fn of_classes(source: &Loaded, codes: &[Box<[i64]>], lists: Vec<[Vec<(u32, u64)>; 2]>) -> Judged {
-        if source.models.is_empty() {
-            return Judged::default();
-        }
-        Judged { lists: codes.iter().cloned().zip(lists).collect(), rejected: Vec::new() }.judge(&source.models)
-    }
-
-    /// The classes whose lists the models reject.
-    fn judge(mut self, models: &crate::measure::privacy::ClassModels) -> Judged {
-        self.rejected =
-            self.lists.iter().filter(|(_, [s, t])| !models.admits(s, t)).map(|(key, _)| key.clone()).collect();
-        self
-    }
-
-    /// What the classes not `dropped` reach under the per-class models (None without such models).
-    pub fn kept_figures(&self, source: &Loaded, dropped: &[Box<[i64]>]) -> Option<ClassFigures> {
-        if source.models.is_empty() {
-            return None;
-        }
-        let dropped: std::collections::HashSet<&[i64]> = dropped.iter().map(|d| &d[..]).collect();
-        let kept = self.lists.iter().filter(|(key, _)| !dropped.contains(&key[..]));
-        Some(source.models.figures(kept.map(|(_, [s, t])| (s.as_slice(), t.as_slice()))))
-    }
 }
 
 /// A per-record recoding: each record's cluster by its source position, and

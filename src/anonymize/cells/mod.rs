@@ -4,13 +4,14 @@
 //! suppressed. Infeasible when the job caps suppression (`max_suppression`)
 //! below what the pass suppresses, or nothing is released.
 
-use super::{requirement, Plan, Stages};
+use super::{requirement, Account, Chosen, Plan, Search};
 mod measure;
 mod pass;
 
+use crate::error::Infeasible;
 use crate::load::Loaded;
 use crate::progress::Progress;
-use crate::release::{CellRecoding, Recoding, Written};
+use crate::release::{CellRecoding, Recoding};
 use crate::report::{CellMetrics, CellsReport, ModelReport};
 use crate::search::cbg::ClusterSettings;
 use crate::search::cells::CellDomain;
@@ -20,16 +21,19 @@ use pass::{cluster, domains, Pass};
 use serde_json::json;
 use std::sync::Arc;
 
+/// A cell-based run, planned: what its pass reads.
 pub(super) struct Cells {
     domains: Vec<CellDomain>,
     settings: ClusterSettings,
     cap: Option<u64>,
-    pass: Option<Pass>,
-    suppressed: u64,
-    measured: Option<Measured>,
-    /// The source's classes' (size, count), counted by the pass.
-    source_sizes: Vec<(u64, u64)>,
-    recoding: Option<Arc<CellRecoding>>,
+}
+
+/// What the report reads of the pass: the release's measures and its clusters.
+pub(super) struct CellsAccount {
+    settings: ClusterSettings,
+    cap: Option<u64>,
+    measured: Measured,
+    recoding: Arc<CellRecoding>,
 }
 
 pub(super) fn prepare(plan: &Plan, source: &Loaded, phase: &indicatif::ProgressBar) -> Result<Cells> {
@@ -39,72 +43,53 @@ pub(super) fn prepare(plan: &Plan, source: &Loaded, phase: &indicatif::ProgressB
     let settings =
         ClusterSettings { k: job.privacy.k, l: job.privacy.diversity.as_ref().map(|d| d.l), open: job.open_clusters };
     let cap = job.privacy.budget_given.then(|| job.privacy.budget.rows(source.data.rows));
-    Ok(Cells {
-        domains,
-        settings,
-        cap,
-        pass: None,
-        suppressed: 0,
-        measured: None,
-        source_sizes: Vec::new(),
-        recoding: None,
-    })
+    Ok(Cells { domains, settings, cap })
 }
 
-impl Stages for Cells {
-    fn search(&mut self, plan: &Plan, source: &Loaded, progress: &dyn Progress) -> Result<bool> {
+impl Search for Cells {
+    type Account = CellsAccount;
+
+    fn search(
+        self,
+        plan: &Plan,
+        source: &Loaded,
+        progress: &dyn Progress,
+    ) -> Result<Result<Chosen<CellsAccount>, Infeasible>> {
         let rows = source.data.rows;
         progress.message(format!("clustering the {rows} records ({})", plan.job.algorithm.name()));
-        let mut pass = cluster(source, &plan.job, &self.domains, self.settings)?;
-        self.measured = Some(measure(&pass, &self.domains, rows));
-        self.source_sizes = std::mem::take(&mut pass.source_sizes);
+        let pass = cluster(source, &plan.job, &self.domains, self.settings)?;
         let suppressed = pass.clusters.suppressed;
-        self.suppressed = suppressed;
-        let found = !pass.clusters.sizes.is_empty() && !self.cap.is_some_and(|c| suppressed > c);
-        self.pass = Some(pass);
-        Ok(found)
-    }
-
-    fn infeasible(&self, plan: &Plan, rows: u64) -> String {
-        format!(
-            "{} suppresses {} of {rows} rows for {}{}",
-            plan.job.algorithm.name(),
-            self.suppressed(),
-            requirement(plan),
-            self.cap.map_or(String::new(), |c| format!(", above max_suppression ({c} rows)"))
-        )
-    }
-
-    fn suppressed(&self) -> u64 {
-        self.suppressed
-    }
-
-    fn source_sizes(&self) -> Option<Vec<(u64, u64)>> {
-        Some(self.source_sizes.clone())
-    }
-
-    fn recoding(&mut self, _plan: &Plan, source: &Loaded) -> Result<Recoding> {
-        let pass = self.pass.take().expect("recoding follows the pass");
+        if pass.clusters.sizes.is_empty() || self.cap.is_some_and(|c| suppressed > c) {
+            return Ok(Err(Infeasible(format!(
+                "{} suppresses {suppressed} of {rows} rows for {}{}",
+                plan.job.algorithm.name(),
+                requirement(plan),
+                self.cap.map_or(String::new(), |c| format!(", above max_suppression ({c} rows)"))
+            ))));
+        }
+        let measured = measure(&pass, &self.domains, rows);
         let position = source.position.clone().context("the source was opened without row positions")?;
-        let rec = Arc::new(CellRecoding {
-            cluster_of: pass.cluster_of,
-            clusters: pass.clusters,
-            domains: std::mem::take(&mut self.domains),
-            position,
-        });
-        self.recoding = Some(rec.clone());
-        Ok(Recoding::Cells(rec))
+        let Pass { clusters, cluster_of, source_sizes, .. } = pass;
+        let recoding = Arc::new(CellRecoding { cluster_of, clusters, domains: self.domains, position });
+        Ok(Ok(Chosen {
+            recoding: Recoding::Cells(recoding.clone()),
+            suppressed,
+            source_sizes: Some(source_sizes),
+            release_sizes: None,
+            account: CellsAccount { settings: self.settings, cap: self.cap, measured, recoding },
+        }))
     }
+}
 
-    fn report(&self, plan: &Plan, rows: u64, written: &Written) -> ModelReport {
-        let job = &plan.job;
-        let (m, rec) = (self.measured.as_ref().expect("measured"), self.recoding.as_ref().expect("recoded"));
+impl Account for CellsAccount {
+    fn report(&self, plan: &Plan, rows: u64, rows_out: u64) -> ModelReport {
+        let (job, m, rec) = (&plan.job, &self.measured, &self.recoding);
         let qis = job.qi_names();
         let distinct = qis.iter().zip(&rec.clusters.distinct).map(|(q, d)| (q.clone(), json!(d.len())));
         let reconstruction = matches!(&plan.model, super::Model::Cells { reconstruction: Some(_), .. });
         ModelReport::Cells(CellsReport {
-            rows_out: written.rows,
-            suppressed: rows - written.rows,
+            rows_out,
+            suppressed: rows - rows_out,
             suppression_cap: self.cap,
             quasi_identifiers: qis.clone(),
             algorithm: job.algorithm.name(),
@@ -124,17 +109,18 @@ impl Stages for Cells {
         })
     }
 
-    fn summary(&self, plan: &Plan, rows: u64, written: &Written) -> String {
-        let job = &plan.job;
-        let (m, rec) = (self.measured.as_ref().expect("measured"), self.recoding.as_ref().expect("recoded"));
+    fn summary(&self, plan: &Plan, rows: u64, rows_out: u64) -> String {
+        let (job, m, rec) = (&plan.job, &self.measured, &self.recoding);
         let reconstruction = match &plan.model {
-            super::Model::Cells { reconstruction: Some(r), .. } => format!("; reconstruction in {}", r.describe(&job.engine.kind)),
+            super::Model::Cells { reconstruction: Some(r), .. } => {
+                format!("; reconstruction in {}", r.describe(&job.engine.kind))
+            }
             _ => String::new(),
         };
         format!(
             "released {} of {rows} rows ({} suppressed) as {} by {}: {} clusters, k = {}, lm = {:.6}, am = {:.3}{}",
-            written.rows,
-            rows - written.rows,
+            rows_out,
+            rows - rows_out,
             job.output.describe(&job.engine.kind),
             job.algorithm.name(),
             rec.clusters.sizes.len(),

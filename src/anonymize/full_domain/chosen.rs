@@ -1,0 +1,136 @@
+//! The stage after the full-domain search: the chosen node measured. Its
+//! classes are judged by the per-class models, its suppressed classes read
+//! and its am computed, from the classes in memory or in one scan of its
+//! frequency set ([`measure`]).
+
+use super::verdicts::Judged;
+use crate::data::hierarchy::divisors;
+use crate::evaluator::{Evaluator, NodeClasses};
+use crate::lattice::Node;
+use crate::load::Loaded;
+use crate::evaluator::classes::full_domain_ambiguity;
+use crate::measure::metrics::{classes_ambiguity, Requirement};
+use crate::release::Recoding;
+use crate::sql::{self, list, render};
+use anyhow::Result;
+use std::collections::HashSet;
+
+/// The chosen node, measured.
+pub(super) struct Measured {
+    /// The classes the release suppresses, by their codes at the node's levels.
+    pub dropped: Vec<Box<[i64]>>,
+    pub am: f64,
+    /// The node's classes judged by the per-class models.
+    pub judged: Judged,
+    /// The released classes' (size, count), from the node's histogram.
+    pub release_sizes: Vec<(u64, u64)>,
+}
+
+/// Measure the node at `levels` the search chose (read while the evaluator
+/// and the base frequency set exist).
+pub(super) fn measure(source: &Loaded, ev: &mut Evaluator, req: &Requirement, levels: &[u8]) -> Result<Measured> {
+    let node = Node::full(levels.to_vec());
+    let mut classes = ev.classes(&node);
+    let release_sizes = ev.histogram(&node)?.kept_sizes(req);
+    // The classes' value lists: from the set in memory, else off the base frequency set.
+    let judged = match &mut classes {
+        Some(c) => Judged::of_classes(source, &c.codes, std::mem::take(&mut c.lists)),
+        None => Judged::read(source, levels)?,
+    };
+    let (dropped, am) = match classes {
+        Some(classes) => in_memory(source, req, &judged, &classes),
+        None => {
+            // One scan for am and the suppressed classes: of the node's set if kept, else of the base.
+            write_node_classes(source, levels, ev.kept_set(&node).as_ref())?;
+            let am = full_domain_ambiguity(&source.conn, levels, req, &judged.rejected, &source.data)?;
+            let dropped = suppressed_classes(source, levels, req, &judged)?;
+            // Read; at scale it holds gigabytes of the pool the release wants.
+            source.conn.execute_batch(sql::fragment(sql::NODE_CLASSES, "drop"))?;
+            (dropped, am)
+        }
+    };
+    Ok(Measured { dropped, am, judged, release_sizes })
+}
+
+/// The classes in memory: the suppressed ones and am without another scan.
+fn in_memory(source: &Loaded, req: &Requirement, judged: &Judged, classes: &NodeClasses) -> (Vec<Box<[i64]>>, f64) {
+    let rejected: HashSet<&[i64]> = judged.rejected.iter().map(|c| &c[..]).collect();
+    let l = req.l.unwrap_or(0);
+    let kept = |c: usize| {
+        classes.size[c] >= req.k
+            && classes.ldiv.get(c).map_or(0, |&d| d) >= l
+            && !rejected.contains(&classes.codes[c][..])
+    };
+    let am = classes_ambiguity(&classes.size, &classes.leaves, kept, &source.data);
+    let dropped = (0..classes.size.len()).filter(|&c| !kept(c)).map(|c| classes.codes[c].clone()).collect();
+    (dropped, am)
+}
+
+/// The recoding of a full-domain node: the classes `req` suppresses at
+/// `levels`, read off the base frequency set (which may be dropped after).
+pub fn recoding(source: &Loaded, levels: &[u8], req: &Requirement) -> Result<Recoding> {
+    write_node_classes(source, levels, None)?;
+    let dropped = suppressed_classes(source, levels, req, &Judged::read(source, levels)?)?;
+    Ok(Recoding::Levels { levels: levels.to_vec(), dropped })
+}
+
+/// The classes a node suppresses: those under k or ℓ in `kanon_node_classes`
+/// (written by [`write_node_classes`]), and those the per-class models reject.
+fn suppressed_classes(source: &Loaded, levels: &[u8], req: &Requirement, judged: &Judged) -> Result<Vec<Box<[i64]>>> {
+    let n = levels.len();
+    let q = render(
+        sql::fragment(sql::NODE_CLASSES, "suppressed"),
+        &[("class_cols", &list(0..n, ", ", |a| format!("c.c{a}")))],
+    );
+    let mut stmt = source.conn.prepare(&q)?;
+    let mut rows = stmt.query(duckdb::params![req.k as i64, req.l.unwrap_or(0) as i64])?;
+    let mut dropped = Vec::new();
+    while let Some(r) = rows.next()? {
+        dropped.push((0..n).map(|a| r.get::<_, i64>(a)).collect::<duckdb::Result<Box<[i64]>>>()?);
+    }
+    crate::trace(|| format!("suppressed classes: {}", dropped.len()));
+    if !judged.rejected.is_empty() {
+        // Only with per-class models: a copy of every suppressed class is no small thing at 10⁹ rows.
+        let known: HashSet<Box<[i64]>> = dropped.iter().cloned().collect();
+        dropped.extend(judged.rejected.iter().filter(|c| !known.contains(*c)).cloned());
+    }
+    Ok(dropped)
+}
+
+/// A full-domain node's classes into `kanon_node_classes`, read by the
+/// suppressed classes and am: one scan of the base frequency set, or of the
+/// node's own frequency set when the SQL evaluator kept it (`kept`: its
+/// table and node id), which at scale is a fraction of the base.
+fn write_node_classes(source: &Loaded, levels: &[u8], kept: Option<&(String, i64)>) -> Result<()> {
+    let n = levels.len();
+    let ldiv = if source.extras.sensitive { "count(DISTINCT p.s)" } else { "0" };
+    crate::trace(|| format!("node classes from {}", kept.map_or("the base frequency set", |k| k.0.as_str())));
+    match kept {
+        Some((table, id)) => {
+            let q = render(
+                sql::fragment(sql::NODE_CLASSES, "node_classes_kept"),
+                &[
+                    ("classes", &list(0..n, ", ", |a| format!("p.g{a}::BIGINT AS c{a}"))),
+                    ("ldiv", ldiv),
+                    ("kept", table),
+                ],
+            );
+            source.conn.execute(&q, [id])?;
+        }
+        None => {
+            let div = divisors(&source.conn, n)?;
+            let q = render(
+                sql::fragment(sql::NODE_CLASSES, "node_classes"),
+                &[
+                    (
+                        "classes",
+                        &list(0..n, ", ", |a| format!("(p.g{a} // {})::BIGINT AS c{a}", div[a][levels[a] as usize])),
+                    ),
+                    ("ldiv", ldiv),
+                ],
+            );
+            source.conn.execute_batch(&q)?;
+        }
+    }
+    Ok(())
+}

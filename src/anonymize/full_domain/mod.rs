@@ -1,0 +1,225 @@
+//! Full-domain generalization: a search of the lattice of levels (or the node
+//! given with `--node`), then the chosen node measured ([`chosen`]), the
+//! release at the node's levels.
+
+mod chosen;
+mod verdicts;
+
+pub use chosen::recoding;
+
+use super::reuse::{reuse_or_search, ReusePlan};
+use super::{requirement, Account, Chosen, Plan, Search};
+use crate::error::{bad, Infeasible};
+use crate::evaluator::Evaluator;
+use crate::lattice::{Lattice, Node};
+use crate::load::Loaded;
+use crate::measure::metrics::Requirement;
+use crate::measure::privacy::ClassFigures;
+use crate::options::Algorithm;
+use crate::progress::Progress;
+use crate::release::Recoding;
+use crate::report::{by_qi, FullDomainReport, ModelReport, ReleaseMetrics, ReuseReport};
+use crate::search::{self, exhaustive, incognito, topdown, Problem, SearchResult};
+use anyhow::Result;
+
+/// A full-domain run, planned: what its search reads.
+pub(super) struct FullDomain {
+    node: Option<Vec<u8>>,
+    req: Requirement,
+    lattice: Lattice,
+    algorithm: Algorithm,
+    why: &'static str,
+    /// `[search] reuse`: the plan.
+    reuse: Option<ReusePlan>,
+}
+
+/// What the report reads of a full-domain search and its chosen node.
+pub(super) struct NodeAccount {
+    searched: FullDomain,
+    /// Distinct QI combinations in the source.
+    combinations: u64,
+    best: search::Found,
+    feasible_nodes: usize,
+    minimal_nodes: usize,
+    nodes_checked: u64,
+    /// What became of reuse (only when reuse is asked).
+    reused: Option<ReuseReport>,
+    evaluator: &'static str,
+    evaluated: u64,
+    am: f64,
+    figures: Option<ClassFigures>,
+}
+
+pub(super) fn prepare(
+    plan: &Plan,
+    node: Option<&[u8]>,
+    reuse: Option<&ReusePlan>,
+    source: &Loaded,
+) -> Result<FullDomain> {
+    let job = &plan.job;
+    let rows = source.data.rows;
+    let req = Requirement { k: job.privacy.k, l: job.privacy.distinct_l(), budget: job.privacy.budget.rows(rows) };
+    let lattice = Lattice::new(source.data.heights.clone());
+    if let Some(levels) = node {
+        if let Some((h, l)) = lattice.heights.iter().zip(levels).find(|(h, l)| l > h) {
+            return Err(bad(format!("--node: level {l} is above the hierarchy's height {h}")));
+        }
+    }
+    let (algorithm, why) = search::choose(job.algorithm);
+    Ok(FullDomain { node: node.map(<[u8]>::to_vec), req, lattice, algorithm, why, reuse: reuse.cloned() })
+}
+
+impl Search for FullDomain {
+    type Account = NodeAccount;
+
+    fn search(
+        self,
+        plan: &Plan,
+        source: &Loaded,
+        progress: &dyn Progress,
+    ) -> Result<Result<Chosen<NodeAccount>, Infeasible>> {
+        let req = &self.req;
+        // k is fixed here: classes under k are suppressed, so their glm terms are never needed.
+        let mut ev = source.evaluator()?.leaf_sums_from(req.k);
+        let combinations = ev.combinations()?;
+        let source_sizes = ev.source_sizes();
+        crate::trace(|| format!("run evaluator ({}) ready", ev.backend()));
+        let (result, reused) = match &self.reuse {
+            None => (self.search_lattice(plan, &mut ev, self.node.as_ref(), progress)?, None),
+            Some(reuse) => {
+                let search = |ev: &mut Evaluator, node: Option<&Vec<u8>>| self.search_lattice(plan, ev, node, progress);
+                let (result, report) = reuse_or_search(plan, &self.lattice, req, reuse, &mut ev, search)?;
+                (result, Some(report))
+            }
+        };
+        crate::trace(|| "run search done".into());
+        let SearchResult { feasible, minimal, best, checked } = result;
+        let Some(best) = best else {
+            let node =
+                if self.node.is_some() { "the given node is not feasible" } else { "no generalization is feasible" };
+            return Ok(Err(Infeasible(format!(
+                "{node} for {} with at most {} suppressed rows",
+                requirement(plan),
+                req.budget
+            ))));
+        };
+        let measured = chosen::measure(source, &mut ev, req, &best.levels)?;
+        let (evaluator, evaluated) = (ev.backend(), ev.evaluations());
+        drop(ev);
+        let figures = measured.judged.kept_figures(source, &measured.dropped);
+        Ok(Ok(Chosen {
+            recoding: Recoding::Levels { levels: best.levels.clone(), dropped: measured.dropped },
+            suppressed: best.outcome.suppressed,
+            source_sizes,
+            release_sizes: Some(measured.release_sizes),
+            account: NodeAccount {
+                searched: self,
+                combinations,
+                best,
+                feasible_nodes: feasible.len(),
+                minimal_nodes: minimal,
+                nodes_checked: checked,
+                reused,
+                evaluator,
+                evaluated,
+                am: measured.am,
+                figures,
+            },
+        }))
+    }
+}
+
+impl FullDomain {
+    /// The search stage: the given node judged, else the job's search of the lattice.
+    fn search_lattice(
+        &self,
+        plan: &Plan,
+        ev: &mut Evaluator,
+        node: Option<&Vec<u8>>,
+        progress: &dyn Progress,
+    ) -> Result<SearchResult> {
+        let req = &self.req;
+        let problem = Problem { lattice: &self.lattice, req, metric: plan.job.metric };
+        Ok(match node {
+            Some(levels) => {
+                let outcome = ev.histogram_kept(&Node::full(levels.clone()))?.outcome(levels, req, &ev.data);
+                let feasible = if outcome.feasible { vec![levels.clone()] } else { vec![] };
+                SearchResult {
+                    minimal: feasible.len(),
+                    feasible,
+                    best: outcome.feasible.then(|| search::Found { levels: levels.clone(), outcome }),
+                    checked: 1,
+                }
+            }
+            None => match self.algorithm {
+                Algorithm::Incognito => incognito::search(ev, &problem, progress)?,
+                Algorithm::Exhaustive => exhaustive::search(ev, &problem, progress)?,
+                _ => topdown::search(ev, &problem, progress)?,
+            },
+        })
+    }
+}
+
+impl Account for NodeAccount {
+    fn report(&self, plan: &Plan, rows: u64, rows_out: u64) -> ModelReport {
+        let (job, searched, best) = (&plan.job, &self.searched, &self.best);
+        let req = &searched.req;
+        let qis = job.qi_names();
+        let forced = searched.node.is_some();
+        let reused = self.reused.as_ref().is_some_and(|r| r.reused);
+        ModelReport::FullDomain(FullDomainReport {
+            combinations: self.combinations,
+            rows_out,
+            suppressed: rows - rows_out,
+            budget: req.budget,
+            node: by_qi(&qis, &best.levels),
+            quasi_identifiers: qis.clone(),
+            k: best.outcome.k,
+            k_requested: req.k,
+            l: best.outcome.l,
+            l_requested: req.l,
+            models: self.figures.clone(),
+            classes: best.outcome.classes,
+            algorithm: match (forced, reused) {
+                (true, _) => "node",
+                (_, true) => "reuse",
+                _ => searched.algorithm.name(),
+            },
+            algorithm_reason: match (forced, reused) {
+                (true, _) => "--node given: no search",
+                (_, true) => "reuse: the previous report's node still meets the job",
+                _ => searched.why,
+            },
+            evaluator: self.evaluator,
+            metric: job.metric.name(),
+            metrics: ReleaseMetrics {
+                node: best.outcome.metrics,
+                lm: best.outcome.metrics.glm_normalized,
+                am: self.am,
+            },
+            feasible_nodes: self.feasible_nodes,
+            minimal_nodes: self.minimal_nodes,
+            nodes_checked: self.nodes_checked,
+            nodes_evaluated: self.evaluated,
+            lattice_size: searched.lattice.size(),
+            heights: by_qi(&qis, &searched.lattice.heights),
+            reuse: self.reused.clone(),
+        })
+    }
+
+    fn summary(&self, plan: &Plan, rows: u64, rows_out: u64) -> String {
+        let (job, best) = (&plan.job, &self.best);
+        let node = job.qi_names().iter().zip(&best.levels).map(|(q, l)| format!("{q}={l}")).collect::<Vec<_>>();
+        format!(
+            "released {} of {} rows ({} suppressed) as {} at node {}: k = {}, {} = {}",
+            rows_out,
+            rows,
+            rows - rows_out,
+            job.output.describe(&job.engine.kind),
+            node.join(","),
+            best.outcome.k.map_or("-".into(), |k| k.to_string()),
+            job.metric.name(),
+            best.outcome.metrics.get(job.metric)
+        )
+    }
+}
