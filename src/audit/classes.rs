@@ -21,9 +21,9 @@ use duckdb::Connection;
 /// relation, and the population join (`models::population`) when there is one.
 #[derive(Clone, Copy)]
 pub(super) struct Audited<'a> {
-    pub target: &'a str,
-    pub relation: &'a str,
-    pub population: Option<&'a str>,
+    pub(super) target: &'a str,
+    pub(super) relation: &'a str,
+    pub(super) population: Option<&'a str>,
 }
 
 /// The `classes` statement over `relation`: the QIs as q0, q1, …, each

@@ -32,17 +32,17 @@ pub(super) fn open_source(job: &Job) -> Result<(Option<Remote>, Connection, Vec<
 /// The job's columns by what the audit does with them.
 pub(super) struct Roles<'a> {
     /// (alias, column) of the sensitive columns the models read.
-    pub extra: Vec<(&'static str, &'a Column)>,
+    pub(super) extra: Vec<(&'static str, &'a Column)>,
     /// What the source must have: the sensitive columns (t-closeness and the
     /// codes read them), the QIs when it is audited or charted.
-    pub in_source: Vec<(&'a Column, &'static str)>,
+    pub(super) in_source: Vec<(&'a Column, &'static str)>,
     /// What the audited table must have: the QIs and the sensitive columns.
-    pub in_table: Vec<(&'a Column, &'static str)>,
+    pub(super) in_table: Vec<(&'a Column, &'static str)>,
 }
 
 impl<'a> Roles<'a> {
     /// `source_qis`: the source is audited or charted, so its QIs are read.
-    pub fn new(job: &'a Job, source_qis: bool) -> Roles<'a> {
+    pub(super) fn new(job: &'a Job, source_qis: bool) -> Roles<'a> {
         let qis: Vec<&Column> = job.quasi_identifiers.iter().map(|q| &q.column).collect();
         let mut extra: Vec<(&str, &Column)> = job.sensitive.iter().map(|c| (S, c)).collect();
         extra.extend(job.closeness_column().map(|c| (T, c)));
@@ -118,13 +118,13 @@ pub(super) fn relation_columns(conn: &Connection, relation: &str) -> duckdb::Res
 /// [`AUDITED`]), each with its records in `weight`.
 #[derive(Default)]
 pub(super) struct Records {
-    pub weight: Option<String>,
+    pub(super) weight: Option<String>,
 }
 
 impl Records {
     /// Group the source by the `source` columns (none: it is not read) and
     /// the audited table by the `table` columns, there; bring the groups here.
-    pub fn fetch<'a>(
+    pub(super) fn fetch<'a>(
         conn: &Connection,
         remote: &Remote,
         source: &[(&'a Column, &str)],
@@ -162,7 +162,7 @@ impl Records {
     }
 
     /// A group's records, as an aggregate.
-    pub fn count(&self) -> String {
+    pub(super) fn count(&self) -> String {
         match &self.weight {
             None => "count(*)::BIGINT".into(),
             Some(w) => format!("sum({})::BIGINT", ident(w)),

@@ -93,7 +93,7 @@ struct Failure {
 
 impl CheckReport {
     /// The report of `audit` (the table `target`) with its risk.
-    pub fn new(job: &Job, audit: &Audit, target: &str, risk: Risk) -> CheckReport {
+    pub(super) fn new(job: &Job, audit: &Audit, target: &str, risk: Risk) -> CheckReport {
         let p = &job.privacy;
         let models = models(job, audit);
         let failures: Vec<Failure> = models
@@ -151,7 +151,7 @@ impl CheckReport {
         }
     }
 
-    pub fn text(&self) -> String {
+    pub(super) fn text(&self) -> String {
         let mut out = String::new();
         let _ = writeln!(
             out,
@@ -232,7 +232,7 @@ impl CheckReport {
 
     /// Ok when the table meets every model; else exit 4's error, a line per
     /// failing model.
-    pub fn verdict(&self) -> Result<()> {
+    pub(super) fn verdict(&self) -> Result<()> {
         if self.failures.is_empty() {
             return Ok(());
         }

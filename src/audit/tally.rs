@@ -13,10 +13,10 @@ use std::collections::BTreeMap;
 /// (code, records) pairs of `s` and `t` (a code may repeat until merged).
 #[derive(Default)]
 pub(super) struct Class {
-    pub records: u64,
-    pub population: u64,
-    pub s: Vec<(u32, u64)>,
-    pub t: Vec<(u32, u64)>,
+    pub(super) records: u64,
+    pub(super) population: u64,
+    pub(super) s: Vec<(u32, u64)>,
+    pub(super) t: Vec<(u32, u64)>,
 }
 
 /// Sort by code and add up each code's records.
@@ -35,8 +35,8 @@ pub(super) fn merge(pairs: &mut Vec<(u32, u64)>) {
 /// Classes and records that fail one model.
 #[derive(Default, Clone, Copy)]
 pub(super) struct Tally {
-    pub classes: u64,
-    pub records: u64,
+    pub(super) classes: u64,
+    pub(super) records: u64,
 }
 
 impl Tally {
@@ -48,35 +48,35 @@ impl Tally {
 
 /// A distance t-closeness's figures report, with its name.
 pub(super) struct Figure {
-    pub name: &'static str,
+    pub(super) name: &'static str,
     closeness: Closeness,
-    pub largest: Option<f64>,
+    pub(super) largest: Option<f64>,
 }
 
 /// What the pass accumulates over the classes.
 pub(super) struct Audit<'a> {
     job: &'a Job,
     models: &'a ClassModels,
-    pub rows: u64,
-    pub classes: u64,
-    pub k: Option<u64>,
-    pub histogram: BTreeMap<u64, u64>,
+    pub(super) rows: u64,
+    pub(super) classes: u64,
+    pub(super) k: Option<u64>,
+    pub(super) histogram: BTreeMap<u64, u64>,
     /// (f, F) → classes.
     sizes: BTreeMap<(u64, u64), u64>,
-    pub distinct: Option<u64>,
+    pub(super) distinct: Option<u64>,
     /// The smallest exp(entropy).
-    pub entropy: Option<f64>,
+    pub(super) entropy: Option<f64>,
     /// The largest r_1 / (r_ℓ + … + r_m); `short` once a class has fewer than ℓ values.
     recursive: Option<f64>,
     short: bool,
-    pub distances: Vec<Figure>,
-    pub fail_k: Tally,
-    pub fail_l: Tally,
-    pub fail_t: Tally,
+    pub(super) distances: Vec<Figure>,
+    pub(super) fail_k: Tally,
+    pub(super) fail_l: Tally,
+    pub(super) fail_t: Tally,
 }
 
 impl<'a> Audit<'a> {
-    pub fn new(job: &'a Job, models: &'a ClassModels, columns: &[SourceColumn]) -> Audit<'a> {
+    pub(super) fn new(job: &'a Job, models: &'a ClassModels, columns: &[SourceColumn]) -> Audit<'a> {
         let mut distances = Vec::new();
         if let (Some(spec), Some(cl)) = (&job.privacy.closeness, &models.closeness) {
             let with = |distance| Closeness { distance, ..cl.clone() };
@@ -110,7 +110,7 @@ impl<'a> Audit<'a> {
     }
 
     /// Take one class in (and leave `class` empty for the next).
-    pub fn class(&mut self, class: &mut Class) {
+    pub(super) fn class(&mut self, class: &mut Class) {
         let c = std::mem::take(class);
         let (mut s, mut t) = (c.s, c.t);
         merge(&mut s);
@@ -161,12 +161,12 @@ impl<'a> Audit<'a> {
         }
     }
 
-    pub fn class_sizes(&self) -> Vec<ClassSizes> {
+    pub(super) fn class_sizes(&self) -> Vec<ClassSizes> {
         self.sizes.iter().map(|(&(sample, population), &classes)| ClassSizes { sample, population, classes }).collect()
     }
 
     /// The recursive figure: None once a class has fewer than ℓ values.
-    pub fn recursive(&self) -> Option<f64> {
+    pub(super) fn recursive(&self) -> Option<f64> {
         if self.short {
             None
         } else {
