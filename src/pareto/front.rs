@@ -4,8 +4,7 @@
 
 use super::plan::Plan;
 use super::report::{FrontReport, Points, TrueFront};
-use super::{plot, write_svg, Method};
-use crate::engine::embedded::write_atomically;
+use super::{plot, publish, Method};
 use crate::evaluator::Evaluator;
 use crate::lattice::Lattice;
 use crate::load::load_showing;
@@ -15,6 +14,7 @@ use crate::search::exact_front::exact_front;
 use crate::search::front::{self as pareto, Point, PokaComparison};
 use crate::search::poka;
 use anyhow::Result;
+use std::path::Path;
 
 /// Search, compare when asked, write the files and print the front.
 pub(super) fn run(plan: &Plan, method: Method, depth: Option<u32>, picked: Option<&[u8]>) -> Result<()> {
@@ -70,18 +70,8 @@ pub(super) fn run(plan: &Plan, method: Method, depth: Option<u32>, picked: Optio
             seconds: *seconds,
         }),
     };
-    let outputs = &plan.outputs;
-    if let Some(path) = &outputs.json {
-        write_atomically(path, serde_json::to_string_pretty(&report)?.as_bytes())?;
-    }
-    if let Some(path) = &outputs.csv {
-        write_atomically(path, report.csv().as_bytes())?;
-    }
-    if let Some(path) = &outputs.svg {
-        write_svg(path, |tmp| plot::front_svg(tmp, job.metric.name(), &evaluated_points, &front, picked.as_ref()))?;
-    }
-    print!("{}", report.text());
-    Ok(())
+    let draw = |tmp: &Path| plot::front_svg(tmp, job.metric.name(), &evaluated_points, &front, picked.as_ref());
+    publish(&plan.outputs, &report, draw)
 }
 
 /// The method's front, with poka's depth.

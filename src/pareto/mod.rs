@@ -21,9 +21,11 @@ mod plan;
 mod plot;
 mod report;
 
+use crate::engine::embedded::write_atomically;
 use crate::options::Metric;
 use anyhow::Result;
-use plan::{Plan, Search};
+use plan::{Outputs, Plan, Search};
+use report::Rendered;
 use std::path::{Path, PathBuf};
 
 /// What `kanon pareto` is asked (its flags).
@@ -77,10 +79,21 @@ pub fn run(args: Options) -> Result<()> {
     }
 }
 
-/// Draw an SVG beside `path` and move it there once drawn.
-fn write_svg(path: &Path, draw: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
-    let tmp = path.with_extension("svg.kanon-tmp");
-    draw(&tmp)?;
-    std::fs::rename(&tmp, path)?;
+/// Write the files asked for (the report as JSON, its CSV, the plot that
+/// `draw` makes beside the SVG's path, moved there once drawn), then print
+/// the report's table.
+fn publish(outputs: &Outputs, report: &impl Rendered, draw: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
+    if let Some(path) = &outputs.json {
+        write_atomically(path, serde_json::to_string_pretty(report)?.as_bytes())?;
+    }
+    if let Some(path) = &outputs.csv {
+        write_atomically(path, report.csv().as_bytes())?;
+    }
+    if let Some(path) = &outputs.svg {
+        let tmp = path.with_extension("svg.kanon-tmp");
+        draw(&tmp)?;
+        std::fs::rename(&tmp, path)?;
+    }
+    print!("{}", report.text());
     Ok(())
 }

@@ -4,8 +4,7 @@
 
 use super::plan::{Pbg, Plan};
 use super::report::{Comparison, ObjectivesReport, Solutions};
-use super::{plot, write_svg, Method};
-use crate::engine::embedded::write_atomically;
+use super::{plot, publish, Method};
 use crate::lattice::Lattice;
 use crate::load::load_showing;
 use crate::measure::objectives::{Objective, Scored};
@@ -13,6 +12,7 @@ use crate::progress::{progress, spinner};
 use crate::search::pbg_ea::{self, PbgSettings};
 use anyhow::Result;
 use std::cmp::Ordering;
+use std::path::Path;
 
 /// Search, compare when asked, write the files and print the solutions.
 pub(super) fn run(plan: &Plan, method: Method, objectives: &[Objective], epsilon: &[f64], pbg: &Pbg) -> Result<()> {
@@ -24,16 +24,7 @@ pub(super) fn run(plan: &Plan, method: Method, objectives: &[Objective], epsilon
     let qis = job.qi_names();
     let lattice = Lattice::new(loaded.data.heights.clone());
     let budget = job.privacy.budget.rows(loaded.data.rows);
-    let settings = PbgSettings {
-        objectives: objectives.to_vec(),
-        epsilon: epsilon.to_vec(),
-        population: pbg.population,
-        iterations: pbg.iterations,
-        seed: pbg.seed,
-        p_cross: 0.8,
-        p_mut: None,
-        budget,
-    };
+    let settings = settings(objectives, epsilon, pbg, budget);
     let bar = progress(plan.quiet);
     bar.set_message(method.name());
     let mut ev = loaded.evaluator()?;
@@ -82,22 +73,28 @@ pub(super) fn run(plan: &Plan, method: Method, objectives: &[Objective], epsilon
         seconds,
         comparison,
     };
-    let outputs = &plan.outputs;
-    if let Some(path) = &outputs.json {
-        write_atomically(path, serde_json::to_string_pretty(&report)?.as_bytes())?;
-    }
-    if let Some(path) = &outputs.csv {
-        write_atomically(path, report.csv().as_bytes())?;
-    }
-    if let Some(path) = &outputs.svg {
-        let xy = |s: &Scored| (s.values[0], s.values[1]);
+    let xy = |s: &Scored| (s.values[0], s.values[1]);
+    let names = (report.objectives[0], report.objectives[1]);
+    let draw = |tmp: &Path| {
         let grey: Vec<(f64, f64)> = evaluated.iter().map(xy).collect();
         let red: Vec<(f64, f64)> = solutions.iter().map(xy).collect();
-        let names = (report.objectives[0], report.objectives[1]);
-        write_svg(path, |tmp| plot::objectives_svg(tmp, names, &grey, &red))?;
+        plot::objectives_svg(tmp, names, &grey, &red)
+    };
+    publish(&plan.outputs, &report, draw)
+}
+
+/// PBG-EA's settings (the exhaustive search reads the objectives and the budget).
+fn settings(objectives: &[Objective], epsilon: &[f64], pbg: &Pbg, budget: u64) -> PbgSettings {
+    PbgSettings {
+        objectives: objectives.to_vec(),
+        epsilon: epsilon.to_vec(),
+        population: pbg.population,
+        iterations: pbg.iterations,
+        seed: pbg.seed,
+        p_cross: 0.8,
+        p_mut: None,
+        budget,
     }
-    print!("{}", report.text());
-    Ok(())
 }
 
 /// Best first in the first objective, then the next; then by levels.

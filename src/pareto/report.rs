@@ -10,6 +10,13 @@ use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
 use std::fmt::Write as _;
 
+/// A report as the command writes it: the JSON (its fields), the CSV and the
+/// printed table.
+pub(super) trait Rendered: Serialize {
+    fn csv(&self) -> String;
+    fn text(&self) -> String;
+}
+
 /// The front of k against one loss.
 #[derive(Serialize)]
 pub(super) struct FrontReport<'a> {
@@ -63,9 +70,9 @@ impl Serialize for Points<'_> {
     }
 }
 
-impl FrontReport<'_> {
+impl Rendered for FrontReport<'_> {
     /// The front as CSV: the levels, k, suppressed records and every metric.
-    pub(super) fn csv(&self) -> String {
+    fn csv(&self) -> String {
         let mut csv =
             format!("{},k,suppressed,glm,glm_normalized,dm,precision,height,cm\n", self.quasi_identifiers.join(","));
         for p in self.front.points {
@@ -88,8 +95,7 @@ impl FrontReport<'_> {
         csv
     }
 
-    /// The printed table, its summary line and the comparison's.
-    pub(super) fn text(&self) -> String {
+    fn text(&self) -> String {
         let mut out = format!("k\tsuppressed\t{}\tnode\n", self.metric);
         for p in self.front.points {
             let _ = writeln!(
@@ -195,9 +201,9 @@ impl Serialize for Solution<'_> {
     }
 }
 
-impl ObjectivesReport<'_> {
+impl Rendered for ObjectivesReport<'_> {
     /// The solutions as CSV: the levels, each objective, suppressed records.
-    pub(super) fn csv(&self) -> String {
+    fn csv(&self) -> String {
         let mut csv = format!("{},{},suppressed\n", self.quasi_identifiers.join(","), self.objectives.join(","));
         for s in self.solutions.solutions {
             let cells: Vec<String> =
@@ -207,8 +213,7 @@ impl ObjectivesReport<'_> {
         csv
     }
 
-    /// The printed table, its summary line and the comparison's.
-    pub(super) fn text(&self) -> String {
+    fn text(&self) -> String {
         let solutions = self.solutions.solutions;
         let mut out = format!("{}\tsuppressed\tnode\n", self.objectives.join("\t"));
         for s in solutions {
