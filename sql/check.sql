@@ -30,3 +30,6 @@ ORDER BY {{order}}
 SELECT {{columns}}, count(*) AS {{weight}}
 FROM {{relation}}
 GROUP BY {{ordinals}}
+-- name: drop_marginals
+-- The source's marginals once split per sensitive column.
+DROP TABLE kanon_marginals

@@ -7,7 +7,7 @@ use plotters::prelude::*;
 use std::path::Path;
 
 /// Front nodes in red, every evaluated node in grey, the picked node (if any) in blue.
-pub fn front_svg(
+pub(super) fn front_svg(
     path: &Path,
     metric: &str,
     evaluated: &[Point],
@@ -56,7 +56,12 @@ pub fn front_svg(
 
 /// Two objectives of a multi-objective front: every evaluated node in grey,
 /// the front in red (linear axes).
-pub fn objectives_svg(path: &Path, names: (&str, &str), evaluated: &[(f64, f64)], front: &[(f64, f64)]) -> Result<()> {
+pub(super) fn objectives_svg(
+    path: &Path,
+    names: (&str, &str),
+    evaluated: &[(f64, f64)],
+    front: &[(f64, f64)],
+) -> Result<()> {
     let all = || evaluated.iter().chain(front);
     let span = |f: fn(&(f64, f64)) -> f64| {
         let (lo, hi) = all().map(f).fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| (l.min(v), h.max(v)));

@@ -1,0 +1,345 @@
+//! What `kanon check` reports: one typed [`CheckReport`], printed as JSON
+//! (its fields in order) or as text, and the verdict (exit 4 with a line per
+//! failing model).
+
+use super::tally::{Audit, Tally};
+use crate::error::CheckFailed;
+use crate::job::{DistanceSpec, Diversity, DiversityKind, Job};
+use crate::measure::risk::Risk;
+use crate::sql::list;
+use anyhow::Result;
+use serde::{Serialize, Serializer};
+use std::fmt::Write;
+
+/// The audit of one table. The JSON is these fields in order; the text is
+/// made from them too (with the `skip`ped ones, which only the text reads).
+#[derive(Serialize)]
+pub(super) struct CheckReport {
+    table: String,
+    quasi_identifiers: Vec<String>,
+    rows: u64,
+    classes: u64,
+    k: Option<u64>,
+    l: Option<u64>,
+    k_anonymous: bool,
+    /// (class size, classes), smallest first.
+    histogram: Vec<[u64; 2]>,
+    l_diversity: Option<LDiversity>,
+    t_closeness: Option<TCloseness>,
+    risk: Risk,
+    meets: bool,
+    failures: Vec<Failure>,
+    /// The job's k.
+    #[serde(skip)]
+    required_k: u64,
+    /// The job's risk threshold.
+    #[serde(skip)]
+    threshold: f64,
+    /// Every model of the job in words, in its order (k, ℓ, t).
+    #[serde(skip)]
+    requirements: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct LDiversity {
+    column: String,
+    kind: &'static str,
+    l: u64,
+    c: Option<f64>,
+    distinct: Option<u64>,
+    entropy: Option<f64>,
+    recursive: Option<f64>,
+    /// The job's ℓ in words.
+    #[serde(skip)]
+    requirement: String,
+}
+
+#[derive(Serialize)]
+struct TCloseness {
+    column: String,
+    t: f64,
+    distance: &'static str,
+    equal: Largest,
+    ordered: Largest,
+    hierarchical: Largest,
+}
+
+/// A distance's largest value over the classes: not measured (the column's
+/// type or the job has no such distance), or measured (None: no classes).
+/// Both without a value are null in the JSON; the text names only the measured.
+#[derive(Clone, Copy)]
+enum Largest {
+    Unmeasured,
+    Measured(Option<f64>),
+}
+
+impl Serialize for Largest {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Largest::Unmeasured => s.serialize_none(),
+            Largest::Measured(x) => x.serialize(s),
+        }
+    }
+}
+
+/// A model the table fails: which, in words, and in how many classes and records.
+#[derive(Serialize)]
+struct Failure {
+    model: &'static str,
+    requirement: String,
+    classes: u64,
+    records: u64,
+}
+
+impl CheckReport {
+    /// The report of `audit` (the table `target`) with its risk.
+    pub(super) fn new(job: &Job, audit: &Audit, target: &str, risk: Risk) -> CheckReport {
+        let p = &job.privacy;
+        let models = models(job, audit);
+        let failures: Vec<Failure> = models
+            .iter()
+            .filter(|m| m.2.classes > 0)
+            .map(|(model, requirement, tally)| Failure {
+                model: *model,
+                requirement: requirement.clone(),
+                classes: tally.classes,
+                records: tally.records,
+            })
+            .collect();
+        CheckReport {
+            table: target.to_string(),
+            quasi_identifiers: job.qi_names(),
+            rows: audit.rows,
+            classes: audit.classes,
+            k: audit.k,
+            l: p.diversity.as_ref().and(audit.distinct),
+            k_anonymous: audit.k.is_some_and(|k| k >= p.k),
+            histogram: audit.histogram.iter().map(|(s, c)| [*s, *c]).collect(),
+            l_diversity: p.diversity.as_ref().map(|d| LDiversity {
+                column: d.column.name.clone(),
+                kind: kind_name(d.kind),
+                l: d.l,
+                c: match d.kind {
+                    DiversityKind::Recursive(c) => Some(c.value()),
+                    _ => None,
+                },
+                distinct: audit.distinct,
+                entropy: audit.entropy,
+                recursive: audit.recursive(),
+                requirement: diversity_words(d),
+            }),
+            t_closeness: p.closeness.as_ref().map(|t| {
+                let figure = |name: &str| match audit.distances.iter().find(|f| f.name == name) {
+                    Some(f) => Largest::Measured(f.largest),
+                    None => Largest::Unmeasured,
+                };
+                TCloseness {
+                    column: t.column.name.clone(),
+                    t: t.t.value(),
+                    distance: distance_name(&t.distance),
+                    equal: figure("equal"),
+                    ordered: figure("ordered"),
+                    hierarchical: figure("hierarchical"),
+                }
+            }),
+            risk,
+            meets: failures.is_empty(),
+            failures,
+            required_k: p.k,
+            threshold: job.risk.settings.threshold,
+            requirements: models.into_iter().map(|m| m.1).collect(),
+        }
+    }
+
+    pub(super) fn text(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "{}: {} rows in {} classes over {}",
+            self.table,
+            self.rows,
+            self.classes,
+            self.quasi_identifiers.join(", ")
+        );
+        let _ = writeln!(out, "k = {} (job: k = {})", dash(self.k.map(|k| k.to_string())), self.required_k);
+        if let Some(d) = &self.l_diversity {
+            let _ = writeln!(
+                out,
+                "l on \"{}\": distinct {}, entropy {}, recursive {} (job: {})",
+                d.column,
+                dash(d.distinct.map(|x| x.to_string())),
+                figure(d.entropy),
+                figure(d.recursive),
+                d.requirement
+            );
+        }
+        if let Some(t) = &self.t_closeness {
+            let measured = [("equal", t.equal), ("ordered", t.ordered), ("hierarchical", t.hierarchical)];
+            let figures = measured.iter().filter_map(|(name, largest)| match largest {
+                Largest::Measured(x) => Some(format!("{name} {}", figure(*x))),
+                Largest::Unmeasured => None,
+            });
+            let figures = figures.collect::<Vec<_>>().join(", ");
+            let _ = writeln!(out, "t on \"{}\": {figures} (job: t = {}, {} distance)", t.column, t.t, t.distance);
+        }
+        self.risk_text(&mut out);
+        if self.failures.is_empty() {
+            let _ = writeln!(out, "meets the job: {}", self.requirements.join("; "));
+        } else {
+            let _ = writeln!(
+                out,
+                "fails the job: {}",
+                list(&self.failures, "; ", |f| format!(
+                    "{} in {}",
+                    f.requirement,
+                    plural(f.classes, "class", "classes")
+                ))
+            );
+        }
+        let _ = writeln!(out, "class size\tclasses");
+        for [s, c] in &self.histogram {
+            let _ = writeln!(out, "{s}\t{c}");
+        }
+        out
+    }
+
+    /// The risk lines of the text.
+    fn risk_text(&self, out: &mut String) {
+        let risk = &self.risk;
+        let _ = writeln!(out, "risk (threshold {}):", percent(self.threshold));
+        for (name, a) in [("prosecutor", &risk.prosecutor), ("journalist", &risk.journalist)] {
+            let _ = writeln!(
+                out,
+                "  {name:<11} records at risk {}, highest risk {}, success rate {}",
+                percent(a.records_at_risk),
+                percent(a.highest_risk),
+                percent(a.success_rate)
+            );
+        }
+        let _ = writeln!(out, "  {:<11} success rate {}", "marketer", percent(risk.marketer.success_rate));
+        let pu = &risk.population_uniqueness;
+        let model = pu.model.and_then(|m| serde_json::to_value(m).ok()).and_then(|v| v.as_str().map(String::from));
+        let _ = writeln!(
+            out,
+            "  {:<11} sample {}, population {} ({}N = {})",
+            "uniqueness",
+            percent(risk.sample_uniqueness),
+            dash(pu.dankar.map(percent)),
+            model.map_or(String::new(), |m| format!("{m}, ")),
+            pu.population
+        );
+    }
+
+    /// Ok when the table meets every model; else exit 4's error, a line per
+    /// failing model.
+    pub(super) fn verdict(&self) -> Result<()> {
+        if self.failures.is_empty() {
+            return Ok(());
+        }
+        let lines = self
+            .failures
+            .iter()
+            .map(|f| {
+                format!(
+                    "{}: fails {} in {} ({} records)",
+                    self.table,
+                    f.requirement,
+                    plural(f.classes, "class", "classes"),
+                    thousands(f.records)
+                )
+            })
+            .collect();
+        Err(anyhow::Error::new(CheckFailed(lines)))
+    }
+}
+
+/// The job's models (name, words, tally), in its order (k, ℓ, t).
+fn models(job: &Job, audit: &Audit) -> Vec<(&'static str, String, Tally)> {
+    let p = &job.privacy;
+    let mut out = vec![("k", format!("k = {}", p.k), audit.fail_k)];
+    if let Some(d) = &p.diversity {
+        out.push(("l_diversity", diversity_words(d), audit.fail_l));
+    }
+    if let Some(t) = &p.closeness {
+        let words = format!("t = {} ({} distance) on \"{}\"", t.t.value(), distance_name(&t.distance), t.column.name);
+        out.push(("t_closeness", words, audit.fail_t));
+    }
+    out
+}
+
+fn kind_name(kind: DiversityKind) -> &'static str {
+    match kind {
+        DiversityKind::Distinct => "distinct",
+        DiversityKind::Entropy => "entropy",
+        DiversityKind::Recursive(_) => "recursive",
+    }
+}
+
+fn diversity_words(d: &Diversity) -> String {
+    match d.kind {
+        DiversityKind::Recursive(c) => {
+            format!("recursive (c, l) = ({}, {}) on \"{}\"", c.value(), d.l, d.column.name)
+        }
+        kind => format!("{} l = {} on \"{}\"", kind_name(kind), d.l, d.column.name),
+    }
+}
+
+fn distance_name(d: &DistanceSpec) -> &'static str {
+    match d {
+        DistanceSpec::Equal => "equal",
+        DistanceSpec::Ordered => "ordered",
+        DistanceSpec::Hierarchical(_) => "hierarchical",
+    }
+}
+
+/// A figure or "-".
+fn dash(x: Option<String>) -> String {
+    x.unwrap_or_else(|| "-".into())
+}
+
+/// A figure to 4 decimals, or "-".
+fn figure(x: Option<f64>) -> String {
+    dash(x.map(|x| format!("{x:.4}")))
+}
+
+/// A share as a percentage with up to 4 significant decimals.
+fn percent(x: f64) -> String {
+    let p = 100.0 * x;
+    let text = format!("{p:.4}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    format!("{text}%")
+}
+
+/// 1204 → "1,204".
+fn thousands(x: u64) -> String {
+    let digits = x.to_string();
+    let mut out = String::new();
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{} {}", thousands(n), if n == 1 { one } else { many })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_read_well() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1204), "1,204");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+        assert_eq!(plural(1, "class", "classes"), "1 class");
+        assert_eq!(percent(0.2), "20%");
+        assert_eq!(percent(1.0 / 3.0), "33.3333%");
+        assert_eq!(percent(0.0), "0%");
+    }
+}
