@@ -89,6 +89,8 @@ statements! {
     KEPT_SETS => "kept_sets.sql",
     REFUTE => "refute.sql",
     POSTGRES_CATALOG => "postgres_catalog.sql",
+    // scale (generate, limit) and profile (init)
+    GENERATE_REPLACE => "generate_replace.sql",
 }
 
 /// The `-- name: NAME` section of a file that holds several fragments.

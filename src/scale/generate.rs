@@ -4,7 +4,7 @@
 //! file with its hierarchies. The same seed gives the same table.
 
 use crate::engine::embedded::write_atomically;
-use crate::sql::{self, ident, list, render};
+use crate::sql::{self, fragment, ident, list, render};
 use anyhow::{Context, Result};
 use duckdb::Connection;
 use std::path::{Path, PathBuf};
@@ -73,17 +73,19 @@ pub fn write_table(db: &Path, table: &str, rows: u64, seed: u64) -> Result<()> {
         format!("(hash(xor(hash(i), hash(xor(hash($1::BIGINT), {j}::UBIGINT)))) >> 11)::DOUBLE / 9007199254740992.0 AS u{j}")
     });
     let q = render(sql::GENERATE, &[("target", &ident(&tmp)), ("draws", &draws)]);
-    conn.execute_batch("BEGIN TRANSACTION")?;
+    let (tmp, table) = (ident(&tmp), ident(table));
+    let step = |name| fragment(sql::GENERATE_REPLACE, name);
+    conn.execute_batch(step("begin"))?;
     let run = || -> Result<()> {
-        conn.execute_batch(&format!("DROP TABLE IF EXISTS {}", ident(&tmp)))?;
+        conn.execute_batch(&render(step("drop"), &[("table", &tmp)]))?;
         conn.execute(&q, duckdb::params![seed as i64, rows as i64])?;
-        conn.execute_batch(&format!("DROP TABLE IF EXISTS {}", ident(table)))?;
-        conn.execute_batch(&format!("ALTER TABLE {} RENAME TO {}", ident(&tmp), ident(table)))?;
-        conn.execute_batch("COMMIT")?;
+        conn.execute_batch(&render(step("drop"), &[("table", &table)]))?;
+        conn.execute_batch(&render(step("rename"), &[("tmp", &tmp), ("table", &table)]))?;
+        conn.execute_batch(step("commit"))?;
         Ok(())
     };
     run().inspect_err(|_| {
-        let _ = conn.execute_batch("ROLLBACK");
+        let _ = conn.execute_batch(step("rollback"));
     })
 }
 

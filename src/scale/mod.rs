@@ -2,3 +2,4 @@
 //! limit a run is compared with (`kanon limit`).
 
 pub mod generate;
+pub mod limit;
