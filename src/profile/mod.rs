@@ -25,23 +25,23 @@ use std::path::{Path, PathBuf};
 
 /// What `kanon init` reads.
 #[derive(Debug, Clone)]
-pub struct Options {
-    pub source: PathBuf,
-    pub table: Option<String>,
-    pub out: PathBuf,
+pub(crate) struct Options {
+    pub(crate) source: PathBuf,
+    pub(crate) table: Option<String>,
+    pub(crate) out: PathBuf,
 }
 
 /// What was written, for the command's summary.
-pub struct Written {
-    pub rows: i64,
-    pub quasi_identifiers: Vec<String>,
-    pub dropped: Vec<String>,
-    pub released: Vec<String>,
-    pub files: Vec<PathBuf>,
+pub(crate) struct Written {
+    pub(crate) rows: i64,
+    pub(crate) quasi_identifiers: Vec<String>,
+    pub(crate) dropped: Vec<String>,
+    pub(crate) released: Vec<String>,
+    pub(crate) files: Vec<PathBuf>,
 }
 
 /// Profile the source, choose, and write the job (and any hierarchy files).
-pub fn run(opts: &Options) -> Result<Written> {
+pub(crate) fn run(opts: &Options) -> Result<Written> {
     let out = &opts.out;
     let job_dir = check_paths(opts)?;
     let conn = Connection::open_in_memory().context("starting DuckDB")?;

@@ -62,25 +62,25 @@ const HIERARCHIES: &[(&str, &[&str])] = &[
 ];
 
 /// What `kanon generate` is asked for.
-pub struct Options {
-    pub rows: u64,
-    pub seed: u64,
-    pub database: PathBuf,
-    pub table: String,
+pub(crate) struct Options {
+    pub(crate) rows: u64,
+    pub(crate) seed: u64,
+    pub(crate) database: PathBuf,
+    pub(crate) table: String,
     /// The job file; default `<database stem>.job.toml` beside the database.
-    pub job: Option<PathBuf>,
+    pub(crate) job: Option<PathBuf>,
 }
 
 /// What was generated, for the command's line.
-pub struct Generated {
+pub(crate) struct Generated {
     /// The job file written.
-    pub job: PathBuf,
+    pub(crate) job: PathBuf,
     /// Seconds from the start to the job file written.
-    pub seconds: f64,
+    pub(crate) seconds: f64,
 }
 
 /// Check the options, write the table, then the job file and its hierarchies.
-pub fn run(opts: &Options, quiet: bool) -> Result<Generated> {
+pub(crate) fn run(opts: &Options, quiet: bool) -> Result<Generated> {
     if opts.rows == 0 {
         return Err(bad("--rows must be at least 1"));
     }

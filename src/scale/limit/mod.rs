@@ -40,23 +40,23 @@ use serde::Serialize;
 use std::path::PathBuf;
 use std::time::Instant;
 use write::Written;
-pub use yardstick::First;
+pub(crate) use yardstick::First;
 
 /// The command's options, as given.
-pub struct Options {
-    pub job: PathBuf,
+pub(crate) struct Options {
+    pub(crate) job: PathBuf,
     /// The node, e.g. `zip=2,birth_date=1,…`.
-    pub node: String,
+    pub(crate) node: String,
     /// Time one scan of the QI values instead of the GROUP BY.
-    pub scan: bool,
+    pub(crate) scan: bool,
     /// Time the GROUP BY of one hash of the QI values instead.
-    pub hashed: bool,
+    pub(crate) hashed: bool,
     /// Time only the plain-SQL write.
-    pub plain_only: bool,
+    pub(crate) plain_only: bool,
 }
 
 /// The options settled: the job, the node's levels, what to time.
-pub struct Plan {
+pub(crate) struct Plan {
     job: Job,
     levels: Vec<u8>,
     /// What the first half times first.
@@ -66,7 +66,7 @@ pub struct Plan {
 }
 
 impl Plan {
-    pub fn new(opts: &Options) -> Result<Plan> {
+    pub(crate) fn new(opts: &Options) -> Result<Plan> {
         let job = Job::load(&opts.job)?;
         let levels = parse_levels(&job, &opts.node)?;
         let first = match (opts.scan, opts.hashed) {
@@ -80,26 +80,26 @@ impl Plan {
 
 /// What `kanon limit` prints, as one JSON object, in this order.
 #[derive(Serialize)]
-pub struct Report {
-    pub group_by_seconds: f64,
+pub(crate) struct Report {
+    pub(crate) group_by_seconds: f64,
     /// What was timed: `group_by`, `hashed` or `scan`.
-    pub group_by: &'static str,
-    pub group_by_failed_after_seconds: Option<f64>,
-    pub write_seconds: f64,
-    pub total_seconds: f64,
-    pub maps_write_seconds: Option<f64>,
-    pub maps_total_seconds: Option<f64>,
-    pub written_as: &'static str,
+    pub(crate) group_by: &'static str,
+    pub(crate) group_by_failed_after_seconds: Option<f64>,
+    pub(crate) write_seconds: f64,
+    pub(crate) total_seconds: f64,
+    pub(crate) maps_write_seconds: Option<f64>,
+    pub(crate) maps_total_seconds: Option<f64>,
+    pub(crate) written_as: &'static str,
     /// Distinct QI combinations (only the plain GROUP BY counts them).
-    pub combinations: Option<i64>,
-    pub rows: i64,
-    pub hierarchy_seconds: f64,
+    pub(crate) combinations: Option<i64>,
+    pub(crate) rows: i64,
+    pub(crate) hierarchy_seconds: f64,
     /// Each QI's level, in the job's order.
-    pub node: serde_json::Map<String, serde_json::Value>,
+    pub(crate) node: serde_json::Map<String, serde_json::Value>,
 }
 
 /// Time the plan's GROUP BY and recode-and-writes.
-pub fn run(plan: &Plan, quiet: bool) -> Result<Report> {
+pub(crate) fn run(plan: &Plan, quiet: bool) -> Result<Report> {
     let job = &plan.job;
     let (conn, columns) = embedded::open(job)?;
     check_columns(job, &columns)?;

@@ -11,7 +11,7 @@ use std::time::Instant;
 
 /// What to time first.
 #[derive(Clone, Copy)]
-pub enum First {
+pub(crate) enum First {
     /// The plain GROUP BY, falling back to the hashed one, then the scan.
     GroupBy,
     /// The GROUP BY of the values' hash.
