@@ -51,3 +51,12 @@ SELECT count(DISTINCT left({{v}}, $1::BIGINT))::BIGINT FROM kanon_source
 -- One column's distinct values as text (as a hierarchy's leaves), for a
 -- hierarchy file with a NULL leaf.
 SELECT DISTINCT CAST({{col}} AS VARCHAR) AS v FROM kanon_source
+-- name: attach
+-- A DuckDB source ({{path}}: its file, quoted), only read.
+ATTACH {{path}} AS kanon_src (READ_ONLY)
+-- name: hierarchy_rows
+-- A hierarchy file's lines: the levels (v0 the leaf, {{columns}}) that
+-- hierarchy_levels.sql's generate wrote into kanon_init_h, in order.
+SELECT {{columns}} FROM kanon_init_h ORDER BY ALL
+-- name: hierarchy_drop
+DROP TABLE kanon_init_h

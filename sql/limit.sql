@@ -48,3 +48,21 @@ year({{d}})
 year({{d}}) // 10 * 10
 -- name: century
 year({{d}}) // 100 * 100
+-- name: groups_counted
+-- The plain GROUP BY's combinations and the source's rows.
+SELECT count(*), coalesce(sum(cnt), 0)::BIGINT FROM kanon_limit_groups
+-- name: drop_groups
+DROP TABLE IF EXISTS kanon_limit_groups
+-- name: count_parquet
+-- The rows a write put into its file ({{path}}: quoted).
+SELECT count(*) FROM read_parquet({{path}})
+-- name: count_csv
+SELECT count(*) FROM read_csv({{path}}, header = true)
+-- name: attach
+-- The scratch database ({{path}}: its file, quoted) a table write goes to.
+ATTACH {{path}} AS {{db}}
+-- name: count_table
+SELECT count(*) FROM {{table}}
+-- name: detach
+-- Detaching writes the scratch database out (timed with the write).
+DETACH {{db}}

@@ -98,6 +98,8 @@ statements! {
     HIERARCHY_TABLES => "hierarchy_tables.sql",
     // anonymize: the full-domain node chosen, measured.
     NODE_CLASSES => "node_classes.sql",
+    // scale (generate, limit) and profile (init)
+    GENERATE_REPLACE => "generate_replace.sql",
 }
 
 /// The `-- name: NAME` section of a file that holds several fragments.

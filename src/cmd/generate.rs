@@ -7,12 +7,9 @@
 //! table of that name in one transaction; the job file defaults to
 //! `<database stem>.job.toml` beside the database.
 
-use crate::error::bad;
-use crate::progress::spinner;
-use crate::scale::generate::{default_job_path, write_job, write_table};
-use anyhow::{Context, Result};
+use crate::scale::generate::{self, Options};
+use anyhow::Result;
 use std::path::PathBuf;
-use std::time::Instant;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -37,33 +34,16 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    if args.rows == 0 {
-        return Err(bad("--rows must be at least 1"));
-    }
-    if args.table.is_empty() {
-        return Err(bad("--table must not be empty"));
-    }
-    if let Some(dir) = args.database.parent().filter(|d| !d.as_os_str().is_empty()) {
-        if !dir.is_dir() {
-            return Err(bad(format!("--database: folder {} does not exist", dir.display())));
-        }
-    }
-    let job_path = args.job.clone().unwrap_or_else(|| default_job_path(&args.database));
-    let start = Instant::now();
-    let bar = spinner(args.quiet);
-    bar.set_message(format!("generating {} rows into {}", args.rows, args.database.display()));
-    write_table(&args.database, &args.table, args.rows, args.seed)
-        .with_context(|| format!("writing table \"{}\" of {}", args.table, args.database.display()))?;
-    bar.finish_and_clear();
-    write_job(&job_path, &args.database, &args.table)?;
+    let opts = Options { rows: args.rows, seed: args.seed, database: args.database, table: args.table, job: args.job };
+    let done = generate::run(&opts, args.quiet)?;
     println!(
         "generated {} rows (seed {}) into {} table \"{}\" in {:.1} s; job file {}",
-        args.rows,
-        args.seed,
-        args.database.display(),
-        args.table,
-        start.elapsed().as_secs_f64(),
-        job_path.display()
+        opts.rows,
+        opts.seed,
+        opts.database.display(),
+        opts.table,
+        done.seconds,
+        done.job.display()
     );
     Ok(())
 }

@@ -4,10 +4,13 @@
 //! file with its hierarchies. The same seed gives the same table.
 
 use crate::engine::embedded::write_atomically;
-use crate::sql::{self, ident, list, render};
+use crate::error::bad;
+use crate::progress::spinner;
+use crate::sql::{self, fragment, ident, list, render};
 use anyhow::{Context, Result};
 use duckdb::Connection;
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 /// Draws per row, `u1..`: one per independent choice in `sql/generate.sql`.
 const DRAWS: usize = 13;
@@ -58,13 +61,55 @@ const HIERARCHIES: &[(&str, &[&str])] = &[
     ),
 ];
 
-pub fn default_job_path(db: &Path) -> PathBuf {
+/// What `kanon generate` is asked for.
+pub(crate) struct Options {
+    pub(crate) rows: u64,
+    pub(crate) seed: u64,
+    pub(crate) database: PathBuf,
+    pub(crate) table: String,
+    /// The job file; default `<database stem>.job.toml` beside the database.
+    pub(crate) job: Option<PathBuf>,
+}
+
+/// What was generated, for the command's line.
+pub(crate) struct Generated {
+    /// The job file written.
+    pub(crate) job: PathBuf,
+    /// Seconds from the start to the job file written.
+    pub(crate) seconds: f64,
+}
+
+/// Check the options, write the table, then the job file and its hierarchies.
+pub(crate) fn run(opts: &Options, quiet: bool) -> Result<Generated> {
+    if opts.rows == 0 {
+        return Err(bad("--rows must be at least 1"));
+    }
+    if opts.table.is_empty() {
+        return Err(bad("--table must not be empty"));
+    }
+    if let Some(dir) = opts.database.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if !dir.is_dir() {
+            return Err(bad(format!("--database: folder {} does not exist", dir.display())));
+        }
+    }
+    let job = opts.job.clone().unwrap_or_else(|| default_job_path(&opts.database));
+    let start = Instant::now();
+    let bar = spinner(quiet);
+    bar.set_message(format!("generating {} rows into {}", opts.rows, opts.database.display()));
+    write_table(&opts.database, &opts.table, opts.rows, opts.seed)
+        .with_context(|| format!("writing table \"{}\" of {}", opts.table, opts.database.display()))?;
+    bar.finish_and_clear();
+    write_job(&job, &opts.database, &opts.table)?;
+    Ok(Generated { job, seconds: start.elapsed().as_secs_f64() })
+}
+
+fn default_job_path(db: &Path) -> PathBuf {
     let stem = db.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "extract".into());
     db.with_file_name(format!("{stem}.job.toml"))
 }
 
 /// Generate into a temporary table, then replace `table` with it in one transaction.
-pub fn write_table(db: &Path, table: &str, rows: u64, seed: u64) -> Result<()> {
+fn write_table(db: &Path, table: &str, rows: u64, seed: u64) -> Result<()> {
     let conn = Connection::open(db)?;
     let tmp = format!("{table}__kanon_tmp");
     let draws = list(1..=DRAWS, ", ", |j| {
@@ -73,23 +118,25 @@ pub fn write_table(db: &Path, table: &str, rows: u64, seed: u64) -> Result<()> {
         format!("(hash(xor(hash(i), hash(xor(hash($1::BIGINT), {j}::UBIGINT)))) >> 11)::DOUBLE / 9007199254740992.0 AS u{j}")
     });
     let q = render(sql::GENERATE, &[("target", &ident(&tmp)), ("draws", &draws)]);
-    conn.execute_batch("BEGIN TRANSACTION")?;
+    let (tmp, table) = (ident(&tmp), ident(table));
+    let step = |name| fragment(sql::GENERATE_REPLACE, name);
+    conn.execute_batch(step("begin"))?;
     let run = || -> Result<()> {
-        conn.execute_batch(&format!("DROP TABLE IF EXISTS {}", ident(&tmp)))?;
+        conn.execute_batch(&render(step("drop"), &[("table", &tmp)]))?;
         conn.execute(&q, duckdb::params![seed as i64, rows as i64])?;
-        conn.execute_batch(&format!("DROP TABLE IF EXISTS {}", ident(table)))?;
-        conn.execute_batch(&format!("ALTER TABLE {} RENAME TO {}", ident(&tmp), ident(table)))?;
-        conn.execute_batch("COMMIT")?;
+        conn.execute_batch(&render(step("drop"), &[("table", &table)]))?;
+        conn.execute_batch(&render(step("rename"), &[("tmp", &tmp), ("table", &table)]))?;
+        conn.execute_batch(step("commit"))?;
         Ok(())
     };
     run().inspect_err(|_| {
-        let _ = conn.execute_batch("ROLLBACK");
+        let _ = conn.execute_batch(step("rollback"));
     })
 }
 
 /// The job file: k = 5 with a 1% budget over 7 QIs, diagnosis kept as the
 /// sensitive column (add `l_diversity` to ask for ℓ), the row id dropped.
-pub fn write_job(job: &Path, db: &Path, table: &str) -> Result<()> {
+fn write_job(job: &Path, db: &Path, table: &str) -> Result<()> {
     let dir = job.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let hdir = dir.join("hierarchies");
     std::fs::create_dir_all(&hdir).with_context(|| format!("creating {}", hdir.display()))?;
