@@ -7,6 +7,7 @@
 use crate::data::frequency::{self, Extras};
 use crate::data::hierarchy::{self, Hierarchy};
 use crate::engine::embedded::{self, SourceColumn};
+use crate::engine::remote::{Remote, RemoteEngine};
 use crate::error::bad;
 use crate::evaluator::{default_memory_rows, Backend, Evaluator};
 use crate::job::{Column, DistanceSpec, DiversityKind, Job};
@@ -30,7 +31,7 @@ pub struct Loaded {
     /// The position column of `kanon_source_rows` ([`load_records`] only).
     pub position: Option<String>,
     /// The engine the source lives in (`[engine] kind = "spark"` or `"postgres"`).
-    pub remote: Option<crate::engine::remote::Remote>,
+    pub remote: Option<Remote>,
 }
 
 /// Check that every column the job names exists in the source.
@@ -64,7 +65,7 @@ pub fn check_columns(job: &Job, columns: &[SourceColumn]) -> Result<()> {
 }
 
 /// Every column the search reads has a type of the remote engine kanon reads (a scalar).
-pub fn check_remote_types(job: &Job, remote: &crate::engine::remote::Remote, columns: &[SourceColumn]) -> Result<()> {
+pub fn check_remote_types(job: &Job, remote: &dyn RemoteEngine, columns: &[SourceColumn]) -> Result<()> {
     let mut named: Vec<(&Column, &str)> =
         job.quasi_identifiers.iter().map(|q| (&q.column, "quasi-identifier")).collect();
     named.extend(job.sensitive.iter().map(|c| (c, "sensitive column")));
@@ -107,26 +108,10 @@ fn load_as(job: &Job, bar: &indicatif::ProgressBar, records: bool) -> Result<Loa
     let t = std::time::Instant::now();
     let trace = |what: &str| crate::trace(|| format!("load {what}: {:.3}s", t.elapsed().as_secs_f64()));
     bar.set_message("opening the source");
-    if records && job.engine.kind.is_remote() {
-        return Err(bad(format!(
-            "{}: cell-based generalization runs on the DuckDB engine only, not on {}",
-            job.path.display(),
-            job.engine.kind.name()
-        )));
-    }
-    let (conn, columns, position, remote) = match crate::engine::remote::Remote::connect(job)? {
-        None => {
-            let (conn, columns, position) = embedded::open_with(job, records)?;
-            (conn, columns, position, None)
-        }
-        Some(remote) => {
-            let columns = remote.open_source(job)?;
-            (embedded::open_local(&job.engine)?, columns, None, Some(remote))
-        }
-    };
+    let crate::engine::Opened { conn, columns, position, remote } = crate::engine::open(job, records)?;
     check_columns(job, &columns)?;
     if let Some(remote) = &remote {
-        check_remote_types(job, remote, &columns)?;
+        check_remote_types(job, remote.as_ref(), &columns)?;
     }
     trace("open");
     let files = hierarchy::load_files(&conn, job)?;

@@ -108,15 +108,10 @@ pub fn run(args: Request) -> Result<()> {
     if let Some(svg) = &args.svg {
         job.check_output_file("--svg", svg, false)?;
     }
-    let remote = Remote::connect(&job)?;
-    let (conn, columns) = match &remote {
-        None => embedded::open(&job)?,
-        Some(r) => {
-            let columns = r.open_source(&job)?;
-            check_remote_types(&job, r, &columns)?;
-            (embedded::open_local(&job.engine)?, columns)
-        }
-    };
+    let crate::engine::Opened { conn, columns, remote, .. } = crate::engine::open(&job, false)?;
+    if let Some(r) = &remote {
+        check_remote_types(&job, r.as_ref(), &columns)?;
+    }
     let target = args.table.clone().unwrap_or_else(|| "source".into());
     let qis: Vec<&Column> = job.quasi_identifiers.iter().map(|q| &q.column).collect();
     // (alias, column) of the sensitive columns the models read.

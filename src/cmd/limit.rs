@@ -63,6 +63,7 @@ const SCRATCH: &str = "kanon_limit";
 pub fn run(args: Args) -> Result<()> {
     let job = Job::load(&args.job)?;
     let levels = parse_levels(&job, &args.node)?;
+    crate::anonymize::plan::refuse_on_engine(&job, crate::anonymize::plan::Feature::Limit)?;
     let (conn, columns) = embedded::open(&job)?;
     check_columns(&job, &columns)?;
     let qis = job.qi_names();

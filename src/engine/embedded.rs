@@ -56,12 +56,10 @@ pub fn open(job: &Job) -> Result<(Connection, Vec<SourceColumn>)> {
 pub fn open_with(job: &Job, positions: bool) -> Result<(Connection, Vec<SourceColumn>, Option<String>)> {
     let src_path = match &job.source {
         SourceSpec::Database { path, .. } | SourceSpec::Csv { path, .. } | SourceSpec::Parquet { path } => path,
+        // A remote source is opened by its engine (crate::engine::open); the
+        // commands that open it here refuse a remote engine first (the plan's table).
         SourceSpec::SparkTable { .. } | SourceSpec::SparkParquet { .. } | SourceSpec::PostgresTable { .. } => {
-            return Err(bad(format!(
-                "{}: this command runs on the DuckDB engine only; on {}, `kanon run`, `check` and `pareto` take full-domain jobs",
-                job.path.display(),
-                job.engine.kind.name()
-            )))
+            unreachable!("a remote source opened as an embedded one")
         }
     };
     if !src_path.is_file() {
@@ -108,7 +106,7 @@ pub fn open_with(job: &Job, positions: bool) -> Result<(Connection, Vec<SourceCo
         }
         SourceSpec::Parquet { path } => format!("read_parquet({})", sql::literal(&path.to_string_lossy())),
         SourceSpec::SparkTable { .. } | SourceSpec::SparkParquet { .. } | SourceSpec::PostgresTable { .. } => {
-            unreachable!("returned above")
+            unreachable!("a remote source opened as an embedded one")
         }
     };
     conn.execute_batch(&sql::render(sql::SOURCE_VIEW, &[("relation", &relation)]))

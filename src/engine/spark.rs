@@ -13,6 +13,7 @@
 //! engines; [`dialect`] holds the few spelling differences.
 
 use crate::engine::embedded::SourceColumn;
+use crate::engine::remote::RemoteEngine;
 use crate::error::bad;
 use crate::job::{Job, SecretUrl, SourceSpec};
 use crate::sql::{ident, list};
@@ -57,6 +58,17 @@ pub fn dialect(statement: &str) -> String {
 /// A dot-separated catalog name, each part quoted.
 pub fn qualified(name: &str) -> String {
     list(name.split('.'), ".", ident)
+}
+
+/// Where the run history lives: `kanon_runs` beside the release table (its
+/// namespace), dotted as the job names the release.
+pub fn runs_name(job: &Job) -> String {
+    // (A release named kanon_runs is refused when the run is planned.)
+    let table = job.output.remote_table.as_deref().unwrap_or_default();
+    let mut parts: Vec<&str> = table.split('.').collect();
+    parts.pop();
+    parts.push(crate::engine::commit::RUNS);
+    parts.join(".")
 }
 
 impl Spark {
@@ -119,45 +131,6 @@ impl Spark {
         Ok(())
     }
 
-    /// Expose the job's source as the temporary view `kanon_source`; return its
-    /// columns with the DuckDB type each arrives as. A release that is the
-    /// source under another name is refused first.
-    pub fn open_source(&self, job: &Job) -> Result<Vec<SourceColumn>> {
-        self.refuse_release_over_source(job)?;
-        let file = job.path.display();
-        let frame = match &job.source {
-            SourceSpec::SparkTable { name } => {
-                let exists =
-                    self.session.catalog().table_exists(name).map_err(|e| {
-                        bad(format!("{file}: [source] table \"{name}\": Spark's catalog cannot tell: {e}"))
-                    })?;
-                if !exists {
-                    return Err(bad(format!("{file}: [source] table \"{name}\" not found in Spark's catalog")));
-                }
-                self.session.table(name)
-            }
-            SourceSpec::SparkParquet { path } => Ok(self.session.read().parquet(path)),
-            _ => unreachable!("a Spark job has a Spark source"),
-        };
-        let frame = frame.map_err(|e| bad(format!("{file}: [source] {}: {e}", job.source.describe())))?;
-        Self::view(frame, "kanon_source").map_err(|e| bad(format!("{file}: [source] {}: {e:#}", job.source.describe())))
-    }
-
-    /// The catalog's table `name` as the temp view `view`; its columns as
-    /// DuckDB types, or None when the catalog has no such table.
-    pub fn open_table(&self, name: &str, view: &str) -> Result<Option<Vec<SourceColumn>>> {
-        let exists = self
-            .session
-            .catalog()
-            .table_exists(name)
-            .map_err(|e| anyhow!("table \"{name}\": Spark's catalog cannot tell: {e}"))?;
-        if !exists {
-            return Ok(None);
-        }
-        let frame = self.session.table(name).map_err(|e| anyhow!("table \"{name}\": {e}"))?;
-        Self::view(frame, view).map(Some)
-    }
-
     /// `frame` as the temp view `view`; its columns as DuckDB types.
     fn view(frame: spark_connect::DataFrame, view: &str) -> Result<Vec<SourceColumn>> {
         let schema = frame.schema().map_err(|e| anyhow!("{e}"))?;
@@ -213,85 +186,6 @@ impl Spark {
             conn.execute_batch(&format!("CREATE OR REPLACE TEMP TABLE {} ({})", ident(target), columns.join(", ")))?;
         }
         Ok(rows)
-    }
-
-    /// The rows of the local query `select` (with `params`) as the Spark
-    /// temporary view `view` (replaced).
-    pub fn share(&self, conn: &Connection, select: &str, params: &[i64], view: &str) -> Result<()> {
-        let mut stmt = conn.prepare(select)?;
-        let mut rows = stmt.query(duckdb::params_from_iter(params))?;
-        let names: Vec<String> = rows.as_ref().context("a shared query's columns")?.column_names();
-        let types: Vec<ArrowType> =
-            (0..names.len()).map(|i| rows.as_ref().map(|s| s.column_type(i)).unwrap_or(ArrowType::Null)).collect();
-        let spark_types: Vec<(DataType, Option<String>)> = names
-            .iter()
-            .zip(&types)
-            .map(|(n, t)| spark_type(t).ok_or_else(|| anyhow!("column \"{n}\" of type {t} cannot go to Spark")))
-            .collect::<Result<_>>()?;
-        // The rows in parts of at most `limit` bytes (KANON_SPARK_MESSAGE_BYTES
-        // lowers it, for the tests of the parts).
-        let limit =
-            std::env::var("KANON_SPARK_MESSAGE_BYTES").ok().and_then(|v| v.parse().ok()).unwrap_or(MESSAGE_BYTES);
-        let mut parts: Vec<Vec<Row>> = vec![Vec::new()];
-        let mut bytes = 0;
-        while let Some(r) = rows.next()? {
-            let mut values = Vec::with_capacity(names.len());
-            let mut row_bytes = 0;
-            for i in 0..names.len() {
-                let v = spark_value(r.get_ref(i)?, &types[i])?;
-                row_bytes += value_bytes(&v);
-                values.push(v);
-            }
-            if bytes + row_bytes > limit && !parts.last().is_some_and(Vec::is_empty) {
-                parts.push(Vec::new());
-                bytes = 0;
-            }
-            bytes += row_bytes;
-            parts.last_mut().expect("a part").push(Row::new(names.clone(), values));
-        }
-        let schema = DataType::Struct {
-            fields: names
-                .iter()
-                .zip(&spark_types)
-                .map(|(n, (t, _))| StructField {
-                    name: n.clone(),
-                    data_type: t.clone(),
-                    nullable: true,
-                    metadata: BTreeMap::new(),
-                })
-                .collect(),
-        };
-        let casts = spark_types.iter().any(|(_, cast)| cast.is_some());
-        let raw = if casts || parts.len() > 1 { format!("{view}_text") } else { view.to_string() };
-        if parts.len() == 1 {
-            let rows = parts.pop().expect("a part");
-            self.session.create_dataframe(rows, schema)?.create_or_replace_temp_view(&raw)?;
-        } else {
-            // Each part a view of its own, one message each; their union is the table.
-            let count = parts.len();
-            for (i, rows) in parts.into_iter().enumerate() {
-                self.session
-                    .create_dataframe(rows, schema.clone())?
-                    .create_or_replace_temp_view(&format!("{view}_part{i}"))
-                    .with_context(|| format!("sending part {} of {count} of {view} to Spark", i + 1))?;
-            }
-            let union =
-                list(0..count, " UNION ALL ", |i| format!("SELECT * FROM {}", ident(&format!("{view}_part{i}"))));
-            self.execute(&format!("CREATE OR REPLACE TEMPORARY VIEW {} AS {union}", ident(&raw)))?;
-        }
-        if raw != view {
-            // Types sent as text (decimals, timestamps) are cast back on Spark.
-            let columns = list(names.iter().zip(&spark_types), ", ", |(n, (_, cast))| match cast {
-                Some(t) => format!("CAST({} AS {t}) AS {}", ident(n), ident(n)),
-                None => ident(n),
-            });
-            self.execute(&format!(
-                "CREATE OR REPLACE TEMPORARY VIEW {} AS SELECT {columns} FROM {}",
-                ident(view),
-                ident(&raw)
-            ))?;
-        }
-        Ok(())
     }
 
     /// One row of text columns as the Spark temporary view `view` (replaced),
@@ -376,13 +270,182 @@ impl Spark {
         })
     }
 
+    /// Tables named `name` followed by anything, in `name`'s namespace (full names).
+    fn tables_like(&self, name: &str) -> Result<Vec<String>> {
+        let (namespace, last) = match name.rsplit_once('.') {
+            Some((ns, last)) => (Some(ns), last),
+            None => (None, name),
+        };
+        let show = match namespace {
+            Some(ns) => format!("SHOW TABLES IN {} LIKE '{last}*'", qualified(ns)),
+            None => format!("SHOW TABLES LIKE '{last}*'"),
+        };
+        // SHOW TABLES's LIKE takes a pattern of its own ('*' any, '|' or): the
+        // name's own characters other than letters, digits and '_' make it
+        // match nothing, never something else.
+        if !last.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Ok(Vec::new());
+        }
+        let mut out = Vec::new();
+        for batch in self.session.sql(&show)?.collect_record_batches()? {
+            let Some(names) = batch.column_by_name("tableName") else { continue };
+            let names = names.as_any().downcast_ref::<arrow58::array::StringArray>().context("SHOW TABLES names")?;
+            let temporary = batch
+                .column_by_name("isTemporary")
+                .and_then(|c| c.as_any().downcast_ref::<arrow58::array::BooleanArray>().cloned());
+            for i in 0..arrow58::array::Array::len(names) {
+                if temporary.as_ref().is_some_and(|t| t.value(i)) {
+                    continue;
+                }
+                let n = names.value(i);
+                out.push(match namespace {
+                    Some(ns) => format!("{ns}.{n}"),
+                    None => n.to_string(),
+                });
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl RemoteEngine for Spark {
+    fn name(&self) -> &'static str {
+        "Spark"
+    }
+
+    fn unread(&self) -> &'static str {
+        UNREAD
+    }
+
+    fn same_value(&self, left: &str, right: &str, _duckdb_type: &str, _nullable: bool) -> String {
+        format!("{left} IS NOT DISTINCT FROM {right}")
+    }
+
+    /// Expose the job's source as the temporary view `kanon_source`; return its
+    /// columns with the DuckDB type each arrives as. A release that is the
+    /// source under another name is refused first.
+    fn open_source(&self, job: &Job) -> Result<Vec<SourceColumn>> {
+        self.refuse_release_over_source(job)?;
+        let file = job.path.display();
+        let frame = match &job.source {
+            SourceSpec::SparkTable { name } => {
+                let exists =
+                    self.session.catalog().table_exists(name).map_err(|e| {
+                        bad(format!("{file}: [source] table \"{name}\": Spark's catalog cannot tell: {e}"))
+                    })?;
+                if !exists {
+                    return Err(bad(format!("{file}: [source] table \"{name}\" not found in Spark's catalog")));
+                }
+                self.session.table(name)
+            }
+            SourceSpec::SparkParquet { path } => Ok(self.session.read().parquet(path)),
+            _ => unreachable!("a Spark job has a Spark source"),
+        };
+        let frame = frame.map_err(|e| bad(format!("{file}: [source] {}: {e}", job.source.describe())))?;
+        Self::view(frame, "kanon_source").map_err(|e| bad(format!("{file}: [source] {}: {e:#}", job.source.describe())))
+    }
+
+    /// The catalog's table `name` as the temp view `view`; its columns as
+    /// DuckDB types, or None when the catalog has no such table.
+    fn open_table(&self, name: &str, view: &str) -> Result<Option<Vec<SourceColumn>>> {
+        let exists = self
+            .session
+            .catalog()
+            .table_exists(name)
+            .map_err(|e| anyhow!("table \"{name}\": Spark's catalog cannot tell: {e}"))?;
+        if !exists {
+            return Ok(None);
+        }
+        let frame = self.session.table(name).map_err(|e| anyhow!("table \"{name}\": {e}"))?;
+        Self::view(frame, view).map(Some)
+    }
+
+    /// The rows of the local query `select` (with `params`) as the Spark
+    /// temporary view `view` (replaced).
+    fn share(&self, conn: &Connection, select: &str, params: &[i64], view: &str) -> Result<()> {
+        let mut stmt = conn.prepare(select)?;
+        let mut rows = stmt.query(duckdb::params_from_iter(params))?;
+        let names: Vec<String> = rows.as_ref().context("a shared query's columns")?.column_names();
+        let types: Vec<ArrowType> =
+            (0..names.len()).map(|i| rows.as_ref().map(|s| s.column_type(i)).unwrap_or(ArrowType::Null)).collect();
+        let spark_types: Vec<(DataType, Option<String>)> = names
+            .iter()
+            .zip(&types)
+            .map(|(n, t)| spark_type(t).ok_or_else(|| anyhow!("column \"{n}\" of type {t} cannot go to Spark")))
+            .collect::<Result<_>>()?;
+        // The rows in parts of at most `limit` bytes (KANON_SPARK_MESSAGE_BYTES
+        // lowers it, for the tests of the parts).
+        let limit =
+            std::env::var("KANON_SPARK_MESSAGE_BYTES").ok().and_then(|v| v.parse().ok()).unwrap_or(MESSAGE_BYTES);
+        let mut parts: Vec<Vec<Row>> = vec![Vec::new()];
+        let mut bytes = 0;
+        while let Some(r) = rows.next()? {
+            let mut values = Vec::with_capacity(names.len());
+            let mut row_bytes = 0;
+            for i in 0..names.len() {
+                let v = spark_value(r.get_ref(i)?, &types[i])?;
+                row_bytes += value_bytes(&v);
+                values.push(v);
+            }
+            if bytes + row_bytes > limit && !parts.last().is_some_and(Vec::is_empty) {
+                parts.push(Vec::new());
+                bytes = 0;
+            }
+            bytes += row_bytes;
+            parts.last_mut().expect("a part").push(Row::new(names.clone(), values));
+        }
+        let schema = DataType::Struct {
+            fields: names
+                .iter()
+                .zip(&spark_types)
+                .map(|(n, (t, _))| StructField {
+                    name: n.clone(),
+                    data_type: t.clone(),
+                    nullable: true,
+                    metadata: BTreeMap::new(),
+                })
+                .collect(),
+        };
+        let casts = spark_types.iter().any(|(_, cast)| cast.is_some());
+        let raw = if casts || parts.len() > 1 { format!("{view}_text") } else { view.to_string() };
+        if parts.len() == 1 {
+            let rows = parts.pop().expect("a part");
+            self.session.create_dataframe(rows, schema)?.create_or_replace_temp_view(&raw)?;
+        } else {
+            // Each part a view of its own, one message each; their union is the table.
+            let count = parts.len();
+            for (i, rows) in parts.into_iter().enumerate() {
+                self.session
+                    .create_dataframe(rows, schema.clone())?
+                    .create_or_replace_temp_view(&format!("{view}_part{i}"))
+                    .with_context(|| format!("sending part {} of {count} of {view} to Spark", i + 1))?;
+            }
+            let union =
+                list(0..count, " UNION ALL ", |i| format!("SELECT * FROM {}", ident(&format!("{view}_part{i}"))));
+            self.execute(&format!("CREATE OR REPLACE TEMPORARY VIEW {} AS {union}", ident(&raw)))?;
+        }
+        if raw != view {
+            // Types sent as text (decimals, timestamps) are cast back on Spark.
+            let columns = list(names.iter().zip(&spark_types), ", ", |(n, (_, cast))| match cast {
+                Some(t) => format!("CAST({} AS {t}) AS {}", ident(n), ident(n)),
+                None => ident(n),
+            });
+            self.execute(&format!(
+                "CREATE OR REPLACE TEMPORARY VIEW {} AS SELECT {columns} FROM {}",
+                ident(view),
+                ident(&raw)
+            ))?;
+        }
+        Ok(())
+    }
+
     /// Write `select` as the table `table` of Spark's catalog: built under a
     /// temporary name of this run's own, then swapped in by two renames
     /// (Spark's catalog has no transaction; see docs/spark.md, "Running on
     /// Spark"). `after_swap` (the run history's row) runs with the new table
     /// in place; if it or the second rename fails, the previous release is
     /// renamed back. Returns the rows.
-    pub fn write_table(
+    fn write_table(
         &self,
         table: &str,
         select: &str,
@@ -434,41 +497,23 @@ impl Spark {
         Ok(rows)
     }
 
-    /// Tables named `name` followed by anything, in `name`'s namespace (full names).
-    fn tables_like(&self, name: &str) -> Result<Vec<String>> {
-        let (namespace, last) = match name.rsplit_once('.') {
-            Some((ns, last)) => (Some(ns), last),
-            None => (None, name),
-        };
-        let show = match namespace {
-            Some(ns) => format!("SHOW TABLES IN {} LIKE '{last}*'", qualified(ns)),
-            None => format!("SHOW TABLES LIKE '{last}*'"),
-        };
-        // SHOW TABLES's LIKE takes a pattern of its own ('*' any, '|' or): the
-        // name's own characters other than letters, digits and '_' make it
-        // match nothing, never something else.
-        if !last.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            return Ok(Vec::new());
-        }
-        let mut out = Vec::new();
-        for batch in self.session.sql(&show)?.collect_record_batches()? {
-            let Some(names) = batch.column_by_name("tableName") else { continue };
-            let names = names.as_any().downcast_ref::<arrow58::array::StringArray>().context("SHOW TABLES names")?;
-            let temporary = batch
-                .column_by_name("isTemporary")
-                .and_then(|c| c.as_any().downcast_ref::<arrow58::array::BooleanArray>().cloned());
-            for i in 0..arrow58::array::Array::len(names) {
-                if temporary.as_ref().is_some_and(|t| t.value(i)) {
-                    continue;
-                }
-                let n = names.value(i);
-                out.push(match namespace {
-                    Some(ns) => format!("{ns}.{n}"),
-                    None => n.to_string(),
-                });
-            }
-        }
-        Ok(out)
+    fn fetch(&self, conn: &Connection, select: &str, target: &str) -> Result<u64> {
+        Spark::fetch(self, conn, select, target)
+    }
+
+    fn share_key(&self, key: &crate::pseudonym::Key) -> Result<fn(&str) -> String> {
+        let (inner, outer) = key.pads_hex();
+        self.share_secret_row("kanon_release_key", &[("inner", inner), ("outer", outer)])?;
+        Ok(|column| {
+            format!(
+                "sha2(concat(unhex(kk.outer), unhex(sha2(concat(unhex(kk.inner), encode(CAST({column} AS STRING), 'UTF-8')), 256))), 256)"
+            )
+        })
+    }
+
+    fn history(&self, job: &Job) -> Result<Option<String>> {
+        let runs = runs_name(job);
+        Ok(self.exists(&runs)?.then(|| qualified(&runs)))
     }
 }
 

@@ -3,7 +3,7 @@
 use super::Written;
 use crate::data::hierarchy::{code_table, dim_table, node_table};
 use crate::engine::embedded::SourceColumn;
-use crate::engine::remote::Remote;
+use crate::engine::remote::RemoteEngine;
 use crate::job::Job;
 use crate::sql::{self, ident, list, render};
 use anyhow::{Context, Result};
@@ -15,7 +15,7 @@ use duckdb::Connection;
 /// one statement of joins ([`sql::RELEASE_JOINED`]) writes the release table there.
 pub(super) fn write_levels(
     conn: &Connection,
-    remote: &Remote,
+    remote: &dyn RemoteEngine,
     job: &Job,
     columns: &[SourceColumn],
     levels: &[u8],

@@ -16,6 +16,7 @@
 //! report or log shows the URL, only host, port, database and user.
 
 use crate::engine::embedded::SourceColumn;
+use crate::engine::remote::RemoteEngine;
 use crate::error::bad;
 use crate::job::{Job, SourceSpec};
 use crate::sql::{ident, list};
@@ -444,25 +445,6 @@ impl Postgres {
         Ok(Postgres { client: RefCell::new(client), at, file: file.to_string(), source_schema: RefCell::new(None) })
     }
 
-    /// Expose the job's source as the temporary view `kanon_source`; return
-    /// its columns with the DuckDB type each arrives as.
-    /// The release is checked first, against the catalog: it must not be the
-    /// source (under another spelling: `fars` and `public.fars`), a table
-    /// the source (a view) reads, the run history, or anything but a table.
-    pub fn open_source(&self, job: &Job) -> Result<Vec<SourceColumn>> {
-        let SourceSpec::PostgresTable { name } = &job.source else {
-            unreachable!("a PostgreSQL job has a PostgreSQL source")
-        };
-        let missing =
-            || bad(format!("{}: [source] table \"{name}\" not found in PostgreSQL at {}", job.path.display(), self.at));
-        let source = self.find_named(name)?.ok_or_else(missing)?;
-        *self.source_schema.borrow_mut() = Some(source.place.schema.clone());
-        if let Some(release) = &job.output.remote_table {
-            self.check_release(name, &source, release)?;
-        }
-        self.open_table(name, "kanon_source")?.ok_or_else(missing)
-    }
-
     /// The relation a job names (`table` or `schema.table`, each part
     /// quoted), as the search_path resolves it; None when there is none (or
     /// the name cannot be one).
@@ -497,7 +479,7 @@ impl Postgres {
 
     /// The place of the job's release: its schema, else the source's (as a
     /// run would put it), else the session's current schema.
-    pub fn release_place(&self, job: &Job) -> Result<Place> {
+    fn release_place(&self, job: &Job) -> Result<Place> {
         let table = job.output.remote_table.as_deref().context("a PostgreSQL job names its release table")?;
         if self.source_schema.borrow().is_none() {
             if let SourceSpec::PostgresTable { name } = &job.source {
@@ -545,39 +527,6 @@ impl Postgres {
             )));
         }
         Ok(())
-    }
-
-    /// The table `name` ("schema.table" or "table") as the temp view `view`;
-    /// its columns as DuckDB types, or None when there is no such table.
-    pub fn open_table(&self, name: &str, view: &str) -> Result<Option<Vec<SourceColumn>>> {
-        let mut client = self.client.borrow_mut();
-        let found: Option<u32> = client
-            .query_one(catalog("regclass"), &[&qualified(name)])
-            .map(|r| r.get::<_, Option<u32>>(0))
-            .unwrap_or(None);
-        let Some(oid) = found else {
-            return Ok(None);
-        };
-        let rows = client.query(catalog("columns"), &[&oid])?;
-        let mut columns = Vec::new();
-        for r in rows {
-            let (name, oid, typmod): (String, u32, i32) = (r.get(0), r.get(1), r.get(2));
-            let type_name = match Type::from_oid(oid).and_then(|t| duckdb_type(&t, typmod)) {
-                Some(t) => t,
-                None => {
-                    let shown: String = client
-                        .query_one(catalog("type_name"), &[&oid, &typmod])
-                        .map(|r| r.get(0))
-                        .unwrap_or_else(|_| oid.to_string());
-                    format!("{UNREAD}{shown}")
-                }
-            };
-            columns.push(SourceColumn { name, type_name });
-        }
-        client
-            .batch_execute(&format!("CREATE OR REPLACE TEMP VIEW {} AS SELECT * FROM {}", ident(view), qualified(name)))
-            .with_context(|| format!("defining the view of \"{name}\" on PostgreSQL"))?;
-        Ok(Some(columns))
     }
 
     /// Run `select` on PostgreSQL; its rows land in the local temp table
@@ -643,18 +592,6 @@ impl Postgres {
         flush(&mut batch)?;
         crate::trace(|| format!("postgres: fetched {rows} rows, {bytes} bytes into {target}"));
         Ok(rows)
-    }
-
-    /// The rows of the local query `select` (with `params`) as the
-    /// PostgreSQL temporary table `name` (replaced), analyzed.
-    pub fn share(&self, conn: &Connection, select: &str, params: &[i64], name: &str) -> Result<()> {
-        self.copy_into(
-            conn,
-            select,
-            params,
-            &format!("pg_temp.{}", ident(name)),
-            &format!("TEMP TABLE {}", ident(name)),
-        )
     }
 
     /// The rows of the local query `select` as the table `name` (`schema.table`,
@@ -728,6 +665,98 @@ impl Postgres {
         Ok(())
     }
 
+    /// Does the table `qualified` (quoted) exist?
+    pub fn exists(&self, qualified: &str) -> Result<bool> {
+        let found: Option<u32> = self.client.borrow_mut().query_one(catalog("regclass"), &[&qualified])?.get(0);
+        Ok(found.is_some())
+    }
+
+    /// Run a statement for its effect.
+    pub fn execute(&self, statement: &str) -> Result<()> {
+        self.client
+            .borrow_mut()
+            .batch_execute(&dialect(statement))
+            .with_context(|| format!("running on PostgreSQL: {statement}"))
+    }
+}
+
+impl RemoteEngine for Postgres {
+    fn name(&self) -> &'static str {
+        "PostgreSQL"
+    }
+
+    fn unread(&self) -> &'static str {
+        UNREAD
+    }
+
+    fn same_value(&self, left: &str, right: &str, duckdb_type: &str, nullable: bool) -> String {
+        same_value(left, right, duckdb_type, nullable)
+    }
+
+    /// Expose the job's source as the temporary view `kanon_source`; return
+    /// its columns with the DuckDB type each arrives as.
+    /// The release is checked first, against the catalog: it must not be the
+    /// source (under another spelling: `fars` and `public.fars`), a table
+    /// the source (a view) reads, the run history, or anything but a table.
+    fn open_source(&self, job: &Job) -> Result<Vec<SourceColumn>> {
+        let SourceSpec::PostgresTable { name } = &job.source else {
+            unreachable!("a PostgreSQL job has a PostgreSQL source")
+        };
+        let missing =
+            || bad(format!("{}: [source] table \"{name}\" not found in PostgreSQL at {}", job.path.display(), self.at));
+        let source = self.find_named(name)?.ok_or_else(missing)?;
+        *self.source_schema.borrow_mut() = Some(source.place.schema.clone());
+        if let Some(release) = &job.output.remote_table {
+            self.check_release(name, &source, release)?;
+        }
+        self.open_table(name, "kanon_source")?.ok_or_else(missing)
+    }
+
+    /// The table `name` ("schema.table" or "table") as the temp view `view`;
+    /// its columns as DuckDB types, or None when there is no such table.
+    fn open_table(&self, name: &str, view: &str) -> Result<Option<Vec<SourceColumn>>> {
+        let mut client = self.client.borrow_mut();
+        let found: Option<u32> = client
+            .query_one(catalog("regclass"), &[&qualified(name)])
+            .map(|r| r.get::<_, Option<u32>>(0))
+            .unwrap_or(None);
+        let Some(oid) = found else {
+            return Ok(None);
+        };
+        let rows = client.query(catalog("columns"), &[&oid])?;
+        let mut columns = Vec::new();
+        for r in rows {
+            let (name, oid, typmod): (String, u32, i32) = (r.get(0), r.get(1), r.get(2));
+            let type_name = match Type::from_oid(oid).and_then(|t| duckdb_type(&t, typmod)) {
+                Some(t) => t,
+                None => {
+                    let shown: String = client
+                        .query_one(catalog("type_name"), &[&oid, &typmod])
+                        .map(|r| r.get(0))
+                        .unwrap_or_else(|_| oid.to_string());
+                    format!("{UNREAD}{shown}")
+                }
+            };
+            columns.push(SourceColumn { name, type_name });
+        }
+        client
+            .batch_execute(&format!("CREATE OR REPLACE TEMP VIEW {} AS SELECT * FROM {}", ident(view), qualified(name)))
+            .with_context(|| format!("defining the view of \"{name}\" on PostgreSQL"))?;
+        Ok(Some(columns))
+    }
+
+    /// The rows of the local query `select` (with `params`) as the
+    /// PostgreSQL temporary table `name` (replaced), analyzed.
+    fn share(&self, conn: &Connection, select: &str, params: &[i64], name: &str) -> Result<()> {
+        self.copy_into(
+            conn,
+            select,
+            params,
+            &format!("pg_temp.{}", ident(name)),
+            &format!("TEMP TABLE {}", ident(name)),
+        )
+    }
+
     /// Write `select` as the release `table` (in its schema, else the
     /// source's), all in one transaction with `before_commit` (the history's
     /// row): a client killed before the commit leaves the server to roll it
@@ -739,7 +768,7 @@ impl Postgres {
     /// name, the grants and owner carried over, the old one dropped, the new
     /// one renamed) unless something outside it depends on it: exit 2
     /// naming those, nothing written. Returns the rows.
-    pub fn write_table(
+    fn write_table(
         &self,
         table: &str,
         select: &str,
@@ -815,19 +844,32 @@ impl Postgres {
         Ok(rows)
     }
 
-    /// Does the table `qualified` (quoted) exist?
-    pub fn exists(&self, qualified: &str) -> Result<bool> {
-        let found: Option<u32> = self.client.borrow_mut().query_one(catalog("regclass"), &[&qualified])?.get(0);
-        Ok(found.is_some())
+    fn fetch(&self, conn: &Connection, select: &str, target: &str) -> Result<u64> {
+        Postgres::fetch(self, conn, select, target)
     }
 
-    /// Run a statement for its effect.
-    pub fn execute(&self, statement: &str) -> Result<()> {
-        self.client
-            .borrow_mut()
-            .batch_execute(&dialect(statement))
-            .with_context(|| format!("running on PostgreSQL: {statement}"))
+    fn share_key(&self, key: &crate::pseudonym::Key) -> Result<fn(&str) -> String> {
+        let (inner, outer) = key.pads_hex();
+        self.share_secret_row("kanon_release_key", &[("inner", inner), ("outer", outer)])?;
+        Ok(|column| {
+            format!(
+                "encode(sha256(decode(kk.outer, 'hex') || sha256(decode(kk.inner, 'hex') || convert_to(CAST({column} AS TEXT), 'UTF8'))), 'hex')"
+            )
+        })
     }
+
+    fn history(&self, job: &Job) -> Result<Option<String>> {
+        let runs = runs_place(&self.release_place(job)?.schema);
+        Ok(self.exists(&runs)?.then_some(runs))
+    }
+}
+
+/// Where the run history lives: `kanon_runs` in the release table's schema
+/// (the one it names, else the source's), quoted. A release named kanon_runs
+/// is refused when the run is planned and, in any spelling, when the source
+/// is opened.
+pub fn runs_place(schema: &str) -> String {
+    Place { schema: schema.to_string(), name: crate::engine::commit::RUNS.to_string() }.quoted()
 }
 
 #[cfg(test)]
