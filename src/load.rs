@@ -205,9 +205,9 @@ pub fn class_models(conn: &Connection, job: &Job, columns: &[SourceColumn]) -> R
         return Ok(models);
     };
     let alias = if models.separate { "t" } else { "s" };
-    let mut stmt = conn.prepare(&format!(
-        "SELECT k.code, m.cnt FROM {} k JOIN kanon_marg_{alias} m ON k.n IS NOT DISTINCT FROM m.n ORDER BY k.code",
-        frequency::extra_codes(alias)
+    let mut stmt = conn.prepare(&embedded::statement(
+        "closeness_reference",
+        &[("codes", &frequency::extra_codes(alias)), ("alias", alias)],
     ))?;
     let mut reference = vec![0u64];
     for row in stmt.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))? {

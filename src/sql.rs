@@ -89,6 +89,10 @@ statements! {
     KEPT_SETS => "kept_sets.sql",
     REFUTE => "refute.sql",
     POSTGRES_CATALOG => "postgres_catalog.sql",
+    // The engines (src/engine/, src/load.rs, src/release/): each one's spellings in its file.
+    DUCKDB => "duckdb.sql",
+    SPARK => "spark.sql",
+    POSTGRES => "postgres.sql",
 }
 
 /// The `-- name: NAME` section of a file that holds several fragments.

@@ -151,7 +151,7 @@ pub fn read(job: &Job) -> Result<Vec<Map<String, Value>>> {
         let Some(runs) = remote.history(job)? else {
             return Ok(Vec::new());
         };
-        remote.fetch(&conn, &format!("SELECT * FROM {runs}"), "kanon_runs_fetched")?;
+        remote.fetch(&conn, &embedded::statement("select_all", &[("relation", &runs)]), "kanon_runs_fetched")?;
         return rows(&conn, "kanon_runs_fetched");
     }
     let Some(out) = &job.output.table else {

@@ -12,7 +12,7 @@
 //! double-quoted identifiers (ANSI), so [`crate::sql::ident`] quotes for both
 //! engines; [`dialect`] holds the few spelling differences.
 
-use crate::engine::embedded::SourceColumn;
+use crate::engine::embedded::{statement as local, SourceColumn};
 use crate::engine::remote::RemoteEngine;
 use crate::error::bad;
 use crate::job::{Job, SecretUrl, SourceSpec};
@@ -53,6 +53,19 @@ pub struct Spark {
 /// `::` casts read the same.)
 pub fn dialect(statement: &str) -> String {
     statement.replace("GROUPING(", "grouping_id(")
+}
+
+/// A statement of sql/spark.sql, its slots filled.
+fn statement(name: &str, slots: &[(&str, &str)]) -> String {
+    crate::sql::render(crate::sql::fragment(crate::sql::SPARK, name), slots)
+}
+
+fn drop_if_exists(table: &str) -> String {
+    statement("drop_if_exists", &[("table", table)])
+}
+
+fn rename(from: &str, to: &str) -> String {
+    statement("rename", &[("from", from), ("to", to)])
 }
 
 /// A dot-separated catalog name, each part quoted.
@@ -160,12 +173,8 @@ impl Spark {
             let batch = to_duckdb(batch)?;
             rows += batch.num_rows() as u64;
             let registered = ArrowBatchRegistration::new(batch);
-            let verb = if created {
-                format!("INSERT INTO {}", ident(target))
-            } else {
-                format!("CREATE OR REPLACE TEMP TABLE {} AS", ident(target))
-            };
-            conn.execute(&format!("{verb} SELECT * FROM kanon_arrow(?)"), [&registered])
+            let verb = if created { "fetched_append" } else { "fetched_create" };
+            conn.execute(&local(verb, &[("target", &ident(target))]), [&registered])
                 .with_context(|| format!("storing Spark's result in {target}"))?;
             created = true;
         }
@@ -183,7 +192,10 @@ impl Spark {
                     Ok(format!("{} {t}", ident(&f.name)))
                 })
                 .collect::<Result<Vec<_>>>()?;
-            conn.execute_batch(&format!("CREATE OR REPLACE TEMP TABLE {} ({})", ident(target), columns.join(", ")))?;
+            conn.execute_batch(&local(
+                "fetched_empty",
+                &[("target", &ident(target)), ("columns", &columns.join(", "))],
+            ))?;
         }
         Ok(rows)
     }
@@ -223,7 +235,7 @@ impl Spark {
     }
 
     fn count(&self, relation: &str) -> Result<u64> {
-        let batches = self.session.sql(&format!("SELECT count(*) AS n FROM {relation}"))?.collect_record_batches()?;
+        let batches = self.session.sql(&statement("count", &[("relation", relation)]))?.collect_record_batches()?;
         let batch = batches.first().context("a count from Spark")?;
         let n = batch
             .column(0)
@@ -245,7 +257,7 @@ impl Spark {
     pub fn recover(&self, table: &str) -> Result<()> {
         let previous = format!("{table}{PREVIOUS}");
         if !self.exists(table)? && self.exists(&previous)? {
-            self.execute(&format!("ALTER TABLE {} RENAME TO {}", qualified(&previous), qualified(table)))?;
+            self.execute(&rename(&qualified(&previous), &qualified(table)))?;
         }
         Ok(())
     }
@@ -277,8 +289,8 @@ impl Spark {
             None => (None, name),
         };
         let show = match namespace {
-            Some(ns) => format!("SHOW TABLES IN {} LIKE '{last}*'", qualified(ns)),
-            None => format!("SHOW TABLES LIKE '{last}*'"),
+            Some(ns) => statement("show_tables_in", &[("namespace", &qualified(ns)), ("pattern", last)]),
+            None => statement("show_tables", &[("pattern", last)]),
         };
         // SHOW TABLES's LIKE takes a pattern of its own ('*' any, '|' or): the
         // name's own characters other than letters, digits and '_' make it
@@ -318,7 +330,7 @@ impl RemoteEngine for Spark {
     }
 
     fn same_value(&self, left: &str, right: &str, _duckdb_type: &str, _nullable: bool) -> String {
-        format!("{left} IS NOT DISTINCT FROM {right}")
+        statement("same_value", &[("left", left), ("right", right)])
     }
 
     /// Expose the job's source as the temporary view `kanon_source`; return its
@@ -421,8 +433,8 @@ impl RemoteEngine for Spark {
                     .with_context(|| format!("sending part {} of {count} of {view} to Spark", i + 1))?;
             }
             let union =
-                list(0..count, " UNION ALL ", |i| format!("SELECT * FROM {}", ident(&format!("{view}_part{i}"))));
-            self.execute(&format!("CREATE OR REPLACE TEMPORARY VIEW {} AS {union}", ident(&raw)))?;
+                list(0..count, " UNION ALL ", |i| statement("part", &[("part", &ident(&format!("{view}_part{i}")))]));
+            self.execute(&statement("union_view", &[("view", &ident(&raw)), ("union", &union)]))?;
         }
         if raw != view {
             // Types sent as text (decimals, timestamps) are cast back on Spark.
@@ -430,10 +442,9 @@ impl RemoteEngine for Spark {
                 Some(t) => format!("CAST({} AS {t}) AS {}", ident(n), ident(n)),
                 None => ident(n),
             });
-            self.execute(&format!(
-                "CREATE OR REPLACE TEMPORARY VIEW {} AS SELECT {columns} FROM {}",
-                ident(view),
-                ident(&raw)
+            self.execute(&statement(
+                "cast_view",
+                &[("view", &ident(view)), ("columns", &columns), ("raw", &ident(&raw))],
             ))?;
         }
         Ok(())
@@ -455,27 +466,27 @@ impl RemoteEngine for Spark {
         // A killed run's temporary table (Spark may have finished writing it
         // after the client died): dropped on a best-effort basis.
         for stale in self.tables_like(&format!("{table}{TMP}"))? {
-            let _ = self.execute(&format!("DROP TABLE IF EXISTS {}", qualified(&stale)));
+            let _ = self.execute(&drop_if_exists(&qualified(&stale)));
         }
         let run = self.session.session_id().chars().filter(char::is_ascii_alphanumeric).take(12).collect::<String>();
         let (tmp, previous) = (format!("{table}{TMP}_{run}"), format!("{table}{PREVIOUS}"));
         let (q_tmp, q_previous, q_table) = (qualified(&tmp), qualified(&previous), qualified(table));
         let drop_tmp = || {
-            let _ = self.execute(&format!("DROP TABLE IF EXISTS {q_tmp}"));
+            let _ = self.execute(&drop_if_exists(&q_tmp));
         };
         let built = self
-            .execute(&format!("CREATE TABLE {q_tmp} USING parquet AS {select}"))
+            .execute(&statement("create_parquet", &[("table", &q_tmp), ("select", select)]))
             .context("writing the release on Spark")
             .and_then(|()| self.count(&q_tmp))
-            .and_then(|rows| self.execute(&format!("DROP TABLE IF EXISTS {q_previous}")).map(|()| rows));
+            .and_then(|rows| self.execute(&drop_if_exists(&q_previous)).map(|()| rows));
         let rows = built.inspect_err(|_| drop_tmp())?;
         let had_previous = self.exists(table)?;
         if had_previous {
-            self.execute(&format!("ALTER TABLE {q_table} RENAME TO {q_previous}")).inspect_err(|_| drop_tmp())?;
+            self.execute(&rename(&q_table, &q_previous)).inspect_err(|_| drop_tmp())?;
         }
         // From here until the previous release is dropped, a failure renames it back.
         let swapped = crate::fault("spark-between-renames")
-            .and_then(|()| self.execute(&format!("ALTER TABLE {q_tmp} RENAME TO {q_table}")))
+            .and_then(|()| self.execute(&rename(&q_tmp, &q_table)))
             .and_then(|()| {
                 let target = crate::engine::commit::CommitTarget::Spark(self);
                 after_swap.map_or(Ok(()), |f| f(target, rows).context("after the release's swap on Spark"))
@@ -484,16 +495,16 @@ impl RemoteEngine for Spark {
             if self.exists(&tmp).unwrap_or(false) {
                 drop_tmp();
             } else {
-                let _ = self.execute(&format!("DROP TABLE IF EXISTS {q_table}"));
+                let _ = self.execute(&drop_if_exists(&q_table));
             }
             if had_previous {
-                self.execute(&format!("ALTER TABLE {q_previous} RENAME TO {q_table}")).with_context(|| {
+                self.execute(&rename(&q_previous, &q_table)).with_context(|| {
                     format!("{e:#}; putting the previous release back failed: the next run restores it from {previous}")
                 })?;
             }
             return Err(e);
         }
-        self.execute(&format!("DROP TABLE IF EXISTS {q_previous}"))?;
+        self.execute(&drop_if_exists(&q_previous))?;
         Ok(rows)
     }
 
@@ -504,11 +515,7 @@ impl RemoteEngine for Spark {
     fn share_key(&self, key: &crate::pseudonym::Key) -> Result<fn(&str) -> String> {
         let (inner, outer) = key.pads_hex();
         self.share_secret_row("kanon_release_key", &[("inner", inner), ("outer", outer)])?;
-        Ok(|column| {
-            format!(
-                "sha2(concat(unhex(kk.outer), unhex(sha2(concat(unhex(kk.inner), encode(CAST({column} AS STRING), 'UTF-8')), 256))), 256)"
-            )
-        })
+        Ok(|column| statement("pseudonym", &[("column", column)]))
     }
 
     fn history(&self, job: &Job) -> Result<Option<String>> {
@@ -539,11 +546,9 @@ impl crate::engine::commit::AppendRow for Spark {
         self.session
             .create_dataframe(vec![Row::new(names.clone(), values)], schema)?
             .create_or_replace_temp_view("kanon_appended_row")?;
-        self.execute(&format!(
-            "INSERT INTO {} ({}) SELECT {} FROM kanon_appended_row",
-            qualified(table),
-            list(&names, ", ", |n| ident(n)),
-            list(&names, ", ", |n| ident(n))
+        self.execute(&statement(
+            "append_row",
+            &[("table", &qualified(table)), ("columns", &list(&names, ", ", |n| ident(n)))],
         ))
     }
 }

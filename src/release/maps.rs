@@ -285,10 +285,7 @@ pub(super) fn partitions(
     let mut rec = GroupMaps::default();
     for a in 0..blocks.len() {
         let table = format!("kanon_block_{a}");
-        conn.execute_batch(&format!(
-            "CREATE OR REPLACE TEMP TABLE {} (c0 BIGINT, block INTEGER, label VARCHAR)",
-            ident(&table)
-        ))?;
+        conn.execute_batch(&crate::engine::embedded::statement("block_table", &[("table", &ident(&table))]))?;
         let mut app = conn.appender_to_catalog_and_db(&table, "temp", "main")?;
         for (i, &b) in blocks[a].iter().enumerate() {
             app.append_row(duckdb::params![leaf_codes[a][i], b as i32, labels[a][b as usize]])?;

@@ -15,7 +15,7 @@
 //! (`PGPASSFILE`, else `~/.pgpass`), as libpq looks for it; no message,
 //! report or log shows the URL, only host, port, database and user.
 
-use crate::engine::embedded::SourceColumn;
+use crate::engine::embedded::{statement as local, SourceColumn};
 use crate::engine::remote::RemoteEngine;
 use crate::error::bad;
 use crate::job::{Job, SourceSpec};
@@ -108,6 +108,11 @@ impl Found {
     }
 }
 
+/// A statement of sql/postgres.sql, its slots filled.
+fn statement(name: &str, slots: &[(&str, &str)]) -> String {
+    crate::sql::render(crate::sql::fragment(crate::sql::POSTGRES, name), slots)
+}
+
 /// A named statement of sql/postgres_catalog.sql.
 fn catalog(name: &str) -> &'static str {
     crate::sql::fragment(crate::sql::POSTGRES_CATALOG, name)
@@ -170,23 +175,23 @@ fn difference(
 /// The new table `tmp` gets what the release `oid` had that a new table
 /// lacks: its grants (table-level) and its owner.
 fn carry_over(tx: &mut postgres::Transaction, oid: u32, tmp: &str) -> Result<()> {
-    const PRIVILEGES: [&str; 8] =
-        ["SELECT", "INSERT", "UPDATE", "DELETE", "TRUNCATE", "REFERENCES", "TRIGGER", "MAINTAIN"];
+    let privileges = statement("privileges", &[]);
+    let privileges: Vec<&str> = privileges.split(", ").collect();
     let grants = tx.query(catalog("grants"), &[&oid])?;
     for g in grants {
         let (role, privilege, grantable): (Option<String>, String, bool) = (g.get(0), g.get(1), g.get(2));
-        if !PRIVILEGES.contains(&privilege.as_str()) {
+        if !privileges.contains(&privilege.as_str()) {
             continue;
         }
         let to = role.as_deref().map_or_else(|| "PUBLIC".to_string(), ident);
-        let option = if grantable { " WITH GRANT OPTION" } else { "" };
-        tx.batch_execute(&format!("GRANT {privilege} ON {tmp} TO {to}{option}"))
+        let grant = if grantable { "grant_with_option" } else { "grant" };
+        tx.batch_execute(&statement(grant, &[("privilege", &privilege), ("table", tmp), ("role", &to)]))
             .with_context(|| format!("granting {privilege} to {to} on the new release"))?;
     }
     let owner = tx.query_one(catalog("owner"), &[&oid])?;
     if owner.get::<_, bool>(1) {
         let name: String = owner.get(0);
-        tx.batch_execute(&format!("ALTER TABLE {tmp} OWNER TO {}", ident(&name)))
+        tx.batch_execute(&statement("owner", &[("table", tmp), ("owner", &ident(&name))]))
             .with_context(|| format!("giving the new release to its previous owner {}", ident(&name)))?;
     }
     Ok(())
@@ -218,7 +223,7 @@ pub fn same_value(left: &str, right: &str, duckdb_type: &str, nullable: bool) ->
         "TIMESTAMP" => "TIMESTAMP '2000-01-01'",
         _ => "0",
     };
-    format!("({left} IS NULL) = ({right} IS NULL) AND coalesce({left}, {any}) = coalesce({right}, {any})")
+    statement("same_value", &[("left", left), ("right", right), ("any", any)])
 }
 
 /// A dot-separated table name, each part quoted.
@@ -439,9 +444,7 @@ impl Postgres {
             };
             bad(format!("{file}: [engine] url: cannot connect to PostgreSQL at {at}: {why}"))
         })?;
-        client
-            .batch_execute("SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET extra_float_digits = 1; SET client_encoding = 'UTF8'")
-            .context("setting up the PostgreSQL session")?;
+        client.batch_execute(&statement("session", &[])).context("setting up the PostgreSQL session")?;
         Ok(Postgres { client: RefCell::new(client), at, file: file.to_string(), source_schema: RefCell::new(None) })
     }
 
@@ -544,19 +547,20 @@ impl Postgres {
                 Ok((c.name().to_string(), t))
             })
             .collect::<Result<_>>()?;
-        conn.execute_batch(&format!(
-            "CREATE OR REPLACE TEMP TABLE {} ({})",
-            ident(target),
-            list(&columns, ", ", |(n, t)| format!("{} {t}", ident(n)))
+        conn.execute_batch(&local(
+            "fetched_empty",
+            &[("target", &ident(target)), ("columns", &list(&columns, ", ", |(n, t)| format!("{} {t}", ident(n))))],
         ))?;
         crate::engine::embedded::register_arrow_scan(conn)?;
         let schema = Arc::new(Schema::new(
             (0..columns.len()).map(|i| Field::new(format!("c{i}"), ArrowType::Utf8, true)).collect::<Vec<_>>(),
         ));
-        let insert = format!(
-            "INSERT INTO {} SELECT {} FROM kanon_arrow(?)",
-            ident(target),
-            list(columns.iter().enumerate(), ", ", |(i, (_, t))| format!("CAST(c{i} AS {t})"))
+        let insert = local(
+            "fetched_cast",
+            &[
+                ("target", &ident(target)),
+                ("casts", &list(columns.iter().enumerate(), ", ", |(i, (_, t))| format!("CAST(c{i} AS {t})"))),
+            ],
         );
         let flush = |batch: &mut Vec<Vec<Option<String>>>| -> Result<()> {
             if batch[0].is_empty() && !columns.is_empty() {
@@ -569,7 +573,7 @@ impl Postgres {
             Ok(())
         };
         let mut reader = client
-            .copy_out(&format!("COPY ({select}) TO STDOUT"))
+            .copy_out(&statement("copy_out", &[("select", &select)]))
             .with_context(|| format!("running on PostgreSQL: {select}"))?;
         let mut batch: Vec<Vec<Option<String>>> = vec![Vec::with_capacity(BATCH); columns.len()];
         let (mut rows, mut bytes, mut line) = (0u64, 0usize, Vec::new());
@@ -603,20 +607,21 @@ impl Postgres {
     /// `select`'s rows into the table `target`, dropped and created as `create`.
     fn copy_into(&self, conn: &Connection, select: &str, params: &[i64], target: &str, create: &str) -> Result<()> {
         let described: Vec<(String, String)> = {
-            let mut stmt = conn.prepare(&format!("DESCRIBE {select}"))?;
+            let mut stmt = conn.prepare(&local("describe", &[("select", select)]))?;
             let rows = stmt.query_map(duckdb::params_from_iter(params), |r| Ok((r.get(0)?, r.get(1)?)))?;
             rows.collect::<duckdb::Result<_>>()?
         };
         let types = described.iter().map(|(_, t)| postgres_type(t)).collect::<Result<Vec<_>>>()?;
         let texts = list(described.iter(), ", ", |(n, _)| format!("CAST({} AS VARCHAR)", ident(n)));
-        let mut stmt = conn.prepare(&format!("SELECT {texts} FROM ({select})"))?;
+        let mut stmt = conn.prepare(&local("as_text", &[("texts", &texts), ("select", select)]))?;
         let mut rows = stmt.query(duckdb::params_from_iter(params))?;
         let mut client = self.client.borrow_mut();
-        client.batch_execute(&format!(
-            "DROP TABLE IF EXISTS {target}; CREATE {create} ({})",
-            list(described.iter().zip(&types), ", ", |((n, _), t)| format!("{} {t}", ident(n)))
+        let columns = list(described.iter().zip(&types), ", ", |((n, _), t)| format!("{} {t}", ident(n)));
+        client.batch_execute(&statement(
+            "replace_table",
+            &[("target", target), ("create", create), ("columns", &columns)],
         ))?;
-        let mut writer = client.copy_in(&format!("COPY {target} FROM STDIN"))?;
+        let mut writer = client.copy_in(&statement("copy_in", &[("table", target)]))?;
         let mut buf = Vec::new();
         while let Some(r) = rows.next()? {
             for i in 0..described.len() {
@@ -633,7 +638,7 @@ impl Postgres {
         }
         writer.write_all(&buf)?;
         writer.finish().with_context(|| format!("sending {target} to PostgreSQL"))?;
-        client.batch_execute(&format!("ANALYZE {target}"))?;
+        client.batch_execute(&statement("analyze", &[("table", target)]))?;
         Ok(())
     }
 
@@ -642,10 +647,9 @@ impl Postgres {
     /// (nor so any message quoting one) may hold.
     pub fn share_secret_row(&self, name: &str, row: &[(&str, String)]) -> Result<()> {
         let mut client = self.client.borrow_mut();
-        client.batch_execute(&format!(
-            "DROP TABLE IF EXISTS pg_temp.{0}; CREATE TEMP TABLE {0} ({1})",
-            ident(name),
-            list(row, ", ", |(n, _)| format!("{} text", ident(n)))
+        client.batch_execute(&statement(
+            "secret_table",
+            &[("table", &ident(name)), ("columns", &list(row, ", ", |(n, _)| format!("{} text", ident(n))))],
         ))?;
         let mut buf = Vec::new();
         for (i, (_, v)) in row.iter().enumerate() {
@@ -656,7 +660,7 @@ impl Postgres {
         }
         buf.push(b'\n');
         let sent = (|| -> Result<()> {
-            let mut writer = client.copy_in(&format!("COPY {} FROM STDIN", ident(name)))?;
+            let mut writer = client.copy_in(&statement("copy_in", &[("table", &ident(name))]))?;
             writer.write_all(&buf)?;
             writer.finish()?;
             Ok(())
@@ -740,7 +744,7 @@ impl RemoteEngine for Postgres {
             columns.push(SourceColumn { name, type_name });
         }
         client
-            .batch_execute(&format!("CREATE OR REPLACE TEMP VIEW {} AS SELECT * FROM {}", ident(view), qualified(name)))
+            .batch_execute(&statement("view", &[("view", &ident(view)), ("table", &qualified(name))]))
             .with_context(|| format!("defining the view of \"{name}\" on PostgreSQL"))?;
         Ok(Some(columns))
     }
@@ -790,7 +794,7 @@ impl RemoteEngine for Postgres {
         let mut tx = client.transaction()?;
         let rows = match find(&mut tx, &target)? {
             None => tx
-                .execute(&format!("CREATE TABLE {target} AS {select}"), &[])
+                .execute(&statement("create_as", &[("table", &target), ("select", &select)]), &[])
                 .context("writing the release on PostgreSQL")?,
             Some(old) if !matches!(old.kind.as_str(), "r" | "p") => {
                 return Err(bad(format!(
@@ -807,10 +811,14 @@ impl RemoteEngine for Postgres {
                     c
                 };
                 if sorted(&had) == sorted(&columns) {
-                    tx.execute(&format!("DELETE FROM {target}"), &[]).context("emptying the previous release")?;
+                    tx.execute(&statement("empty", &[("table", &target)]), &[])
+                        .context("emptying the previous release")?;
                     let names = list(&columns, ", ", |(n, _, _)| ident(n));
-                    tx.execute(&format!("INSERT INTO {target} ({names}) {select}"), &[])
-                        .context("writing the release on PostgreSQL")?
+                    tx.execute(
+                        &statement("insert", &[("table", &target), ("columns", &names), ("select", &select)]),
+                        &[],
+                    )
+                    .context("writing the release on PostgreSQL")?
                 } else {
                     let depending = dependents(&mut tx, old.oid)?;
                     if !depending.is_empty() {
@@ -826,13 +834,13 @@ impl RemoteEngine for Postgres {
                     }
                     let tmp =
                         Place { schema: place.schema.clone(), name: format!("{}__kanon_tmp", place.name) }.quoted();
-                    tx.batch_execute(&format!("DROP TABLE IF EXISTS {tmp}"))?;
+                    tx.batch_execute(&statement("drop_if_exists", &[("table", &tmp)]))?;
                     let rows = tx
-                        .execute(&format!("CREATE TABLE {tmp} AS {select}"), &[])
+                        .execute(&statement("create_as", &[("table", &tmp), ("select", &select)]), &[])
                         .context("writing the release on PostgreSQL")?;
                     carry_over(&mut tx, old.oid, &tmp)?;
-                    tx.batch_execute(&format!("DROP TABLE {target}"))?;
-                    tx.batch_execute(&format!("ALTER TABLE {tmp} RENAME TO {}", ident(&place.name)))?;
+                    tx.batch_execute(&statement("drop", &[("table", &target)]))?;
+                    tx.batch_execute(&statement("rename", &[("from", &tmp), ("to", &ident(&place.name))]))?;
                     rows
                 }
             }
@@ -851,11 +859,7 @@ impl RemoteEngine for Postgres {
     fn share_key(&self, key: &crate::pseudonym::Key) -> Result<fn(&str) -> String> {
         let (inner, outer) = key.pads_hex();
         self.share_secret_row("kanon_release_key", &[("inner", inner), ("outer", outer)])?;
-        Ok(|column| {
-            format!(
-                "encode(sha256(decode(kk.outer, 'hex') || sha256(decode(kk.inner, 'hex') || convert_to(CAST({column} AS TEXT), 'UTF8'))), 'hex')"
-            )
-        })
+        Ok(|column| statement("pseudonym", &[("column", column)]))
     }
 
     fn history(&self, job: &Job) -> Result<Option<String>> {
