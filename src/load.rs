@@ -8,6 +8,7 @@ use crate::data::frequency::{self, Extras};
 use crate::data::hierarchy::{self, Hierarchy};
 use crate::engine::embedded::{self, SourceColumn};
 use crate::engine::remote::{Remote, RemoteEngine};
+use crate::engine::types::ColumnType;
 use crate::error::bad;
 use crate::evaluator::{default_memory_rows, Backend, Evaluator};
 use crate::job::{Column, DistanceSpec, DiversityKind, Job};
@@ -222,7 +223,7 @@ pub fn class_models(conn: &Connection, job: &Job, columns: &[SourceColumn]) -> R
         DistanceSpec::Ordered => {
             let column = columns.iter().find(|c| c.name == spec.column.name);
             let type_name = column.map_or("", |c| c.type_name.as_str());
-            if !ordered_type(type_name) {
+            if !ColumnType::of(type_name).is_ordered() {
                 return Err(bad(format!(
                     "{}: distance \"ordered\" needs a numeric or date column, and this one is {type_name}",
                     at()
@@ -238,29 +239,4 @@ pub fn class_models(conn: &Connection, job: &Job, columns: &[SourceColumn]) -> R
     };
     models.closeness = Some(Closeness { t: spec.t, reference, total, distance });
     Ok(models)
-}
-
-/// Does a column of this type (DuckDB's or Spark's name) have an order the
-/// ordered distance reads: numbers, dates and times?
-pub(crate) fn ordered_type(type_name: &str) -> bool {
-    let t = type_name.to_ascii_lowercase();
-    const ORDERED: [&str; 16] = [
-        "tinyint",
-        "smallint",
-        "int",
-        "bigint",
-        "hugeint",
-        "utinyint",
-        "usmallint",
-        "uint",
-        "ubigint",
-        "uhugeint",
-        "float",
-        "double",
-        "real",
-        "decimal",
-        "date",
-        "time",
-    ];
-    ORDERED.iter().any(|p| t.starts_with(p)) || t.starts_with("long") || t.starts_with("short") || t == "byte"
 }

@@ -14,9 +14,10 @@
 use crate::data::frequency;
 use crate::engine::embedded::{self, SourceColumn, OUT};
 use crate::engine::remote::Remote;
+use crate::engine::types::ColumnType;
 use crate::error::{bad, CheckFailed, OrBadInput};
 use crate::job::{Column, DistanceSpec, DiversityKind, Job, PopulationTable};
-use crate::load::{check_remote_types, class_models, ordered_type};
+use crate::load::{check_remote_types, class_models};
 use crate::measure::privacy::{entropy, entropy_at_least, recursive, ClassModels, Closeness, Distance};
 use crate::measure::risk::{self, ClassSizes, Risk};
 use crate::sql::{self, fragment, ident, list, render};
@@ -500,7 +501,7 @@ impl<'a> Audit<'a> {
             let with = |distance| Closeness { distance, ..cl.clone() };
             distances.push(Figure { name: "equal", closeness: with(Distance::Equal), largest: None });
             let type_name = columns.iter().find(|c| c.name == spec.column.name).map_or("", |c| c.type_name.as_str());
-            if ordered_type(type_name) {
+            if ColumnType::of(type_name).is_ordered() {
                 let closeness = with(Distance::ordered(&cl.reference));
                 distances.push(Figure { name: "ordered", closeness, largest: None });
             }

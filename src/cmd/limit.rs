@@ -23,6 +23,7 @@
 use crate::data::frequency;
 use crate::data::hierarchy::{self, h_table};
 use crate::engine::embedded;
+use crate::engine::types::ColumnType;
 use crate::error::bad;
 use crate::job::{parse_levels, DateUnit, HierarchySpec, Job};
 use crate::load::check_columns;
@@ -236,7 +237,11 @@ fn plain_recode(job: &Job, columns: &[embedded::SourceColumn], a: usize, level: 
         HierarchySpec::Mask(n) if l > *n => Recode::Expression("'*'".into()),
         HierarchySpec::Mask(_) => frag("mask", &[("col", &col), ("i", &l.to_string()), ("stars", &"*".repeat(l))]),
         HierarchySpec::Intervals(widths) => {
-            let x = if is_numeric(type_name) { format!("s.{col}") } else { format!("TRY_CAST(s.{col} AS DOUBLE)") };
+            let x = if ColumnType::of(type_name).is_number() {
+                format!("s.{col}")
+            } else {
+                format!("TRY_CAST(s.{col} AS DOUBLE)")
+            };
             frag("interval", &[("x", &x), ("width", &format!("{:?}", widths[l - 1]))])
         }
         HierarchySpec::Date(units) => {
@@ -254,13 +259,6 @@ fn plain_recode(job: &Job, columns: &[embedded::SourceColumn], a: usize, level: 
         HierarchySpec::Suppress => Recode::Expression("'*'".into()),
         HierarchySpec::File(_) => Recode::Map,
     }
-}
-
-fn is_numeric(type_name: &str) -> bool {
-    let t = type_name.to_ascii_uppercase();
-    ["TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "FLOAT", "DOUBLE", "DECIMAL", "U"]
-        .iter()
-        .any(|p| t.starts_with(p))
 }
 
 /// What the writes produce: the job's release kind.

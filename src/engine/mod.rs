@@ -11,6 +11,7 @@ pub mod history;
 pub mod postgres;
 pub mod remote;
 pub mod spark;
+pub mod types;
 
 use crate::job::{EngineKind, Job};
 use anyhow::Result;

@@ -16,6 +16,7 @@
 //! suggest, or, text with many values, is released as it is with a warning.
 
 use crate::engine::embedded::write_atomically;
+use crate::engine::types::ColumnType;
 use crate::error::{bad, OrBadInput};
 use crate::sql::{self, fragment, ident, list, literal, render};
 use anyhow::{Context, Result};
@@ -139,17 +140,13 @@ enum Class {
 }
 
 fn class_of(type_name: &str) -> Class {
-    let t = type_name.to_ascii_uppercase();
-    match t.as_str() {
-        "TINYINT" | "SMALLINT" | "INTEGER" | "BIGINT" | "HUGEINT" | "UTINYINT" | "USMALLINT" | "UINTEGER"
-        | "UBIGINT" | "UHUGEINT" => Class::Integer,
-        "FLOAT" | "DOUBLE" | "REAL" => Class::Decimal,
-        "DATE" => Class::Temporal,
-        "VARCHAR" | "UUID" => Class::Text,
-        "BOOLEAN" => Class::Boolean,
-        _ if t.starts_with("DECIMAL") => Class::Decimal,
-        _ if t.starts_with("TIMESTAMP") => Class::Temporal,
-        _ => Class::Other,
+    match ColumnType::of(type_name) {
+        ColumnType::Integer { .. } => Class::Integer,
+        ColumnType::Fractional => Class::Decimal,
+        ColumnType::Date | ColumnType::Timestamp => Class::Temporal,
+        ColumnType::Varchar | ColumnType::Uuid => Class::Text,
+        ColumnType::Boolean => Class::Boolean,
+        ColumnType::Time | ColumnType::Interval | ColumnType::Other => Class::Other,
     }
 }
 
