@@ -165,8 +165,12 @@ pub enum Feature {
 /// What each engine runs besides full-domain searches, by its name
 /// ([`crate::job::EngineKind::name`]): a new engine adds its row.
 /// Columns: schemes, cell-based, `kanon limit`.
-const ENGINES: [(&str, [bool; 3]); 3] =
-    [("DuckDB", [true, true, true]), ("Spark", [false, false, false]), ("PostgreSQL", [false, false, false])];
+#[rustfmt::skip]
+const ENGINES: [(&str, [bool; 3]); 3] = [
+    ("DuckDB",     [true, true, true]),
+    ("Spark",      [false, false, false]),
+    ("PostgreSQL", [false, false, false]),
+];
 
 /// The one place a feature is refused on an engine (exit 2): `Plan::new`
 /// asks it for the run, and the commands outside a plan ask it too.
