@@ -7,6 +7,8 @@
 use crate::data::frequency::{self, Extras};
 use crate::data::hierarchy::{self, Hierarchy};
 use crate::engine::embedded::{self, SourceColumn};
+use crate::engine::remote::{Remote, RemoteEngine};
+use crate::engine::types::ColumnType;
 use crate::error::bad;
 use crate::evaluator::{default_memory_rows, Backend, Evaluator};
 use crate::job::{Column, DistanceSpec, DiversityKind, Job};
@@ -32,7 +34,7 @@ pub struct Loaded {
     /// The position column of `kanon_source_rows` ([`load_records`] only).
     pub position: Option<String>,
     /// The engine the source lives in (`[engine] kind = "spark"` or `"postgres"`).
-    pub remote: Option<crate::engine::remote::Remote>,
+    pub remote: Option<Remote>,
 }
 
 /// Check that every column the job names exists in the source.
@@ -66,7 +68,7 @@ pub fn check_columns(job: &Job, columns: &[SourceColumn]) -> Result<()> {
 }
 
 /// Every column the search reads has a type of the remote engine kanon reads (a scalar).
-pub fn check_remote_types(job: &Job, remote: &crate::engine::remote::Remote, columns: &[SourceColumn]) -> Result<()> {
+pub fn check_remote_types(job: &Job, remote: &dyn RemoteEngine, columns: &[SourceColumn]) -> Result<()> {
     let mut named: Vec<(&Column, &str)> =
         job.quasi_identifiers.iter().map(|q| (&q.column, "quasi-identifier")).collect();
     named.extend(job.sensitive.iter().map(|c| (c, "sensitive column")));
@@ -109,26 +111,10 @@ fn load_as(job: &Job, bar: &indicatif::ProgressBar, records: bool) -> Result<Loa
     let t = std::time::Instant::now();
     let trace = |what: &str| crate::trace(|| format!("load {what}: {:.3}s", t.elapsed().as_secs_f64()));
     bar.set_message("opening the source");
-    if records && job.engine.kind.is_remote() {
-        return Err(bad(format!(
-            "{}: cell-based generalization runs on the DuckDB engine only, not on {}",
-            job.path.display(),
-            job.engine.kind.name()
-        )));
-    }
-    let (conn, columns, position, remote) = match crate::engine::remote::Remote::connect(job)? {
-        None => {
-            let (conn, columns, position) = embedded::open_with(job, records)?;
-            (conn, columns, position, None)
-        }
-        Some(remote) => {
-            let columns = remote.open_source(job)?;
-            (embedded::open_local(&job.engine)?, columns, None, Some(remote))
-        }
-    };
+    let crate::engine::Opened { conn, columns, position, remote } = crate::engine::open(job, records)?;
     check_columns(job, &columns)?;
     if let Some(remote) = &remote {
-        check_remote_types(job, remote, &columns)?;
+        check_remote_types(job, remote.as_ref(), &columns)?;
     }
     trace("open");
     let files = hierarchy::load_files(&conn, job)?;
@@ -226,9 +212,9 @@ pub fn class_models(conn: &Connection, job: &Job, columns: &[SourceColumn]) -> R
         return Ok(models);
     };
     let alias = if models.separate { "t" } else { "s" };
-    let mut stmt = conn.prepare(&format!(
-        "SELECT k.code, m.cnt FROM {} k JOIN kanon_marg_{alias} m ON k.n IS NOT DISTINCT FROM m.n ORDER BY k.code",
-        frequency::extra_codes(alias)
+    let mut stmt = conn.prepare(&embedded::statement(
+        "closeness_reference",
+        &[("codes", &frequency::extra_codes(alias)), ("alias", alias)],
     ))?;
     let mut reference = vec![0u64];
     for row in stmt.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))? {
@@ -243,7 +229,7 @@ pub fn class_models(conn: &Connection, job: &Job, columns: &[SourceColumn]) -> R
         DistanceSpec::Ordered => {
             let column = columns.iter().find(|c| c.name == spec.column.name);
             let type_name = column.map_or("", |c| c.type_name.as_str());
-            if !ordered_type(type_name) {
+            if !ColumnType::of(type_name).is_ordered() {
                 return Err(bad(format!(
                     "{}: distance \"ordered\" needs a numeric or date column, and this one is {type_name}",
                     at()
@@ -259,29 +245,4 @@ pub fn class_models(conn: &Connection, job: &Job, columns: &[SourceColumn]) -> R
     };
     models.closeness = Some(Closeness { t: spec.t, reference, total, distance });
     Ok(models)
-}
-
-/// Does a column of this type (DuckDB's or Spark's name) have an order the
-/// ordered distance reads: numbers, dates and times?
-pub(crate) fn ordered_type(type_name: &str) -> bool {
-    let t = type_name.to_ascii_lowercase();
-    const ORDERED: [&str; 16] = [
-        "tinyint",
-        "smallint",
-        "int",
-        "bigint",
-        "hugeint",
-        "utinyint",
-        "usmallint",
-        "uint",
-        "ubigint",
-        "uhugeint",
-        "float",
-        "double",
-        "real",
-        "decimal",
-        "date",
-        "time",
-    ];
-    ORDERED.iter().any(|p| t.starts_with(p)) || t.starts_with("long") || t.starts_with("short") || t == "byte"
 }

@@ -100,6 +100,10 @@ statements! {
     NODE_CLASSES => "node_classes.sql",
     // scale (generate, limit) and profile (init)
     GENERATE_REPLACE => "generate_replace.sql",
+    // The engines (src/engine/, src/load.rs, src/release/): each one's spellings in its file.
+    DUCKDB => "duckdb.sql",
+    SPARK => "spark.sql",
+    POSTGRES => "postgres.sql",
 }
 
 /// The `-- name: NAME` section of a file that holds several fragments.

@@ -5,13 +5,14 @@
 
 use kanon::data::frequency::Extras;
 use kanon::data::hierarchy::HierarchyRows;
+use kanon::engine::types::ColumnType;
 use kanon::evaluator::memory::MemorySets;
 use kanon::job::Job;
 use kanon::load::load;
 use kanon::options::Metric;
 use kanon::options::Scheme;
 use kanon::search::partitions::{dp_qi, search, DpChoice, Problem, Pruning};
-use kanon::search::scheme::{numeric_type, State, ValueTree};
+use kanon::search::scheme::{State, ValueTree};
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 use std::sync::Arc;
@@ -221,7 +222,11 @@ fn check(job: &Job, source: &Path, ks: &[u64], capped: bool) -> HashMap<(Scheme,
             .iter()
             .enumerate()
             .map(|(a, q)| {
-                let numeric = loaded.columns.iter().find(|c| c.name == *q).is_some_and(|c| numeric_type(&c.type_name));
+                let numeric = loaded
+                    .columns
+                    .iter()
+                    .find(|c| c.name == *q)
+                    .is_some_and(|c| ColumnType::of(&c.type_name).is_number());
                 let h = HierarchyRows::read(&loaded.conn, a, loaded.data.heights[a]).unwrap();
                 ValueTree::new(q, scheme, numeric, &h).unwrap()
             })

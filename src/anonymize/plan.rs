@@ -87,11 +87,11 @@ impl Plan {
                 "{file}: [risk] population_table is read by full-domain runs and kanon check; schemes and cell-based runs measure risk against the sample only"
             )));
         }
-        let remote = job.engine.kind.name();
-        if job.engine.kind.is_remote() && (job.algorithm.cell_based() || scheme.is_some() || job.metric == Metric::Hdm) {
-            return Err(bad(format!(
-                "{file}: on the {remote} engine kanon runs full-domain searches; schemes and cell-based generalization run on DuckDB"
-            )));
+        if job.algorithm.cell_based() {
+            refuse_on_engine(&job, Feature::CellBased)?;
+        }
+        if scheme.is_some() || job.metric == Metric::Hdm {
+            refuse_on_engine(&job, Feature::Scheme)?;
         }
         if job.algorithm.cell_based() {
             let other = [
@@ -149,6 +149,46 @@ impl Plan {
         let reuse = (reuse != Reuse::Off).then(|| reuse::plan(&job, reuse, flags.compare)).transpose()?;
         Ok(Plan { job, model: Model::FullDomain { node, reuse } })
     }
+}
+
+/// What a job may ask of an engine beyond a full-domain search.
+#[derive(Clone, Copy)]
+pub enum Feature {
+    /// A scheme search (Li & Li's partitions; metric hdm is one).
+    Scheme,
+    /// Cell-based generalization (per-cluster cells, reconstructions).
+    CellBased,
+    /// `kanon limit`, which times writes through the embedded engine.
+    Limit,
+}
+
+/// What each engine runs besides full-domain searches, by its name
+/// ([`crate::job::EngineKind::name`]): a new engine adds its row.
+/// Columns: schemes, cell-based, `kanon limit`.
+#[rustfmt::skip]
+const ENGINES: [(&str, [bool; 3]); 3] = [
+    ("DuckDB",     [true, true, true]),
+    ("Spark",      [false, false, false]),
+    ("PostgreSQL", [false, false, false]),
+];
+
+/// The one place a feature is refused on an engine (exit 2): `Plan::new`
+/// asks it for the run, and the commands outside a plan ask it too.
+pub fn refuse_on_engine(job: &Job, feature: Feature) -> Result<()> {
+    let engine = job.engine.kind.name();
+    let runs = ENGINES.iter().find(|(name, _)| *name == engine).is_some_and(|(_, runs)| runs[feature as usize]);
+    if runs {
+        return Ok(());
+    }
+    let file = job.path.display();
+    Err(bad(match feature {
+        Feature::Scheme | Feature::CellBased => format!(
+            "{file}: on the {engine} engine kanon runs full-domain searches; schemes and cell-based generalization run on DuckDB"
+        ),
+        Feature::Limit => format!(
+            "{file}: this command runs on the DuckDB engine only; on {engine}, `kanon run`, `check` and `pareto` take full-domain jobs"
+        ),
+    }))
 }
 
 /// Every output's folder exists, no output file is a file the job reads

@@ -7,6 +7,7 @@ use super::risk::PartitionClasses;
 use super::{Account, Chosen, Plan, Search};
 use crate::data::frequency::Extras;
 use crate::data::hierarchy::HierarchyRows;
+use crate::engine::types::ColumnType;
 use crate::error::{bad, Infeasible};
 use crate::evaluator::memory::MemorySets;
 use crate::load::Loaded;
@@ -15,7 +16,7 @@ use crate::progress::Progress;
 use crate::release::Recoding;
 use crate::report::{ModelReport, PruningReport, SchemeMetrics, SchemeReport};
 use crate::search::partitions::{self, DpChoice, Optimum, Problem, Pruning};
-use crate::search::scheme::{numeric_type, ValueTree};
+use crate::search::scheme::ValueTree;
 use anyhow::Result;
 use serde_json::json;
 
@@ -51,7 +52,8 @@ pub(super) fn prepare(
     let mut domains = Vec::new();
     let mut leaf_codes = Vec::new();
     for (a, q) in job.qi_names().iter().enumerate() {
-        let numeric = source.columns.iter().find(|c| c.name == *q).is_some_and(|c| numeric_type(&c.type_name));
+        let numeric =
+            source.columns.iter().find(|c| c.name == *q).is_some_and(|c| ColumnType::of(&c.type_name).is_number());
         let h = HierarchyRows::read(&source.conn, a, source.data.heights[a])?;
         domains.push(ValueTree::new(q, scheme, numeric, &h).map_err(|e| bad(format!("{}: {e}", job.path.display())))?);
         leaf_codes.push(h.present);

@@ -17,15 +17,10 @@ use duckdb::Connection;
 /// The source opened: the remote engine it lives on (None: DuckDB), the
 /// local connection the audit runs in, and the source's columns.
 pub(super) fn open_source(job: &Job) -> Result<(Option<Remote>, Connection, Vec<SourceColumn>)> {
-    let remote = Remote::connect(job)?;
-    let (conn, columns) = match &remote {
-        None => embedded::open(job)?,
-        Some(r) => {
-            let columns = r.open_source(job)?;
-            check_remote_types(job, r, &columns)?;
-            (embedded::open_local(&job.engine)?, columns)
-        }
-    };
+    let crate::engine::Opened { conn, columns, remote, .. } = crate::engine::open(job, false)?;
+    if let Some(r) = &remote {
+        check_remote_types(job, r.as_ref(), &columns)?;
+    }
     Ok((remote, conn, columns))
 }
 

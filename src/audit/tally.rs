@@ -3,8 +3,8 @@
 //! updated.
 
 use crate::engine::embedded::SourceColumn;
+use crate::engine::types::ColumnType;
 use crate::job::{DistanceSpec, DiversityKind, Job};
-use crate::load::ordered_type;
 use crate::measure::privacy::{entropy, entropy_at_least, recursive, ClassModels, Closeness, Distance};
 use crate::measure::risk::ClassSizes;
 use std::collections::BTreeMap;
@@ -82,7 +82,7 @@ impl<'a> Audit<'a> {
             let with = |distance| Closeness { distance, ..cl.clone() };
             distances.push(Figure { name: "equal", closeness: with(Distance::Equal), largest: None });
             let type_name = columns.iter().find(|c| c.name == spec.column.name).map_or("", |c| c.type_name.as_str());
-            if ordered_type(type_name) {
+            if ColumnType::of(type_name).is_ordered() {
                 let closeness = with(Distance::ordered(&cl.reference));
                 distances.push(Figure { name: "ordered", closeness, largest: None });
             }

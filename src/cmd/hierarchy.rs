@@ -7,11 +7,12 @@
 
 use crate::data::hierarchy;
 use crate::data::hierarchy::HierarchyRows;
+use crate::engine::types::ColumnType;
 use crate::error::bad;
 use crate::job::Job;
 use crate::load::load;
 use crate::options::Scheme;
-use crate::search::scheme::{numeric_type, ValueTree};
+use crate::search::scheme::ValueTree;
 use anyhow::Result;
 use std::io::Write;
 use std::path::PathBuf;
@@ -32,8 +33,11 @@ pub fn run(args: Args) -> Result<()> {
     if let Some(scheme) = args.scheme {
         writeln!(out, "column\tvalues\t{} partitions", scheme.name())?;
         for (a, h) in loaded.hierarchies.iter().enumerate() {
-            let numeric =
-                loaded.columns.iter().find(|c| c.name == h.column).is_some_and(|c| numeric_type(&c.type_name));
+            let numeric = loaded
+                .columns
+                .iter()
+                .find(|c| c.name == h.column)
+                .is_some_and(|c| ColumnType::of(&c.type_name).is_number());
             let rows = HierarchyRows::read(&loaded.conn, a, h.height)?;
             let d = ValueTree::new(&h.column, scheme, numeric, &rows)
                 .map_err(|e| bad(format!("{}: {e}", job.path.display())))?;

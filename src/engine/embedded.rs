@@ -16,6 +16,11 @@ pub struct SourceColumn {
     pub type_name: String,
 }
 
+/// A statement of sql/duckdb.sql, its slots filled.
+pub fn statement(name: &str, slots: &[(&str, &str)]) -> String {
+    sql::render(sql::fragment(sql::DUCKDB, name), slots)
+}
+
 /// CSV and Parquet sources up to this size are parsed once for the search,
 /// grouped ([`crate::data::frequency::Input`]); larger ones are scanned per pass.
 pub const SMALL_FILE_BYTES: u64 = 256 << 20;
@@ -56,12 +61,10 @@ pub fn open(job: &Job) -> Result<(Connection, Vec<SourceColumn>)> {
 pub fn open_with(job: &Job, positions: bool) -> Result<(Connection, Vec<SourceColumn>, Option<String>)> {
     let src_path = match &job.source {
         SourceSpec::Database { path, .. } | SourceSpec::Csv { path, .. } | SourceSpec::Parquet { path } => path,
+        // A remote source is opened by its engine (crate::engine::open); the
+        // commands that open it here refuse a remote engine first (the plan's table).
         SourceSpec::SparkTable { .. } | SourceSpec::SparkParquet { .. } | SourceSpec::PostgresTable { .. } => {
-            return Err(bad(format!(
-                "{}: this command runs on the DuckDB engine only; on {}, `kanon run`, `check` and `pareto` take full-domain jobs",
-                job.path.display(),
-                job.engine.kind.name()
-            )))
+            unreachable!("a remote source opened as an embedded one")
         }
     };
     if !src_path.is_file() {
@@ -75,10 +78,9 @@ pub fn open_with(job: &Job, positions: bool) -> Result<(Connection, Vec<SourceCo
             } else {
                 ("kanon_src", " (READ_ONLY)")
             };
-            conn.execute_batch(&format!(
-                "ATTACH {} AS {}{mode}",
-                sql::literal(&path.to_string_lossy()),
-                sql::ident(catalog)
+            conn.execute_batch(&statement(
+                "attach",
+                &[("path", &sql::literal(&path.to_string_lossy())), ("catalog", &sql::ident(catalog)), ("mode", mode)],
             ))
             .or_bad_input(|| format!("opening source database {}", path.display()))?;
             if !table_exists(&conn, catalog, table)? {
@@ -99,7 +101,7 @@ pub fn open_with(job: &Job, positions: bool) -> Result<(Connection, Vec<SourceCo
             // one is read by each, with the first sniff's findings.
             let tiny = std::fs::metadata(path).is_ok_and(|m| m.len() <= TINY_CSV_BYTES);
             if positions || tiny {
-                conn.execute_batch(&format!("CREATE TEMP TABLE kanon_source_copy AS SELECT * FROM {csv}"))
+                conn.execute_batch(&statement("copy_csv", &[("csv", &csv)]))
                     .or_bad_input(|| format!("reading source {}", src_path.display()))?;
                 "kanon_source_copy".into()
             } else {
@@ -108,7 +110,7 @@ pub fn open_with(job: &Job, positions: bool) -> Result<(Connection, Vec<SourceCo
         }
         SourceSpec::Parquet { path } => format!("read_parquet({})", sql::literal(&path.to_string_lossy())),
         SourceSpec::SparkTable { .. } | SourceSpec::SparkParquet { .. } | SourceSpec::PostgresTable { .. } => {
-            unreachable!("returned above")
+            unreachable!("a remote source opened as an embedded one")
         }
     };
     conn.execute_batch(&sql::render(sql::SOURCE_VIEW, &[("relation", &relation)]))
@@ -129,11 +131,8 @@ pub fn open_with(job: &Job, positions: bool) -> Result<(Connection, Vec<SourceCo
         ),
         _ => (relation, "rowid"),
     };
-    conn.execute_batch(&format!(
-        "CREATE OR REPLACE TEMP VIEW kanon_source_rows AS SELECT *, {at} AS {} FROM {rows}",
-        sql::ident(&pos)
-    ))
-    .or_bad_input(|| format!("reading source {}", src_path.display()))?;
+    conn.execute_batch(&statement("source_rows", &[("at", at), ("position", &sql::ident(&pos)), ("rows", &rows)]))
+        .or_bad_input(|| format!("reading source {}", src_path.display()))?;
     Ok((conn, columns, Some(pos)))
 }
 
@@ -173,7 +172,7 @@ fn pinned_csv(conn: &Connection, file: &str, args: &str) -> Option<String> {
     }
     call.push(')');
     // A setting the sniffer prints but read_csv would not take back: detect instead.
-    conn.execute_batch(&format!("DESCRIBE SELECT * FROM {call}")).ok()?;
+    conn.execute_batch(&statement("describe_select", &[("relation", &call)])).ok()?;
     Some(call)
 }
 
@@ -188,8 +187,7 @@ pub fn open_local(engine: &Engine) -> Result<Connection> {
 /// Attach the output database as [`OUT`] unless it already is (the source lives
 /// there). Returns whether the file was created by this call.
 pub fn attach_output(conn: &Connection, job: &Job, out: &OutputTable, read_only: bool) -> Result<bool> {
-    let attached: i64 =
-        conn.query_row("SELECT count(*) FROM duckdb_databases() WHERE database_name = ?", [OUT], |r| r.get(0))?;
+    let attached: i64 = conn.query_row(&statement("attached", &[]), [OUT], |r| r.get(0))?;
     if attached > 0 {
         return Ok(false);
     }
@@ -204,8 +202,11 @@ pub fn attach_output(conn: &Connection, job: &Job, out: &OutputTable, read_only:
         }
     }
     let mode = if read_only { " (READ_ONLY)" } else { "" };
-    conn.execute_batch(&format!("ATTACH {} AS {}{mode}", sql::literal(&path.to_string_lossy()), sql::ident(OUT)))
-        .with_context(|| format!("opening output database {}", path.display()))?;
+    conn.execute_batch(&statement(
+        "attach",
+        &[("path", &sql::literal(&path.to_string_lossy())), ("catalog", &sql::ident(OUT)), ("mode", mode)],
+    ))
+    .with_context(|| format!("opening output database {}", path.display()))?;
     Ok(created)
 }
 
@@ -241,22 +242,22 @@ pub fn bytes(text: &str) -> Option<u64> {
 
 fn configure(conn: &Connection, engine: &Engine) -> Result<()> {
     if let Some(t) = engine.threads {
-        conn.execute_batch(&format!("SET threads = {t}"))?;
+        conn.execute_batch(&statement("threads", &[("threads", &t.to_string())]))?;
     }
     if let Some(m) = &engine.memory_limit {
         // DuckDB parses the size (any of its spellings: "8GB", "512MiB", "50%"),
         // then its pool gets a share of it (POOL_SHARE).
-        conn.execute_batch(&format!("SET memory_limit = {}", sql::literal(m)))
+        conn.execute_batch(&statement("memory_limit", &[("limit", &sql::literal(m))]))
             .or_bad_input(|| format!("[engine] memory_limit \"{m}\""))?;
-        let read = || conn.query_row("SELECT current_setting('memory_limit')", [], |r| r.get::<_, String>(0));
+        let read = || conn.query_row(&statement("read_memory_limit", &[]), [], |r| r.get::<_, String>(0));
         // The job's own text when it is plain ("8GB"); DuckDB prints sizes to one decimal.
         if let Some(budget) = bytes(m).or_else(|| bytes(&read().ok()?)) {
             let pool = (budget as f64 * POOL_SHARE) as u64;
-            conn.execute_batch(&format!("SET memory_limit = '{pool} bytes'"))?;
+            conn.execute_batch(&statement("memory_limit", &[("limit", &format!("'{pool} bytes'"))]))?;
         }
     }
     if let Some(d) = &engine.temp_directory {
-        conn.execute_batch(&format!("SET temp_directory = {}", sql::literal(&d.to_string_lossy())))
+        conn.execute_batch(&statement("temp_directory", &[("path", &sql::literal(&d.to_string_lossy()))]))
             .or_bad_input(|| format!("[engine] temp_directory {}", d.display()))?;
     }
     Ok(())
@@ -270,18 +271,14 @@ fn columns(conn: &Connection) -> duckdb::Result<Vec<SourceColumn>> {
 
 /// Does `table` exist in the main schema of `catalog` (case-insensitively, as DuckDB resolves names)?
 pub fn table_exists(conn: &Connection, catalog: &str, table: &str) -> Result<bool> {
-    let n: i64 = conn.query_row(
-        "SELECT count(*) FROM duckdb_tables() WHERE database_name = ? AND schema_name = 'main' AND lower(table_name) = lower(?)",
-        [catalog, table],
-        |r| r.get(0),
-    )?;
+    let n: i64 = conn.query_row(&statement("table_exists", &[]), [catalog, table], |r| r.get(0))?;
     Ok(n > 0)
 }
 
 /// Does the local value table `table` (column `n`) hold a NULL? A join on
 /// its values needs `IS NOT DISTINCT FROM` only then.
 pub fn has_null(conn: &Connection, table: &str) -> Result<bool> {
-    let q = format!("SELECT count(*) FROM {} WHERE n IS NULL", sql::ident(table));
+    let q = statement("nulls", &[("table", &sql::ident(table))]);
     Ok(conn.query_row(&q, [], |r| r.get::<_, i64>(0))? > 0)
 }
 
@@ -342,10 +339,7 @@ pub fn population_relation(conn: &Connection, job: &Job) -> Result<Option<String
 /// The table function `kanon_arrow(batch)` on `conn` (once): how an engine's
 /// results, as Arrow batches, become rows of a local table.
 pub fn register_arrow_scan(conn: &Connection) -> Result<()> {
-    let registered: i64 =
-        conn.query_row("SELECT count(*) FROM duckdb_functions() WHERE function_name = 'kanon_arrow'", [], |r| {
-            r.get(0)
-        })?;
+    let registered: i64 = conn.query_row(&statement("arrow_registered", &[]), [], |r| r.get(0))?;
     if registered == 0 {
         conn.register_table_function::<duckdb::vtab::arrow::ArrowVTab>("kanon_arrow")?;
     }

@@ -7,7 +7,7 @@
 use crate::engine::commit::CommitTarget;
 use crate::engine::embedded::{self, OUT};
 use crate::error::bad;
-use crate::job::{EngineKind, Job};
+use crate::job::Job;
 use crate::sql::{self, ident, render};
 use anyhow::{Context, Result};
 use duckdb::Connection;
@@ -27,24 +27,6 @@ pub struct Run {
 
 fn runs_table() -> String {
     format!("{}.main.{}", ident(OUT), ident(RUNS))
-}
-
-/// On PostgreSQL: `kanon_runs` in the release table's schema (the one it
-/// names, else the source's). A release named kanon_runs is refused when
-/// the run is planned and, in any spelling, when the source is opened.
-fn postgres_runs(schema: &str) -> String {
-    crate::engine::postgres::Place { schema: schema.to_string(), name: RUNS.to_string() }.quoted()
-}
-
-/// On Spark: `kanon_runs` beside the release table (its namespace), dotted
-/// as the job names the release.
-fn spark_runs(job: &Job) -> String {
-    // (A release named kanon_runs is refused when the run is planned.)
-    let table = job.output.remote_table.as_deref().unwrap_or_default();
-    let mut parts: Vec<&str> = table.split('.').collect();
-    parts.pop();
-    parts.push(RUNS);
-    parts.join(".")
 }
 
 fn text(v: Option<&Value>) -> Option<String> {
@@ -98,7 +80,7 @@ pub fn append(target: CommitTarget, job: &Job, run: &Run) -> Result<()> {
             .with_context(context)?;
         }
         CommitTarget::Postgres { tx, schema } => {
-            let runs = postgres_runs(schema);
+            let runs = crate::engine::postgres::runs_place(schema);
             tx.batch_execute(&render(sql::fragment(sql::HISTORY, "create"), &[("runs", &runs)]))
                 .with_context(context)?;
             tx.execute(
@@ -128,7 +110,7 @@ pub fn append(target: CommitTarget, job: &Job, run: &Run) -> Result<()> {
         CommitTarget::Spark(spark) => {
             use spark_connect::row::Value as V;
             use spark_connect::types::DataType as T;
-            let runs = spark_runs(job);
+            let runs = crate::engine::spark::runs_name(job);
             let create = render(
                 sql::fragment(sql::HISTORY, "create_spark"),
                 &[("runs", &crate::engine::spark::qualified(&runs))],
@@ -164,28 +146,12 @@ pub fn append(target: CommitTarget, job: &Job, run: &Run) -> Result<()> {
 /// The job's history, oldest first (empty when no run has been recorded).
 pub fn read(job: &Job) -> Result<Vec<Map<String, Value>>> {
     let file = job.path.display();
-    if let EngineKind::Postgres(url) = &job.engine.kind {
-        let pg = crate::engine::postgres::Postgres::connect(job, url)?;
+    if let Some(remote) = crate::engine::connect(job)? {
         let conn = Connection::open_in_memory()?;
-        let runs = postgres_runs(&pg.release_place(job)?.schema);
-        if !pg.exists(&runs)? {
+        let Some(runs) = remote.history(job)? else {
             return Ok(Vec::new());
-        }
-        pg.fetch(&conn, &format!("SELECT * FROM {runs}"), "kanon_runs_fetched")?;
-        return rows(&conn, "kanon_runs_fetched");
-    }
-    if let EngineKind::Spark(url) = &job.engine.kind {
-        let spark = crate::engine::spark::Spark::connect(job, url)?;
-        let conn = Connection::open_in_memory()?;
-        let runs = spark_runs(job);
-        if !spark.exists(&runs)? {
-            return Ok(Vec::new());
-        }
-        spark.fetch(
-            &conn,
-            &format!("SELECT * FROM {}", crate::engine::spark::qualified(&runs)),
-            "kanon_runs_fetched",
-        )?;
+        };
+        remote.fetch(&conn, &embedded::statement("select_all", &[("relation", &runs)]), "kanon_runs_fetched")?;
         return rows(&conn, "kanon_runs_fetched");
     }
     let Some(out) = &job.output.table else {

@@ -12,7 +12,8 @@
 //! double-quoted identifiers (ANSI), so [`crate::sql::ident`] quotes for both
 //! engines; [`dialect`] holds the few spelling differences.
 
-use crate::engine::embedded::SourceColumn;
+use crate::engine::embedded::{statement as local, SourceColumn};
+use crate::engine::remote::RemoteEngine;
 use crate::error::bad;
 use crate::job::{Job, SecretUrl, SourceSpec};
 use crate::sql::{ident, list};
@@ -54,9 +55,33 @@ pub fn dialect(statement: &str) -> String {
     statement.replace("GROUPING(", "grouping_id(")
 }
 
+/// A statement of sql/spark.sql, its slots filled.
+fn statement(name: &str, slots: &[(&str, &str)]) -> String {
+    crate::sql::render(crate::sql::fragment(crate::sql::SPARK, name), slots)
+}
+
+fn drop_if_exists(table: &str) -> String {
+    statement("drop_if_exists", &[("table", table)])
+}
+
+fn rename(from: &str, to: &str) -> String {
+    statement("rename", &[("from", from), ("to", to)])
+}
+
 /// A dot-separated catalog name, each part quoted.
 pub fn qualified(name: &str) -> String {
     list(name.split('.'), ".", ident)
+}
+
+/// Where the run history lives: `kanon_runs` beside the release table (its
+/// namespace), dotted as the job names the release.
+pub fn runs_name(job: &Job) -> String {
+    // (A release named kanon_runs is refused when the run is planned.)
+    let table = job.output.remote_table.as_deref().unwrap_or_default();
+    let mut parts: Vec<&str> = table.split('.').collect();
+    parts.pop();
+    parts.push(crate::engine::commit::RUNS);
+    parts.join(".")
 }
 
 impl Spark {
@@ -119,45 +144,6 @@ impl Spark {
         Ok(())
     }
 
-    /// Expose the job's source as the temporary view `kanon_source`; return its
-    /// columns with the DuckDB type each arrives as. A release that is the
-    /// source under another name is refused first.
-    pub fn open_source(&self, job: &Job) -> Result<Vec<SourceColumn>> {
-        self.refuse_release_over_source(job)?;
-        let file = job.path.display();
-        let frame = match &job.source {
-            SourceSpec::SparkTable { name } => {
-                let exists =
-                    self.session.catalog().table_exists(name).map_err(|e| {
-                        bad(format!("{file}: [source] table \"{name}\": Spark's catalog cannot tell: {e}"))
-                    })?;
-                if !exists {
-                    return Err(bad(format!("{file}: [source] table \"{name}\" not found in Spark's catalog")));
-                }
-                self.session.table(name)
-            }
-            SourceSpec::SparkParquet { path } => Ok(self.session.read().parquet(path)),
-            _ => unreachable!("a Spark job has a Spark source"),
-        };
-        let frame = frame.map_err(|e| bad(format!("{file}: [source] {}: {e}", job.source.describe())))?;
-        Self::view(frame, "kanon_source").map_err(|e| bad(format!("{file}: [source] {}: {e:#}", job.source.describe())))
-    }
-
-    /// The catalog's table `name` as the temp view `view`; its columns as
-    /// DuckDB types, or None when the catalog has no such table.
-    pub fn open_table(&self, name: &str, view: &str) -> Result<Option<Vec<SourceColumn>>> {
-        let exists = self
-            .session
-            .catalog()
-            .table_exists(name)
-            .map_err(|e| anyhow!("table \"{name}\": Spark's catalog cannot tell: {e}"))?;
-        if !exists {
-            return Ok(None);
-        }
-        let frame = self.session.table(name).map_err(|e| anyhow!("table \"{name}\": {e}"))?;
-        Self::view(frame, view).map(Some)
-    }
-
     /// `frame` as the temp view `view`; its columns as DuckDB types.
     fn view(frame: spark_connect::DataFrame, view: &str) -> Result<Vec<SourceColumn>> {
         let schema = frame.schema().map_err(|e| anyhow!("{e}"))?;
@@ -187,12 +173,8 @@ impl Spark {
             let batch = to_duckdb(batch)?;
             rows += batch.num_rows() as u64;
             let registered = ArrowBatchRegistration::new(batch);
-            let verb = if created {
-                format!("INSERT INTO {}", ident(target))
-            } else {
-                format!("CREATE OR REPLACE TEMP TABLE {} AS", ident(target))
-            };
-            conn.execute(&format!("{verb} SELECT * FROM kanon_arrow(?)"), [&registered])
+            let verb = if created { "fetched_append" } else { "fetched_create" };
+            conn.execute(&local(verb, &[("target", &ident(target))]), [&registered])
                 .with_context(|| format!("storing Spark's result in {target}"))?;
             created = true;
         }
@@ -210,14 +192,189 @@ impl Spark {
                     Ok(format!("{} {t}", ident(&f.name)))
                 })
                 .collect::<Result<Vec<_>>>()?;
-            conn.execute_batch(&format!("CREATE OR REPLACE TEMP TABLE {} ({})", ident(target), columns.join(", ")))?;
+            conn.execute_batch(&local(
+                "fetched_empty",
+                &[("target", &ident(target)), ("columns", &columns.join(", "))],
+            ))?;
         }
         Ok(rows)
     }
 
+    /// One row of text columns as the Spark temporary view `view` (replaced),
+    /// sent as the session's data: for secrets (the pseudonym key's pads),
+    /// which no statement's text (nor so any message quoting one) may hold.
+    pub fn share_secret_row(&self, view: &str, row: &[(&str, String)]) -> Result<()> {
+        let text = DataType::String { collation: "UTF8_BINARY".into() };
+        let names: Vec<String> = row.iter().map(|(n, _)| n.to_string()).collect();
+        let values = row.iter().map(|(_, v)| Value::String(v.clone())).collect();
+        let schema = DataType::Struct {
+            fields: names
+                .iter()
+                .map(|n| StructField {
+                    name: n.clone(),
+                    data_type: text.clone(),
+                    nullable: false,
+                    metadata: BTreeMap::new(),
+                })
+                .collect(),
+        };
+        self.session
+            .create_dataframe(vec![Row::new(names, values)], schema)
+            .and_then(|frame| frame.create_or_replace_temp_view(view))
+            .map_err(|_| anyhow!("sending the pseudonymization key to the Spark session failed"))?;
+        Ok(())
+    }
+
+    /// Run a statement on Spark for its effect.
+    pub fn execute(&self, statement: &str) -> Result<()> {
+        self.session
+            .sql(&dialect(statement))?
+            .collect_record_batches()
+            .with_context(|| format!("running on Spark: {statement}"))?;
+        Ok(())
+    }
+
+    fn count(&self, relation: &str) -> Result<u64> {
+        let batches = self.session.sql(&statement("count", &[("relation", relation)]))?.collect_record_batches()?;
+        let batch = batches.first().context("a count from Spark")?;
+        let n = batch
+            .column(0)
+            .as_any()
+            .downcast_ref::<arrow58::array::Int64Array>()
+            .context("a count from Spark")?
+            .value(0);
+        Ok(n as u64)
+    }
+
+    /// Whether Spark's catalog has the table `name`.
+    pub fn exists(&self, name: &str) -> Result<bool> {
+        Ok(self.session.catalog().table_exists(name)?)
+    }
+
+    /// A run killed between the swap's two renames left the previous release
+    /// under its `__kanon_previous` name and none under the target's: put it
+    /// back. Called by the release only: `kanon check` changes nothing.
+    pub fn recover(&self, table: &str) -> Result<()> {
+        let previous = format!("{table}{PREVIOUS}");
+        if !self.exists(table)? && self.exists(&previous)? {
+            self.execute(&rename(&qualified(&previous), &qualified(table)))?;
+        }
+        Ok(())
+    }
+
+    /// `name` as Spark's catalog resolves it: (catalog, namespace, table),
+    /// lower case (Spark's names are case-insensitive), the session's current
+    /// catalog and namespace filling the parts a name leaves out.
+    pub fn identity(&self, name: &str) -> Result<(String, String, String)> {
+        let parts: Vec<String> = name.split('.').map(|p| p.trim_matches('`').to_lowercase()).collect();
+        let catalog = self.session.catalog();
+        let current = || -> Result<(String, String)> {
+            Ok((catalog.current_catalog()?.to_lowercase(), catalog.current_database()?.to_lowercase()))
+        };
+        Ok(match parts.as_slice() {
+            [t] => {
+                let (c, ns) = current()?;
+                (c, ns, t.clone())
+            }
+            [ns, t] => (current()?.0, ns.clone(), t.clone()),
+            [c, ns @ .., t] => (c.clone(), ns.join("."), t.clone()),
+            [] => unreachable!("split gives a part"),
+        })
+    }
+
+    /// Tables named `name` followed by anything, in `name`'s namespace (full names).
+    fn tables_like(&self, name: &str) -> Result<Vec<String>> {
+        let (namespace, last) = match name.rsplit_once('.') {
+            Some((ns, last)) => (Some(ns), last),
+            None => (None, name),
+        };
+        let show = match namespace {
+            Some(ns) => statement("show_tables_in", &[("namespace", &qualified(ns)), ("pattern", last)]),
+            None => statement("show_tables", &[("pattern", last)]),
+        };
+        // SHOW TABLES's LIKE takes a pattern of its own ('*' any, '|' or): the
+        // name's own characters other than letters, digits and '_' make it
+        // match nothing, never something else.
+        if !last.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Ok(Vec::new());
+        }
+        let mut out = Vec::new();
+        for batch in self.session.sql(&show)?.collect_record_batches()? {
+            let Some(names) = batch.column_by_name("tableName") else { continue };
+            let names = names.as_any().downcast_ref::<arrow58::array::StringArray>().context("SHOW TABLES names")?;
+            let temporary = batch
+                .column_by_name("isTemporary")
+                .and_then(|c| c.as_any().downcast_ref::<arrow58::array::BooleanArray>().cloned());
+            for i in 0..arrow58::array::Array::len(names) {
+                if temporary.as_ref().is_some_and(|t| t.value(i)) {
+                    continue;
+                }
+                let n = names.value(i);
+                out.push(match namespace {
+                    Some(ns) => format!("{ns}.{n}"),
+                    None => n.to_string(),
+                });
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl RemoteEngine for Spark {
+    fn name(&self) -> &'static str {
+        "Spark"
+    }
+
+    fn unread(&self) -> &'static str {
+        UNREAD
+    }
+
+    fn same_value(&self, left: &str, right: &str, _duckdb_type: &str, _nullable: bool) -> String {
+        statement("same_value", &[("left", left), ("right", right)])
+    }
+
+    /// Expose the job's source as the temporary view `kanon_source`; return its
+    /// columns with the DuckDB type each arrives as. A release that is the
+    /// source under another name is refused first.
+    fn open_source(&self, job: &Job) -> Result<Vec<SourceColumn>> {
+        self.refuse_release_over_source(job)?;
+        let file = job.path.display();
+        let frame = match &job.source {
+            SourceSpec::SparkTable { name } => {
+                let exists =
+                    self.session.catalog().table_exists(name).map_err(|e| {
+                        bad(format!("{file}: [source] table \"{name}\": Spark's catalog cannot tell: {e}"))
+                    })?;
+                if !exists {
+                    return Err(bad(format!("{file}: [source] table \"{name}\" not found in Spark's catalog")));
+                }
+                self.session.table(name)
+            }
+            SourceSpec::SparkParquet { path } => Ok(self.session.read().parquet(path)),
+            _ => unreachable!("a Spark job has a Spark source"),
+        };
+        let frame = frame.map_err(|e| bad(format!("{file}: [source] {}: {e}", job.source.describe())))?;
+        Self::view(frame, "kanon_source").map_err(|e| bad(format!("{file}: [source] {}: {e:#}", job.source.describe())))
+    }
+
+    /// The catalog's table `name` as the temp view `view`; its columns as
+    /// DuckDB types, or None when the catalog has no such table.
+    fn open_table(&self, name: &str, view: &str) -> Result<Option<Vec<SourceColumn>>> {
+        let exists = self
+            .session
+            .catalog()
+            .table_exists(name)
+            .map_err(|e| anyhow!("table \"{name}\": Spark's catalog cannot tell: {e}"))?;
+        if !exists {
+            return Ok(None);
+        }
+        let frame = self.session.table(name).map_err(|e| anyhow!("table \"{name}\": {e}"))?;
+        Self::view(frame, view).map(Some)
+    }
+
     /// The rows of the local query `select` (with `params`) as the Spark
     /// temporary view `view` (replaced).
-    pub fn share(&self, conn: &Connection, select: &str, params: &[i64], view: &str) -> Result<()> {
+    fn share(&self, conn: &Connection, select: &str, params: &[i64], view: &str) -> Result<()> {
         let mut stmt = conn.prepare(select)?;
         let mut rows = stmt.query(duckdb::params_from_iter(params))?;
         let names: Vec<String> = rows.as_ref().context("a shared query's columns")?.column_names();
@@ -276,8 +433,8 @@ impl Spark {
                     .with_context(|| format!("sending part {} of {count} of {view} to Spark", i + 1))?;
             }
             let union =
-                list(0..count, " UNION ALL ", |i| format!("SELECT * FROM {}", ident(&format!("{view}_part{i}"))));
-            self.execute(&format!("CREATE OR REPLACE TEMPORARY VIEW {} AS {union}", ident(&raw)))?;
+                list(0..count, " UNION ALL ", |i| statement("part", &[("part", &ident(&format!("{view}_part{i}")))]));
+            self.execute(&statement("union_view", &[("view", &ident(&raw)), ("union", &union)]))?;
         }
         if raw != view {
             // Types sent as text (decimals, timestamps) are cast back on Spark.
@@ -285,95 +442,12 @@ impl Spark {
                 Some(t) => format!("CAST({} AS {t}) AS {}", ident(n), ident(n)),
                 None => ident(n),
             });
-            self.execute(&format!(
-                "CREATE OR REPLACE TEMPORARY VIEW {} AS SELECT {columns} FROM {}",
-                ident(view),
-                ident(&raw)
+            self.execute(&statement(
+                "cast_view",
+                &[("view", &ident(view)), ("columns", &columns), ("raw", &ident(&raw))],
             ))?;
         }
         Ok(())
-    }
-
-    /// One row of text columns as the Spark temporary view `view` (replaced),
-    /// sent as the session's data: for secrets (the pseudonym key's pads),
-    /// which no statement's text (nor so any message quoting one) may hold.
-    pub fn share_secret_row(&self, view: &str, row: &[(&str, String)]) -> Result<()> {
-        let text = DataType::String { collation: "UTF8_BINARY".into() };
-        let names: Vec<String> = row.iter().map(|(n, _)| n.to_string()).collect();
-        let values = row.iter().map(|(_, v)| Value::String(v.clone())).collect();
-        let schema = DataType::Struct {
-            fields: names
-                .iter()
-                .map(|n| StructField {
-                    name: n.clone(),
-                    data_type: text.clone(),
-                    nullable: false,
-                    metadata: BTreeMap::new(),
-                })
-                .collect(),
-        };
-        self.session
-            .create_dataframe(vec![Row::new(names, values)], schema)
-            .and_then(|frame| frame.create_or_replace_temp_view(view))
-            .map_err(|_| anyhow!("sending the pseudonymization key to the Spark session failed"))?;
-        Ok(())
-    }
-
-    /// Run a statement on Spark for its effect.
-    pub fn execute(&self, statement: &str) -> Result<()> {
-        self.session
-            .sql(&dialect(statement))?
-            .collect_record_batches()
-            .with_context(|| format!("running on Spark: {statement}"))?;
-        Ok(())
-    }
-
-    fn count(&self, relation: &str) -> Result<u64> {
-        let batches = self.session.sql(&format!("SELECT count(*) AS n FROM {relation}"))?.collect_record_batches()?;
-        let batch = batches.first().context("a count from Spark")?;
-        let n = batch
-            .column(0)
-            .as_any()
-            .downcast_ref::<arrow58::array::Int64Array>()
-            .context("a count from Spark")?
-            .value(0);
-        Ok(n as u64)
-    }
-
-    /// Whether Spark's catalog has the table `name`.
-    pub fn exists(&self, name: &str) -> Result<bool> {
-        Ok(self.session.catalog().table_exists(name)?)
-    }
-
-    /// A run killed between the swap's two renames left the previous release
-    /// under its `__kanon_previous` name and none under the target's: put it
-    /// back. Called by the release only: `kanon check` changes nothing.
-    pub fn recover(&self, table: &str) -> Result<()> {
-        let previous = format!("{table}{PREVIOUS}");
-        if !self.exists(table)? && self.exists(&previous)? {
-            self.execute(&format!("ALTER TABLE {} RENAME TO {}", qualified(&previous), qualified(table)))?;
-        }
-        Ok(())
-    }
-
-    /// `name` as Spark's catalog resolves it: (catalog, namespace, table),
-    /// lower case (Spark's names are case-insensitive), the session's current
-    /// catalog and namespace filling the parts a name leaves out.
-    pub fn identity(&self, name: &str) -> Result<(String, String, String)> {
-        let parts: Vec<String> = name.split('.').map(|p| p.trim_matches('`').to_lowercase()).collect();
-        let catalog = self.session.catalog();
-        let current = || -> Result<(String, String)> {
-            Ok((catalog.current_catalog()?.to_lowercase(), catalog.current_database()?.to_lowercase()))
-        };
-        Ok(match parts.as_slice() {
-            [t] => {
-                let (c, ns) = current()?;
-                (c, ns, t.clone())
-            }
-            [ns, t] => (current()?.0, ns.clone(), t.clone()),
-            [c, ns @ .., t] => (c.clone(), ns.join("."), t.clone()),
-            [] => unreachable!("split gives a part"),
-        })
     }
 
     /// Write `select` as the table `table` of Spark's catalog: built under a
@@ -382,7 +456,7 @@ impl Spark {
     /// Spark"). `after_swap` (the run history's row) runs with the new table
     /// in place; if it or the second rename fails, the previous release is
     /// renamed back. Returns the rows.
-    pub fn write_table(
+    fn write_table(
         &self,
         table: &str,
         select: &str,
@@ -392,27 +466,27 @@ impl Spark {
         // A killed run's temporary table (Spark may have finished writing it
         // after the client died): dropped on a best-effort basis.
         for stale in self.tables_like(&format!("{table}{TMP}"))? {
-            let _ = self.execute(&format!("DROP TABLE IF EXISTS {}", qualified(&stale)));
+            let _ = self.execute(&drop_if_exists(&qualified(&stale)));
         }
         let run = self.session.session_id().chars().filter(char::is_ascii_alphanumeric).take(12).collect::<String>();
         let (tmp, previous) = (format!("{table}{TMP}_{run}"), format!("{table}{PREVIOUS}"));
         let (q_tmp, q_previous, q_table) = (qualified(&tmp), qualified(&previous), qualified(table));
         let drop_tmp = || {
-            let _ = self.execute(&format!("DROP TABLE IF EXISTS {q_tmp}"));
+            let _ = self.execute(&drop_if_exists(&q_tmp));
         };
         let built = self
-            .execute(&format!("CREATE TABLE {q_tmp} USING parquet AS {select}"))
+            .execute(&statement("create_parquet", &[("table", &q_tmp), ("select", select)]))
             .context("writing the release on Spark")
             .and_then(|()| self.count(&q_tmp))
-            .and_then(|rows| self.execute(&format!("DROP TABLE IF EXISTS {q_previous}")).map(|()| rows));
+            .and_then(|rows| self.execute(&drop_if_exists(&q_previous)).map(|()| rows));
         let rows = built.inspect_err(|_| drop_tmp())?;
         let had_previous = self.exists(table)?;
         if had_previous {
-            self.execute(&format!("ALTER TABLE {q_table} RENAME TO {q_previous}")).inspect_err(|_| drop_tmp())?;
+            self.execute(&rename(&q_table, &q_previous)).inspect_err(|_| drop_tmp())?;
         }
         // From here until the previous release is dropped, a failure renames it back.
         let swapped = crate::fault("spark-between-renames")
-            .and_then(|()| self.execute(&format!("ALTER TABLE {q_tmp} RENAME TO {q_table}")))
+            .and_then(|()| self.execute(&rename(&q_tmp, &q_table)))
             .and_then(|()| {
                 let target = crate::engine::commit::CommitTarget::Spark(self);
                 after_swap.map_or(Ok(()), |f| f(target, rows).context("after the release's swap on Spark"))
@@ -421,54 +495,32 @@ impl Spark {
             if self.exists(&tmp).unwrap_or(false) {
                 drop_tmp();
             } else {
-                let _ = self.execute(&format!("DROP TABLE IF EXISTS {q_table}"));
+                let _ = self.execute(&drop_if_exists(&q_table));
             }
             if had_previous {
-                self.execute(&format!("ALTER TABLE {q_previous} RENAME TO {q_table}")).with_context(|| {
+                self.execute(&rename(&q_previous, &q_table)).with_context(|| {
                     format!("{e:#}; putting the previous release back failed: the next run restores it from {previous}")
                 })?;
             }
             return Err(e);
         }
-        self.execute(&format!("DROP TABLE IF EXISTS {q_previous}"))?;
+        self.execute(&drop_if_exists(&q_previous))?;
         Ok(rows)
     }
 
-    /// Tables named `name` followed by anything, in `name`'s namespace (full names).
-    fn tables_like(&self, name: &str) -> Result<Vec<String>> {
-        let (namespace, last) = match name.rsplit_once('.') {
-            Some((ns, last)) => (Some(ns), last),
-            None => (None, name),
-        };
-        let show = match namespace {
-            Some(ns) => format!("SHOW TABLES IN {} LIKE '{last}*'", qualified(ns)),
-            None => format!("SHOW TABLES LIKE '{last}*'"),
-        };
-        // SHOW TABLES's LIKE takes a pattern of its own ('*' any, '|' or): the
-        // name's own characters other than letters, digits and '_' make it
-        // match nothing, never something else.
-        if !last.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            return Ok(Vec::new());
-        }
-        let mut out = Vec::new();
-        for batch in self.session.sql(&show)?.collect_record_batches()? {
-            let Some(names) = batch.column_by_name("tableName") else { continue };
-            let names = names.as_any().downcast_ref::<arrow58::array::StringArray>().context("SHOW TABLES names")?;
-            let temporary = batch
-                .column_by_name("isTemporary")
-                .and_then(|c| c.as_any().downcast_ref::<arrow58::array::BooleanArray>().cloned());
-            for i in 0..arrow58::array::Array::len(names) {
-                if temporary.as_ref().is_some_and(|t| t.value(i)) {
-                    continue;
-                }
-                let n = names.value(i);
-                out.push(match namespace {
-                    Some(ns) => format!("{ns}.{n}"),
-                    None => n.to_string(),
-                });
-            }
-        }
-        Ok(out)
+    fn fetch(&self, conn: &Connection, select: &str, target: &str) -> Result<u64> {
+        Spark::fetch(self, conn, select, target)
+    }
+
+    fn share_key(&self, key: &crate::pseudonym::Key) -> Result<fn(&str) -> String> {
+        let (inner, outer) = key.pads_hex();
+        self.share_secret_row("kanon_release_key", &[("inner", inner), ("outer", outer)])?;
+        Ok(|column| statement("pseudonym", &[("column", column)]))
+    }
+
+    fn history(&self, job: &Job) -> Result<Option<String>> {
+        let runs = runs_name(job);
+        Ok(self.exists(&runs)?.then(|| qualified(&runs)))
     }
 }
 
@@ -494,11 +546,9 @@ impl crate::engine::commit::AppendRow for Spark {
         self.session
             .create_dataframe(vec![Row::new(names.clone(), values)], schema)?
             .create_or_replace_temp_view("kanon_appended_row")?;
-        self.execute(&format!(
-            "INSERT INTO {} ({}) SELECT {} FROM kanon_appended_row",
-            qualified(table),
-            list(&names, ", ", |n| ident(n)),
-            list(&names, ", ", |n| ident(n))
+        self.execute(&statement(
+            "append_row",
+            &[("table", &qualified(table)), ("columns", &list(&names, ", ", |n| ident(n)))],
         ))
     }
 }

@@ -4,6 +4,7 @@
 //! values per date unit) and per mask candidate (distinct prefixes).
 
 use super::words::{has_word, CODE_WORDS};
+use crate::engine::types::ColumnType;
 use crate::sql::{self, fragment, ident, render};
 use duckdb::Connection;
 
@@ -18,17 +19,13 @@ pub(super) enum Class {
 }
 
 pub(super) fn class_of(type_name: &str) -> Class {
-    let t = type_name.to_ascii_uppercase();
-    match t.as_str() {
-        "TINYINT" | "SMALLINT" | "INTEGER" | "BIGINT" | "HUGEINT" | "UTINYINT" | "USMALLINT" | "UINTEGER"
-        | "UBIGINT" | "UHUGEINT" => Class::Integer,
-        "FLOAT" | "DOUBLE" | "REAL" => Class::Decimal,
-        "DATE" => Class::Temporal,
-        "VARCHAR" | "UUID" => Class::Text,
-        "BOOLEAN" => Class::Boolean,
-        _ if t.starts_with("DECIMAL") => Class::Decimal,
-        _ if t.starts_with("TIMESTAMP") => Class::Temporal,
-        _ => Class::Other,
+    match ColumnType::of(type_name) {
+        ColumnType::Integer { .. } => Class::Integer,
+        ColumnType::Fractional => Class::Decimal,
+        ColumnType::Date | ColumnType::Timestamp => Class::Temporal,
+        ColumnType::Varchar | ColumnType::Uuid => Class::Text,
+        ColumnType::Boolean => Class::Boolean,
+        ColumnType::Time | ColumnType::Interval | ColumnType::Other => Class::Other,
     }
 }
 

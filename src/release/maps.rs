@@ -5,6 +5,7 @@
 
 use crate::data::hierarchy::{code_table, dim_table, node_table};
 use crate::engine::embedded::SourceColumn;
+use crate::engine::types::ColumnType;
 use crate::job::Job;
 use crate::sql::{self, ident, render};
 use anyhow::{anyhow, Result};
@@ -124,13 +125,11 @@ pub(super) fn inline_key(bytes: &[u8]) -> u128 {
 /// as they are for VARCHAR, else cast to text. The value maps use the same
 /// expression, so both sides agree on every value.
 pub(super) fn key_expr(type_name: &str, x: &str) -> String {
-    match type_name {
-        "TINYINT" | "SMALLINT" | "INTEGER" | "BIGINT" | "UTINYINT" | "USMALLINT" | "UINTEGER" => {
-            format!("CAST({x} AS BIGINT)")
-        }
+    match ColumnType::of(type_name) {
+        t if t.fits_bigint() => format!("CAST({x} AS BIGINT)"),
         // Days since 1970 (BIGINT); ±infinity are the int32 extremes, which no finite date reaches.
-        "DATE" => format!("({x} - DATE '1970-01-01')"),
-        "VARCHAR" => x.to_string(),
+        ColumnType::Date => format!("({x} - DATE '1970-01-01')"),
+        ColumnType::Varchar => x.to_string(),
         _ => format!("CAST({x} AS VARCHAR)"),
     }
 }
@@ -228,7 +227,7 @@ pub(super) fn levels(
                 ("level", &l.to_string()),
             ],
         );
-        let mut g = Groups { identity: types[a] == "VARCHAR", ..Groups::default() };
+        let mut g = Groups { identity: ColumnType::of(types[a]) == ColumnType::Varchar, ..Groups::default() };
         let mut stmt = conn.prepare(&q)?;
         let mut rows = stmt.query([])?;
         while let Some(r) = rows.next()? {
@@ -285,10 +284,7 @@ pub(super) fn partitions(
     let mut rec = GroupMaps::default();
     for a in 0..blocks.len() {
         let table = format!("kanon_block_{a}");
-        conn.execute_batch(&format!(
-            "CREATE OR REPLACE TEMP TABLE {} (c0 BIGINT, block INTEGER, label VARCHAR)",
-            ident(&table)
-        ))?;
+        conn.execute_batch(&crate::engine::embedded::statement("block_table", &[("table", &ident(&table))]))?;
         let mut app = conn.appender_to_catalog_and_db(&table, "temp", "main")?;
         for (i, &b) in blocks[a].iter().enumerate() {
             app.append_row(duckdb::params![leaf_codes[a][i], b as i32, labels[a][b as usize]])?;

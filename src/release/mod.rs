@@ -85,9 +85,10 @@ pub fn write(
     }
     match (&source.remote, recoding) {
         (Some(engine), Recoding::Levels { levels, dropped }) => {
-            remote::write_levels(conn, engine, job, columns, levels, dropped, before_commit)
+            remote::write_levels(conn, engine.as_ref(), job, columns, levels, dropped, before_commit)
         }
-        (Some(engine), _) => bail!("on the {} engine kanon writes full-domain releases only", engine.name()),
+        // The plan runs only full-domain searches on a remote engine.
+        (Some(_), _) => unreachable!("a remote engine writes full-domain releases only"),
         (None, Recoding::Levels { levels, dropped }) => {
             let maps = maps::levels(conn, job, columns, levels, dropped)?;
             let calls = functions::register(conn, maps, job, columns)?;

@@ -6,7 +6,7 @@
 
 use super::functions::Calls;
 use super::Written;
-use crate::engine::embedded::{self, SourceColumn, OUT};
+use crate::engine::embedded::{self, statement, SourceColumn, OUT};
 use crate::job::{Job, OutputSpec};
 use crate::sql::{self, ident, list, literal, render};
 use anyhow::{Context, Result};
@@ -54,7 +54,7 @@ pub(super) fn write_select(
     let created = embedded::attach_output(conn, job, table, false)?;
     let result = write_table(conn, &table.name, &select, &copies, before_commit);
     if result.is_err() && created {
-        let _ = conn.execute_batch(&format!("DETACH {}", ident(OUT)));
+        let _ = conn.execute_batch(&statement("detach", &[("catalog", &ident(OUT))]));
         let _ = std::fs::remove_file(&table.database);
         let _ = std::fs::remove_file(PathBuf::from(format!("{}.wal", table.database.display())));
     }
@@ -88,9 +88,14 @@ fn publish_files(copies: &[(&PathBuf, &str)], copy: impl FnOnce() -> Result<u64>
 
 fn copy_to(conn: &Connection, relation: &str, path: &Path, format: &str) -> Result<u64> {
     let rows: i64 = conn
-        .query_row(&format!("COPY {relation} TO {} ({format})", literal(&tmp_path(path).to_string_lossy())), [], |r| {
-            r.get(0)
-        })
+        .query_row(
+            &statement(
+                "copy_to",
+                &[("relation", relation), ("path", &literal(&tmp_path(path).to_string_lossy())), ("format", format)],
+            ),
+            [],
+            |r| r.get(0),
+        )
         .with_context(|| format!("writing {}", path.display()))?;
     Ok(rows as u64)
 }
@@ -125,27 +130,28 @@ fn write_table(
     let run = || -> Result<u64> {
         let t = std::time::Instant::now();
         let trace = |what: &str| crate::trace(|| format!("release {what}: {:.3}s", t.elapsed().as_secs_f64()));
-        conn.execute_batch("BEGIN TRANSACTION")?;
-        conn.execute_batch(&format!("DROP TABLE IF EXISTS {tmp_name}"))?;
-        conn.execute_batch(&format!("CREATE TABLE {tmp_name} AS {select}")).context("writing the release")?;
+        conn.execute_batch(&statement("begin", &[]))?;
+        conn.execute_batch(&statement("drop_if_exists", &[("table", &tmp_name)]))?;
+        conn.execute_batch(&statement("create_as", &[("table", &tmp_name), ("select", select)]))
+            .context("writing the release")?;
         trace("table");
-        let rows: i64 = conn.query_row(&format!("SELECT count(*) FROM {tmp_name}"), [], |r| r.get(0))?;
+        let rows: i64 = conn.query_row(&statement("count", &[("relation", &tmp_name)]), [], |r| r.get(0))?;
         for (path, format) in copies {
             copy_to(conn, &tmp_name, path, format)?;
         }
-        conn.execute_batch(&format!("DROP TABLE IF EXISTS {final_name}"))?;
-        conn.execute_batch(&format!("ALTER TABLE {tmp_name} RENAME TO {}", ident(table)))?;
+        conn.execute_batch(&statement("drop_if_exists", &[("table", &final_name)]))?;
+        conn.execute_batch(&statement("rename", &[("from", &tmp_name), ("to", &ident(table))]))?;
         if let Some(f) = before_commit {
             f(super::CommitTarget::DuckDb(conn), rows as u64)?;
         }
         trace("copies, rename");
-        conn.execute_batch("COMMIT")?;
+        conn.execute_batch(&statement("commit", &[]))?;
         trace("commit");
         Ok(rows as u64)
     };
     publish_files(copies, || {
         run().inspect_err(|_| {
-            let _ = conn.execute_batch("ROLLBACK");
+            let _ = conn.execute_batch(&statement("rollback", &[]));
         })
     })
 }

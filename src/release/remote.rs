@@ -2,8 +2,8 @@
 
 use super::Written;
 use crate::data::hierarchy::{code_table, dim_table, node_table};
-use crate::engine::embedded::SourceColumn;
-use crate::engine::remote::Remote;
+use crate::engine::embedded::{statement, SourceColumn};
+use crate::engine::remote::RemoteEngine;
 use crate::job::Job;
 use crate::sql::{self, ident, list, render};
 use anyhow::{Context, Result};
@@ -15,7 +15,7 @@ use duckdb::Connection;
 /// one statement of joins ([`sql::RELEASE_JOINED`]) writes the release table there.
 pub(super) fn write_levels(
     conn: &Connection,
-    remote: &Remote,
+    remote: &dyn RemoteEngine,
     job: &Job,
     columns: &[SourceColumn],
     levels: &[u8],
@@ -36,25 +36,18 @@ pub(super) fn write_levels(
                 ("level", &l.to_string()),
             ],
         );
-        remote.share(
-            conn,
-            &format!("SELECT n, code::BIGINT AS code, label FROM ({q})"),
-            &[],
-            &format!("kanon_release_map_{a}"),
-        )?;
+        remote.share(conn, &statement("release_map_shared", &[("map", &q)]), &[], &format!("kanon_release_map_{a}"))?;
     }
     // The dropped classes, as a local table of their codes sent over.
-    conn.execute_batch(&format!(
-        "CREATE OR REPLACE TEMP TABLE kanon_release_dropped ({})",
-        list(0..n, ", ", |a| format!("c{a} BIGINT"))
-    ))?;
+    conn.execute_batch(&statement("release_dropped", &[("columns", &list(0..n, ", ", |a| format!("c{a} BIGINT")))]))?;
     let mut app = conn.appender_to_catalog_and_db("kanon_release_dropped", "temp", "main")?;
     for class in dropped {
         app.append_row(duckdb::appender_params_from_iter(class.iter()))?;
     }
     app.flush()?;
     drop(app);
-    remote.share(conn, "SELECT * FROM kanon_release_dropped", &[], "kanon_release_dropped")?;
+    let dropped = statement("select_all", &[("relation", "kanon_release_dropped")]);
+    remote.share(conn, &dropped, &[], "kanon_release_dropped")?;
     let qis = job.qi_names();
     let out = &job.output;
     let mut joins = String::new();

@@ -99,16 +99,6 @@ pub struct ValueTree {
     valid: std::sync::OnceLock<Option<Vec<u32>>>,
 }
 
-/// Whether a DuckDB type orders its values as numbers.
-pub fn numeric_type(type_name: &str) -> bool {
-    let t = type_name.to_ascii_uppercase();
-    ["TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT"]
-        .contains(&t.as_str())
-        || t.starts_with("DECIMAL")
-        || t == "FLOAT"
-        || t == "DOUBLE"
-}
-
 impl ValueTree {
     /// The domain of one QI under `scheme`. Errors (as text, the caller adds
     /// the job file) when OPS/GOPS meet a numeric column whose hierarchy

@@ -4,12 +4,12 @@
 
 use crate::data::frequency;
 use crate::data::hierarchy::{self, code_table, dim_table, LeafOrder};
+use crate::engine::types::ColumnType;
 use crate::job::Job;
 use crate::load::Loaded;
 use crate::options::Algorithm;
 use crate::search::cbg::{ClusterSettings, Clustering, Clusters, SUPPRESSED};
 use crate::search::cells::CellDomain;
-use crate::search::scheme::numeric_type;
 use crate::sql::{self, fragment, ident, list, render};
 use anyhow::{Context, Result};
 use duckdb::arrow::array::{Array, AsArray};
@@ -38,7 +38,7 @@ pub fn domains(loaded: &Loaded, job: &Job, algorithm: Algorithm) -> Result<Vec<C
             let type_name = loaded.columns.iter().find(|c| c.name == q.column.name).map_or("", |c| &c.type_name);
             let numbers: Option<Vec<f64>> = values.iter().map(|(t, x)| t.as_ref().and(*x)).collect();
             out.push(match numbers {
-                Some(numbers) if numeric_type(type_name) => CellDomain::Range {
+                Some(numbers) if ColumnType::of(type_name).is_number() => CellDomain::Range {
                     values: numbers,
                     text: values.into_iter().map(|(t, _)| t.unwrap_or_default()).collect(),
                     integer: integer_type(type_name),

@@ -5,10 +5,10 @@
 
 use super::verdicts::Judged;
 use crate::data::hierarchy::divisors;
+use crate::evaluator::classes::full_domain_ambiguity;
 use crate::evaluator::{Evaluator, NodeClasses};
 use crate::lattice::Node;
 use crate::load::Loaded;
-use crate::evaluator::classes::full_domain_ambiguity;
 use crate::measure::metrics::{classes_ambiguity, Requirement};
 use crate::release::Recoding;
 use crate::sql::{self, list, render};

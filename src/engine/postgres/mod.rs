@@ -15,7 +15,8 @@
 //! (`PGPASSFILE`, else `~/.pgpass`), as libpq looks for it; no message,
 //! report or log shows the URL, only host, port, database and user.
 
-use crate::engine::embedded::SourceColumn;
+use crate::engine::embedded::{statement as local, SourceColumn};
+use crate::engine::remote::RemoteEngine;
 use crate::error::bad;
 use crate::job::{Job, SourceSpec};
 use crate::sql::{ident, list};
@@ -107,6 +108,11 @@ impl Found {
     }
 }
 
+/// A statement of sql/postgres.sql, its slots filled.
+fn statement(name: &str, slots: &[(&str, &str)]) -> String {
+    crate::sql::render(crate::sql::fragment(crate::sql::POSTGRES, name), slots)
+}
+
 /// A named statement of sql/postgres_catalog.sql.
 fn catalog(name: &str) -> &'static str {
     crate::sql::fragment(crate::sql::POSTGRES_CATALOG, name)
@@ -169,23 +175,23 @@ fn difference(
 /// The new table `tmp` gets what the release `oid` had that a new table
 /// lacks: its grants (table-level) and its owner.
 fn carry_over(tx: &mut postgres::Transaction, oid: u32, tmp: &str) -> Result<()> {
-    const PRIVILEGES: [&str; 8] =
-        ["SELECT", "INSERT", "UPDATE", "DELETE", "TRUNCATE", "REFERENCES", "TRIGGER", "MAINTAIN"];
+    let privileges = statement("privileges", &[]);
+    let privileges: Vec<&str> = privileges.split(", ").collect();
     let grants = tx.query(catalog("grants"), &[&oid])?;
     for g in grants {
         let (role, privilege, grantable): (Option<String>, String, bool) = (g.get(0), g.get(1), g.get(2));
-        if !PRIVILEGES.contains(&privilege.as_str()) {
+        if !privileges.contains(&privilege.as_str()) {
             continue;
         }
         let to = role.as_deref().map_or_else(|| "PUBLIC".to_string(), ident);
-        let option = if grantable { " WITH GRANT OPTION" } else { "" };
-        tx.batch_execute(&format!("GRANT {privilege} ON {tmp} TO {to}{option}"))
+        let grant = if grantable { "grant_with_option" } else { "grant" };
+        tx.batch_execute(&statement(grant, &[("privilege", &privilege), ("table", tmp), ("role", &to)]))
             .with_context(|| format!("granting {privilege} to {to} on the new release"))?;
     }
     let owner = tx.query_one(catalog("owner"), &[&oid])?;
     if owner.get::<_, bool>(1) {
         let name: String = owner.get(0);
-        tx.batch_execute(&format!("ALTER TABLE {tmp} OWNER TO {}", ident(&name)))
+        tx.batch_execute(&statement("owner", &[("table", tmp), ("owner", &ident(&name))]))
             .with_context(|| format!("giving the new release to its previous owner {}", ident(&name)))?;
     }
     Ok(())
@@ -217,7 +223,7 @@ pub fn same_value(left: &str, right: &str, duckdb_type: &str, nullable: bool) ->
         "TIMESTAMP" => "TIMESTAMP '2000-01-01'",
         _ => "0",
     };
-    format!("({left} IS NULL) = ({right} IS NULL) AND coalesce({left}, {any}) = coalesce({right}, {any})")
+    statement("same_value", &[("left", left), ("right", right), ("any", any)])
 }
 
 /// A dot-separated table name, each part quoted.
@@ -438,29 +444,8 @@ impl Postgres {
             };
             bad(format!("{file}: [engine] url: cannot connect to PostgreSQL at {at}: {why}"))
         })?;
-        client
-            .batch_execute("SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET extra_float_digits = 1; SET client_encoding = 'UTF8'")
-            .context("setting up the PostgreSQL session")?;
+        client.batch_execute(&statement("session", &[])).context("setting up the PostgreSQL session")?;
         Ok(Postgres { client: RefCell::new(client), at, file: file.to_string(), source_schema: RefCell::new(None) })
-    }
-
-    /// Expose the job's source as the temporary view `kanon_source`; return
-    /// its columns with the DuckDB type each arrives as.
-    /// The release is checked first, against the catalog: it must not be the
-    /// source (under another spelling: `fars` and `public.fars`), a table
-    /// the source (a view) reads, the run history, or anything but a table.
-    pub fn open_source(&self, job: &Job) -> Result<Vec<SourceColumn>> {
-        let SourceSpec::PostgresTable { name } = &job.source else {
-            unreachable!("a PostgreSQL job has a PostgreSQL source")
-        };
-        let missing =
-            || bad(format!("{}: [source] table \"{name}\" not found in PostgreSQL at {}", job.path.display(), self.at));
-        let source = self.find_named(name)?.ok_or_else(missing)?;
-        *self.source_schema.borrow_mut() = Some(source.place.schema.clone());
-        if let Some(release) = &job.output.remote_table {
-            self.check_release(name, &source, release)?;
-        }
-        self.open_table(name, "kanon_source")?.ok_or_else(missing)
     }
 
     /// The relation a job names (`table` or `schema.table`, each part
@@ -497,7 +482,7 @@ impl Postgres {
 
     /// The place of the job's release: its schema, else the source's (as a
     /// run would put it), else the session's current schema.
-    pub fn release_place(&self, job: &Job) -> Result<Place> {
+    fn release_place(&self, job: &Job) -> Result<Place> {
         let table = job.output.remote_table.as_deref().context("a PostgreSQL job names its release table")?;
         if self.source_schema.borrow().is_none() {
             if let SourceSpec::PostgresTable { name } = &job.source {
@@ -547,9 +532,193 @@ impl Postgres {
         Ok(())
     }
 
+    /// Run `select` on PostgreSQL; its rows land in the local temp table
+    /// `target` (replaced), streamed back with COPY in batches. Returns the rows.
+    pub fn fetch(&self, conn: &Connection, select: &str, target: &str) -> Result<u64> {
+        let select = dialect(select);
+        let mut client = self.client.borrow_mut();
+        let stmt = client.prepare(&select).with_context(|| format!("running on PostgreSQL: {select}"))?;
+        let columns: Vec<(String, String)> = stmt
+            .columns()
+            .iter()
+            .map(|c| {
+                let t = duckdb_type(c.type_(), c.type_modifier())
+                    .ok_or_else(|| anyhow!("column \"{}\" of PostgreSQL type {}", c.name(), c.type_()))?;
+                Ok((c.name().to_string(), t))
+            })
+            .collect::<Result<_>>()?;
+        conn.execute_batch(&local(
+            "fetched_empty",
+            &[("target", &ident(target)), ("columns", &list(&columns, ", ", |(n, t)| format!("{} {t}", ident(n))))],
+        ))?;
+        crate::engine::embedded::register_arrow_scan(conn)?;
+        let schema = Arc::new(Schema::new(
+            (0..columns.len()).map(|i| Field::new(format!("c{i}"), ArrowType::Utf8, true)).collect::<Vec<_>>(),
+        ));
+        let insert = local(
+            "fetched_cast",
+            &[
+                ("target", &ident(target)),
+                ("casts", &list(columns.iter().enumerate(), ", ", |(i, (_, t))| format!("CAST(c{i} AS {t})"))),
+            ],
+        );
+        let flush = |batch: &mut Vec<Vec<Option<String>>>| -> Result<()> {
+            if batch[0].is_empty() && !columns.is_empty() {
+                return Ok(());
+            }
+            let arrays: Vec<ArrayRef> =
+                batch.iter_mut().map(|c| Arc::new(StringArray::from(std::mem::take(c))) as ArrayRef).collect();
+            let registered = ArrowBatchRegistration::new(RecordBatch::try_new(schema.clone(), arrays)?);
+            conn.execute(&insert, [&registered]).with_context(|| format!("storing PostgreSQL's result in {target}"))?;
+            Ok(())
+        };
+        let mut reader = client
+            .copy_out(&statement("copy_out", &[("select", &select)]))
+            .with_context(|| format!("running on PostgreSQL: {select}"))?;
+        let mut batch: Vec<Vec<Option<String>>> = vec![Vec::with_capacity(BATCH); columns.len()];
+        let (mut rows, mut bytes, mut line) = (0u64, 0usize, Vec::new());
+        loop {
+            line.clear();
+            if reader.read_until(b'\n', &mut line)? == 0 {
+                break;
+            }
+            bytes += line.len();
+            let text = line.strip_suffix(b"\n").unwrap_or(&line);
+            let mut fields = text.split(|&b| b == b'\t');
+            for column in batch.iter_mut() {
+                column.push(copy_field(fields.next().context("a short line from COPY")?));
+            }
+            rows += 1;
+            if rows as usize % BATCH == 0 {
+                flush(&mut batch)?;
+            }
+        }
+        flush(&mut batch)?;
+        crate::trace(|| format!("postgres: fetched {rows} rows, {bytes} bytes into {target}"));
+        Ok(rows)
+    }
+
+    /// The rows of the local query `select` as the table `name` (`schema.table`,
+    /// replaced, committed): how tests and benchmarks load a source.
+    pub fn create_table(&self, conn: &Connection, select: &str, name: &str) -> Result<()> {
+        self.copy_into(conn, select, &[], &qualified(name), &format!("TABLE {}", qualified(name)))
+    }
+
+    /// `select`'s rows into the table `target`, dropped and created as `create`.
+    fn copy_into(&self, conn: &Connection, select: &str, params: &[i64], target: &str, create: &str) -> Result<()> {
+        let described: Vec<(String, String)> = {
+            let mut stmt = conn.prepare(&local("describe", &[("select", select)]))?;
+            let rows = stmt.query_map(duckdb::params_from_iter(params), |r| Ok((r.get(0)?, r.get(1)?)))?;
+            rows.collect::<duckdb::Result<_>>()?
+        };
+        let types = described.iter().map(|(_, t)| postgres_type(t)).collect::<Result<Vec<_>>>()?;
+        let texts = list(described.iter(), ", ", |(n, _)| format!("CAST({} AS VARCHAR)", ident(n)));
+        let mut stmt = conn.prepare(&local("as_text", &[("texts", &texts), ("select", select)]))?;
+        let mut rows = stmt.query(duckdb::params_from_iter(params))?;
+        let mut client = self.client.borrow_mut();
+        let columns = list(described.iter().zip(&types), ", ", |((n, _), t)| format!("{} {t}", ident(n)));
+        client.batch_execute(&statement(
+            "replace_table",
+            &[("target", target), ("create", create), ("columns", &columns)],
+        ))?;
+        let mut writer = client.copy_in(&statement("copy_in", &[("table", target)]))?;
+        let mut buf = Vec::new();
+        while let Some(r) = rows.next()? {
+            for i in 0..described.len() {
+                if i > 0 {
+                    buf.push(b'\t');
+                }
+                copy_text(&mut buf, r.get::<_, Option<String>>(i)?.as_deref());
+            }
+            buf.push(b'\n');
+            if buf.len() > 1 << 20 {
+                writer.write_all(&buf)?;
+                buf.clear();
+            }
+        }
+        writer.write_all(&buf)?;
+        writer.finish().with_context(|| format!("sending {target} to PostgreSQL"))?;
+        client.batch_execute(&statement("analyze", &[("table", target)]))?;
+        Ok(())
+    }
+
+    /// One row of text columns as the temporary table `name`, sent as COPY
+    /// data: for secrets (the pseudonym key's pads), which no statement's text
+    /// (nor so any message quoting one) may hold.
+    pub fn share_secret_row(&self, name: &str, row: &[(&str, String)]) -> Result<()> {
+        let mut client = self.client.borrow_mut();
+        client.batch_execute(&statement(
+            "secret_table",
+            &[("table", &ident(name)), ("columns", &list(row, ", ", |(n, _)| format!("{} text", ident(n))))],
+        ))?;
+        let mut buf = Vec::new();
+        for (i, (_, v)) in row.iter().enumerate() {
+            if i > 0 {
+                buf.push(b'\t');
+            }
+            copy_text(&mut buf, Some(v));
+        }
+        buf.push(b'\n');
+        let sent = (|| -> Result<()> {
+            let mut writer = client.copy_in(&statement("copy_in", &[("table", &ident(name))]))?;
+            writer.write_all(&buf)?;
+            writer.finish()?;
+            Ok(())
+        })();
+        sent.map_err(|_| anyhow!("sending the pseudonymization key to the PostgreSQL session failed"))?;
+        Ok(())
+    }
+
+    /// Does the table `qualified` (quoted) exist?
+    pub fn exists(&self, qualified: &str) -> Result<bool> {
+        let found: Option<u32> = self.client.borrow_mut().query_one(catalog("regclass"), &[&qualified])?.get(0);
+        Ok(found.is_some())
+    }
+
+    /// Run a statement for its effect.
+    pub fn execute(&self, statement: &str) -> Result<()> {
+        self.client
+            .borrow_mut()
+            .batch_execute(&dialect(statement))
+            .with_context(|| format!("running on PostgreSQL: {statement}"))
+    }
+}
+
+impl RemoteEngine for Postgres {
+    fn name(&self) -> &'static str {
+        "PostgreSQL"
+    }
+
+    fn unread(&self) -> &'static str {
+        UNREAD
+    }
+
+    fn same_value(&self, left: &str, right: &str, duckdb_type: &str, nullable: bool) -> String {
+        same_value(left, right, duckdb_type, nullable)
+    }
+
+    /// Expose the job's source as the temporary view `kanon_source`; return
+    /// its columns with the DuckDB type each arrives as.
+    /// The release is checked first, against the catalog: it must not be the
+    /// source (under another spelling: `fars` and `public.fars`), a table
+    /// the source (a view) reads, the run history, or anything but a table.
+    fn open_source(&self, job: &Job) -> Result<Vec<SourceColumn>> {
+        let SourceSpec::PostgresTable { name } = &job.source else {
+            unreachable!("a PostgreSQL job has a PostgreSQL source")
+        };
+        let missing =
+            || bad(format!("{}: [source] table \"{name}\" not found in PostgreSQL at {}", job.path.display(), self.at));
+        let source = self.find_named(name)?.ok_or_else(missing)?;
+        *self.source_schema.borrow_mut() = Some(source.place.schema.clone());
+        if let Some(release) = &job.output.remote_table {
+            self.check_release(name, &source, release)?;
+        }
+        self.open_table(name, "kanon_source")?.ok_or_else(missing)
+    }
+
     /// The table `name` ("schema.table" or "table") as the temp view `view`;
     /// its columns as DuckDB types, or None when there is no such table.
-    pub fn open_table(&self, name: &str, view: &str) -> Result<Option<Vec<SourceColumn>>> {
+    fn open_table(&self, name: &str, view: &str) -> Result<Option<Vec<SourceColumn>>> {
         let mut client = self.client.borrow_mut();
         let found: Option<u32> = client
             .query_one(catalog("regclass"), &[&qualified(name)])
@@ -575,79 +744,14 @@ impl Postgres {
             columns.push(SourceColumn { name, type_name });
         }
         client
-            .batch_execute(&format!("CREATE OR REPLACE TEMP VIEW {} AS SELECT * FROM {}", ident(view), qualified(name)))
+            .batch_execute(&statement("view", &[("view", &ident(view)), ("table", &qualified(name))]))
             .with_context(|| format!("defining the view of \"{name}\" on PostgreSQL"))?;
         Ok(Some(columns))
     }
 
-    /// Run `select` on PostgreSQL; its rows land in the local temp table
-    /// `target` (replaced), streamed back with COPY in batches. Returns the rows.
-    pub fn fetch(&self, conn: &Connection, select: &str, target: &str) -> Result<u64> {
-        let select = dialect(select);
-        let mut client = self.client.borrow_mut();
-        let stmt = client.prepare(&select).with_context(|| format!("running on PostgreSQL: {select}"))?;
-        let columns: Vec<(String, String)> = stmt
-            .columns()
-            .iter()
-            .map(|c| {
-                let t = duckdb_type(c.type_(), c.type_modifier())
-                    .ok_or_else(|| anyhow!("column \"{}\" of PostgreSQL type {}", c.name(), c.type_()))?;
-                Ok((c.name().to_string(), t))
-            })
-            .collect::<Result<_>>()?;
-        conn.execute_batch(&format!(
-            "CREATE OR REPLACE TEMP TABLE {} ({})",
-            ident(target),
-            list(&columns, ", ", |(n, t)| format!("{} {t}", ident(n)))
-        ))?;
-        crate::engine::embedded::register_arrow_scan(conn)?;
-        let schema = Arc::new(Schema::new(
-            (0..columns.len()).map(|i| Field::new(format!("c{i}"), ArrowType::Utf8, true)).collect::<Vec<_>>(),
-        ));
-        let insert = format!(
-            "INSERT INTO {} SELECT {} FROM kanon_arrow(?)",
-            ident(target),
-            list(columns.iter().enumerate(), ", ", |(i, (_, t))| format!("CAST(c{i} AS {t})"))
-        );
-        let flush = |batch: &mut Vec<Vec<Option<String>>>| -> Result<()> {
-            if batch[0].is_empty() && !columns.is_empty() {
-                return Ok(());
-            }
-            let arrays: Vec<ArrayRef> =
-                batch.iter_mut().map(|c| Arc::new(StringArray::from(std::mem::take(c))) as ArrayRef).collect();
-            let registered = ArrowBatchRegistration::new(RecordBatch::try_new(schema.clone(), arrays)?);
-            conn.execute(&insert, [&registered]).with_context(|| format!("storing PostgreSQL's result in {target}"))?;
-            Ok(())
-        };
-        let mut reader = client
-            .copy_out(&format!("COPY ({select}) TO STDOUT"))
-            .with_context(|| format!("running on PostgreSQL: {select}"))?;
-        let mut batch: Vec<Vec<Option<String>>> = vec![Vec::with_capacity(BATCH); columns.len()];
-        let (mut rows, mut bytes, mut line) = (0u64, 0usize, Vec::new());
-        loop {
-            line.clear();
-            if reader.read_until(b'\n', &mut line)? == 0 {
-                break;
-            }
-            bytes += line.len();
-            let text = line.strip_suffix(b"\n").unwrap_or(&line);
-            let mut fields = text.split(|&b| b == b'\t');
-            for column in batch.iter_mut() {
-                column.push(copy_field(fields.next().context("a short line from COPY")?));
-            }
-            rows += 1;
-            if rows as usize % BATCH == 0 {
-                flush(&mut batch)?;
-            }
-        }
-        flush(&mut batch)?;
-        crate::trace(|| format!("postgres: fetched {rows} rows, {bytes} bytes into {target}"));
-        Ok(rows)
-    }
-
     /// The rows of the local query `select` (with `params`) as the
     /// PostgreSQL temporary table `name` (replaced), analyzed.
-    pub fn share(&self, conn: &Connection, select: &str, params: &[i64], name: &str) -> Result<()> {
+    fn share(&self, conn: &Connection, select: &str, params: &[i64], name: &str) -> Result<()> {
         self.copy_into(
             conn,
             select,
@@ -655,77 +759,6 @@ impl Postgres {
             &format!("pg_temp.{}", ident(name)),
             &format!("TEMP TABLE {}", ident(name)),
         )
-    }
-
-    /// The rows of the local query `select` as the table `name` (`schema.table`,
-    /// replaced, committed): how tests and benchmarks load a source.
-    pub fn create_table(&self, conn: &Connection, select: &str, name: &str) -> Result<()> {
-        self.copy_into(conn, select, &[], &qualified(name), &format!("TABLE {}", qualified(name)))
-    }
-
-    /// `select`'s rows into the table `target`, dropped and created as `create`.
-    fn copy_into(&self, conn: &Connection, select: &str, params: &[i64], target: &str, create: &str) -> Result<()> {
-        let described: Vec<(String, String)> = {
-            let mut stmt = conn.prepare(&format!("DESCRIBE {select}"))?;
-            let rows = stmt.query_map(duckdb::params_from_iter(params), |r| Ok((r.get(0)?, r.get(1)?)))?;
-            rows.collect::<duckdb::Result<_>>()?
-        };
-        let types = described.iter().map(|(_, t)| postgres_type(t)).collect::<Result<Vec<_>>>()?;
-        let texts = list(described.iter(), ", ", |(n, _)| format!("CAST({} AS VARCHAR)", ident(n)));
-        let mut stmt = conn.prepare(&format!("SELECT {texts} FROM ({select})"))?;
-        let mut rows = stmt.query(duckdb::params_from_iter(params))?;
-        let mut client = self.client.borrow_mut();
-        client.batch_execute(&format!(
-            "DROP TABLE IF EXISTS {target}; CREATE {create} ({})",
-            list(described.iter().zip(&types), ", ", |((n, _), t)| format!("{} {t}", ident(n)))
-        ))?;
-        let mut writer = client.copy_in(&format!("COPY {target} FROM STDIN"))?;
-        let mut buf = Vec::new();
-        while let Some(r) = rows.next()? {
-            for i in 0..described.len() {
-                if i > 0 {
-                    buf.push(b'\t');
-                }
-                copy_text(&mut buf, r.get::<_, Option<String>>(i)?.as_deref());
-            }
-            buf.push(b'\n');
-            if buf.len() > 1 << 20 {
-                writer.write_all(&buf)?;
-                buf.clear();
-            }
-        }
-        writer.write_all(&buf)?;
-        writer.finish().with_context(|| format!("sending {target} to PostgreSQL"))?;
-        client.batch_execute(&format!("ANALYZE {target}"))?;
-        Ok(())
-    }
-
-    /// One row of text columns as the temporary table `name`, sent as COPY
-    /// data: for secrets (the pseudonym key's pads), which no statement's text
-    /// (nor so any message quoting one) may hold.
-    pub fn share_secret_row(&self, name: &str, row: &[(&str, String)]) -> Result<()> {
-        let mut client = self.client.borrow_mut();
-        client.batch_execute(&format!(
-            "DROP TABLE IF EXISTS pg_temp.{0}; CREATE TEMP TABLE {0} ({1})",
-            ident(name),
-            list(row, ", ", |(n, _)| format!("{} text", ident(n)))
-        ))?;
-        let mut buf = Vec::new();
-        for (i, (_, v)) in row.iter().enumerate() {
-            if i > 0 {
-                buf.push(b'\t');
-            }
-            copy_text(&mut buf, Some(v));
-        }
-        buf.push(b'\n');
-        let sent = (|| -> Result<()> {
-            let mut writer = client.copy_in(&format!("COPY {} FROM STDIN", ident(name)))?;
-            writer.write_all(&buf)?;
-            writer.finish()?;
-            Ok(())
-        })();
-        sent.map_err(|_| anyhow!("sending the pseudonymization key to the PostgreSQL session failed"))?;
-        Ok(())
     }
 
     /// Write `select` as the release `table` (in its schema, else the
@@ -739,7 +772,7 @@ impl Postgres {
     /// name, the grants and owner carried over, the old one dropped, the new
     /// one renamed) unless something outside it depends on it: exit 2
     /// naming those, nothing written. Returns the rows.
-    pub fn write_table(
+    fn write_table(
         &self,
         table: &str,
         select: &str,
@@ -761,7 +794,7 @@ impl Postgres {
         let mut tx = client.transaction()?;
         let rows = match find(&mut tx, &target)? {
             None => tx
-                .execute(&format!("CREATE TABLE {target} AS {select}"), &[])
+                .execute(&statement("create_as", &[("table", &target), ("select", &select)]), &[])
                 .context("writing the release on PostgreSQL")?,
             Some(old) if !matches!(old.kind.as_str(), "r" | "p") => {
                 return Err(bad(format!(
@@ -778,10 +811,14 @@ impl Postgres {
                     c
                 };
                 if sorted(&had) == sorted(&columns) {
-                    tx.execute(&format!("DELETE FROM {target}"), &[]).context("emptying the previous release")?;
+                    tx.execute(&statement("empty", &[("table", &target)]), &[])
+                        .context("emptying the previous release")?;
                     let names = list(&columns, ", ", |(n, _, _)| ident(n));
-                    tx.execute(&format!("INSERT INTO {target} ({names}) {select}"), &[])
-                        .context("writing the release on PostgreSQL")?
+                    tx.execute(
+                        &statement("insert", &[("table", &target), ("columns", &names), ("select", &select)]),
+                        &[],
+                    )
+                    .context("writing the release on PostgreSQL")?
                 } else {
                     let depending = dependents(&mut tx, old.oid)?;
                     if !depending.is_empty() {
@@ -797,13 +834,13 @@ impl Postgres {
                     }
                     let tmp =
                         Place { schema: place.schema.clone(), name: format!("{}__kanon_tmp", place.name) }.quoted();
-                    tx.batch_execute(&format!("DROP TABLE IF EXISTS {tmp}"))?;
+                    tx.batch_execute(&statement("drop_if_exists", &[("table", &tmp)]))?;
                     let rows = tx
-                        .execute(&format!("CREATE TABLE {tmp} AS {select}"), &[])
+                        .execute(&statement("create_as", &[("table", &tmp), ("select", &select)]), &[])
                         .context("writing the release on PostgreSQL")?;
                     carry_over(&mut tx, old.oid, &tmp)?;
-                    tx.batch_execute(&format!("DROP TABLE {target}"))?;
-                    tx.batch_execute(&format!("ALTER TABLE {tmp} RENAME TO {}", ident(&place.name)))?;
+                    tx.batch_execute(&statement("drop", &[("table", &target)]))?;
+                    tx.batch_execute(&statement("rename", &[("from", &tmp), ("to", &ident(&place.name))]))?;
                     rows
                 }
             }
@@ -815,19 +852,28 @@ impl Postgres {
         Ok(rows)
     }
 
-    /// Does the table `qualified` (quoted) exist?
-    pub fn exists(&self, qualified: &str) -> Result<bool> {
-        let found: Option<u32> = self.client.borrow_mut().query_one(catalog("regclass"), &[&qualified])?.get(0);
-        Ok(found.is_some())
+    fn fetch(&self, conn: &Connection, select: &str, target: &str) -> Result<u64> {
+        Postgres::fetch(self, conn, select, target)
     }
 
-    /// Run a statement for its effect.
-    pub fn execute(&self, statement: &str) -> Result<()> {
-        self.client
-            .borrow_mut()
-            .batch_execute(&dialect(statement))
-            .with_context(|| format!("running on PostgreSQL: {statement}"))
+    fn share_key(&self, key: &crate::pseudonym::Key) -> Result<fn(&str) -> String> {
+        let (inner, outer) = key.pads_hex();
+        self.share_secret_row("kanon_release_key", &[("inner", inner), ("outer", outer)])?;
+        Ok(|column| statement("pseudonym", &[("column", column)]))
     }
+
+    fn history(&self, job: &Job) -> Result<Option<String>> {
+        let runs = runs_place(&self.release_place(job)?.schema);
+        Ok(self.exists(&runs)?.then_some(runs))
+    }
+}
+
+/// Where the run history lives: `kanon_runs` in the release table's schema
+/// (the one it names, else the source's), quoted. A release named kanon_runs
+/// is refused when the run is planned and, in any spelling, when the source
+/// is opened.
+pub fn runs_place(schema: &str) -> String {
+    Place { schema: schema.to_string(), name: crate::engine::commit::RUNS.to_string() }.quoted()
 }
 
 #[cfg(test)]

@@ -101,6 +101,7 @@ pub(crate) struct Report {
 /// Time the plan's GROUP BY and recode-and-writes.
 pub(crate) fn run(plan: &Plan, quiet: bool) -> Result<Report> {
     let job = &plan.job;
+    crate::anonymize::plan::refuse_on_engine(job, crate::anonymize::plan::Feature::Limit)?;
     let (conn, columns) = embedded::open(job)?;
     check_columns(job, &columns)?;
     let qis = job.qi_names();

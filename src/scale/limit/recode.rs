@@ -2,6 +2,7 @@
 //! allows at the node, or a join to its value → label map.
 
 use crate::engine::embedded::SourceColumn;
+use crate::engine::types::ColumnType;
 use crate::job::{DateUnit, HierarchySpec, Job};
 use crate::sql::{self, fragment, ident, render};
 
@@ -40,7 +41,11 @@ pub(super) fn plain(job: &Job, columns: &[SourceColumn], a: usize, level: u8, he
         HierarchySpec::Mask(n) if l > *n => Recode::Expression("'*'".into()),
         HierarchySpec::Mask(_) => frag("mask", &[("col", &col), ("i", &l.to_string()), ("stars", &"*".repeat(l))]),
         HierarchySpec::Intervals(widths) => {
-            let x = if is_numeric(type_name) { format!("s.{col}") } else { format!("TRY_CAST(s.{col} AS DOUBLE)") };
+            let x = if ColumnType::of(type_name).is_number() {
+                format!("s.{col}")
+            } else {
+                format!("TRY_CAST(s.{col} AS DOUBLE)")
+            };
             frag("interval", &[("x", &x), ("width", &format!("{:?}", widths[l - 1]))])
         }
         HierarchySpec::Date(units) => {
@@ -58,13 +63,6 @@ pub(super) fn plain(job: &Job, columns: &[SourceColumn], a: usize, level: u8, he
         HierarchySpec::Suppress => Recode::Expression("'*'".into()),
         HierarchySpec::File(_) => Recode::Map,
     }
-}
-
-fn is_numeric(type_name: &str) -> bool {
-    let t = type_name.to_ascii_uppercase();
-    ["TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "FLOAT", "DOUBLE", "DECIMAL", "U"]
-        .iter()
-        .any(|p| t.starts_with(p))
 }
 
 /// The value → label map of QI `a` at its level.

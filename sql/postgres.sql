@@ -1,0 +1,44 @@
+-- What kanon runs on PostgreSQL (src/engine/postgres/mod.rs), as PostgreSQL
+-- spells it; its catalog queries are sql/postgres_catalog.sql. Each
+-- statement is one line: a failed one is quoted in the message.
+-- name: session
+SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET extra_float_digits = 1; SET client_encoding = 'UTF8'
+-- name: privileges
+-- The table privileges a replaced release's grants carry over.
+SELECT, INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER, MAINTAIN
+-- name: grant
+GRANT {{privilege}} ON {{table}} TO {{role}}
+-- name: grant_with_option
+GRANT {{privilege}} ON {{table}} TO {{role}} WITH GRANT OPTION
+-- name: owner
+ALTER TABLE {{table}} OWNER TO {{owner}}
+-- name: view
+CREATE OR REPLACE TEMP VIEW {{view}} AS SELECT * FROM {{table}}
+-- name: copy_out
+COPY ({{select}}) TO STDOUT
+-- name: replace_table
+DROP TABLE IF EXISTS {{target}}; CREATE {{create}} ({{columns}})
+-- name: copy_in
+COPY {{table}} FROM STDIN
+-- name: analyze
+ANALYZE {{table}}
+-- name: secret_table
+DROP TABLE IF EXISTS pg_temp.{{table}}; CREATE TEMP TABLE {{table}} ({{columns}})
+-- name: create_as
+CREATE TABLE {{table}} AS {{select}}
+-- name: empty
+DELETE FROM {{table}}
+-- name: insert
+INSERT INTO {{table}} ({{columns}}) {{select}}
+-- name: drop_if_exists
+DROP TABLE IF EXISTS {{table}}
+-- name: drop
+DROP TABLE {{table}}
+-- name: rename
+ALTER TABLE {{from}} RENAME TO {{to}}
+-- name: same_value
+-- NULL matches NULL and nothing else, hash-joinable: {{any}} is a value of the column's type.
+({{left}} IS NULL) = ({{right}} IS NULL) AND coalesce({{left}}, {{any}}) = coalesce({{right}}, {{any}})
+-- name: pseudonym
+-- HMAC-SHA-256 of the column's text under the shared key kk (PostgreSQL has SHA-256, not HMAC).
+encode(sha256(decode(kk.outer, 'hex') || sha256(decode(kk.inner, 'hex') || convert_to(CAST({{column}} AS TEXT), 'UTF8'))), 'hex')
