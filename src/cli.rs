@@ -11,13 +11,13 @@ use clap::{Parser, Subcommand};
     version,
     about = "k-anonymize a table by full-domain generalization, pushed down into DuckDB"
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
-    pub command: Command,
+    pub(crate) command: Command,
 }
 
 #[derive(Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Find the optimal feasible generalization and write the release.
     Run(cmd::run::Args),
     /// Audit the source or a release against the job: k, ℓ, t-closeness and risk; exit 4 when a model fails.

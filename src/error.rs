@@ -8,16 +8,16 @@ use std::fmt;
 
 /// Bad job or input: exit 2.
 #[derive(Debug)]
-pub struct BadInput(pub String);
+pub(crate) struct BadInput(pub String);
 
 /// No generalization satisfies the privacy requirement within the budget: exit 3.
 #[derive(Debug)]
-pub struct Infeasible(pub String);
+pub(crate) struct Infeasible(pub String);
 
 /// `kanon check`: the table does not meet a model of the job: exit 4. One
 /// line per failing model, each shown as an error line of its own.
 #[derive(Debug)]
-pub struct CheckFailed(pub Vec<String>);
+pub(crate) struct CheckFailed(pub Vec<String>);
 
 impl fmt::Display for BadInput {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -40,12 +40,12 @@ impl std::error::Error for Infeasible {}
 impl std::error::Error for CheckFailed {}
 
 /// A bad-input error with this message.
-pub fn bad(msg: impl Into<String>) -> anyhow::Error {
+pub(crate) fn bad(msg: impl Into<String>) -> anyhow::Error {
     anyhow::Error::new(BadInput(msg.into()))
 }
 
 /// The process exit code for an error chain.
-pub fn exit_code(err: &anyhow::Error) -> i32 {
+pub(crate) fn exit_code(err: &anyhow::Error) -> i32 {
     if err.chain().any(|e| e.downcast_ref::<BadInput>().is_some()) {
         2
     } else if err.chain().any(|e| e.downcast_ref::<Infeasible>().is_some()) {
@@ -58,7 +58,7 @@ pub fn exit_code(err: &anyhow::Error) -> i32 {
 }
 
 /// Mark any error as bad input, keeping its message (e.g. a CSV that does not parse).
-pub trait OrBadInput<T> {
+pub(crate) trait OrBadInput<T> {
     fn or_bad_input(self, what: impl FnOnce() -> String) -> anyhow::Result<T>;
 }
 
@@ -70,7 +70,7 @@ impl<T, E: fmt::Display> OrBadInput<T> for Result<T, E> {
 
 /// A hint for resource failures DuckDB reports in its own words: what ran out
 /// and which `[engine]` setting to change. None for other errors.
-pub fn resource_hint(err: &anyhow::Error) -> Option<&'static str> {
+pub(crate) fn resource_hint(err: &anyhow::Error) -> Option<&'static str> {
     let text = format!("{err:#}");
     if text.contains("Out of Memory") || text.contains("could not allocate") {
         Some(

@@ -16,13 +16,13 @@ impl Node {
         Node { attrs: (0..levels.len()).collect(), levels }
     }
 
-    pub fn height(&self) -> u32 {
+    pub(crate) fn height(&self) -> u32 {
         height(&self.levels)
     }
 
     /// Is `self` at or above `other` on every QI of `self` (a rollup source must
     /// cover all of `self`'s QIs at lower or equal levels)?
-    pub fn generalizes(&self, other: &Node) -> bool {
+    pub(crate) fn generalizes(&self, other: &Node) -> bool {
         self.attrs
             .iter()
             .zip(&self.levels)
@@ -31,7 +31,7 @@ impl Node {
 }
 
 /// A node's height: the sum of its levels.
-pub fn height(levels: &[u8]) -> u32 {
+pub(crate) fn height(levels: &[u8]) -> u32 {
     levels.iter().map(|&l| l as u32).sum()
 }
 
@@ -66,7 +66,7 @@ impl Lattice {
     }
 
     /// Direct generalizations: one QI one level up.
-    pub fn up(&self, levels: &[u8]) -> Vec<Vec<u8>> {
+    pub(crate) fn up(&self, levels: &[u8]) -> Vec<Vec<u8>> {
         (0..levels.len())
             .filter(|&a| levels[a] < self.heights[a])
             .map(|a| {
@@ -78,7 +78,7 @@ impl Lattice {
     }
 
     /// Direct specializations: one QI one level down.
-    pub fn down(&self, levels: &[u8]) -> Vec<Vec<u8>> {
+    pub(crate) fn down(&self, levels: &[u8]) -> Vec<Vec<u8>> {
         (0..levels.len())
             .filter(|&a| levels[a] > 0)
             .map(|a| {

@@ -1,12 +1,16 @@
 //! kanon: k-anonymity (and ℓ-diversity) by full-domain generalization and
 //! record suppression, with the data work pushed down into DuckDB.
 //!
-//! Flow (`kanon run`, `anonymize`): [`job`] → [`load`] (source,
-//! [`hierarchy`], [`frequency`]) → a [`search`] asking the [`evaluator`] about
-//! [`lattice`] nodes and judging them with [`metrics`] → a [`release::Recoding`]
-//! → [`release::write`] → the report. docs/architecture.md is the map.
+//! Flow (`kanon run`, `anonymize`): [`job`] → [`load`] (the source through
+//! [`engine`], [`data`]'s hierarchies and frequency sets) → a [`search`]
+//! asking the [`evaluator`] about [`lattice`] nodes and judging them with
+//! [`measure`] → a [`release::Recoding`] → [`release::write`] → the report.
+//! docs/architecture.md is the map.
 
 // The public surface: what the binary, the tests and a library user reach.
+// Inside these modules only the items used from outside the crate are `pub`
+// (the tests compare searches, evaluators and engines directly); everything
+// else is `pub(crate)`.
 pub mod cli;
 pub mod data;
 pub mod engine;

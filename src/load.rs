@@ -21,24 +21,24 @@ use std::sync::Arc;
 pub struct Loaded {
     pub conn: Connection,
     pub columns: Vec<SourceColumn>,
-    pub hierarchies: Vec<Hierarchy>,
+    pub(crate) hierarchies: Vec<Hierarchy>,
     pub data: Dataset,
     pub extras: Extras,
     /// The base frequency set's physical form, as the encoder chose it.
     pub base: frequency::Base,
     /// The per-class models beyond k and distinct ℓ (entropy and recursive ℓ, t-closeness).
-    pub models: Arc<ClassModels>,
+    pub(crate) models: Arc<ClassModels>,
     /// `[engine]` memory_rows and threads, for the evaluators.
-    pub memory_rows: u64,
-    pub threads: Option<usize>,
+    pub(crate) memory_rows: u64,
+    pub(crate) threads: Option<usize>,
     /// The position column of `kanon_source_rows` ([`load_records`] only).
-    pub position: Option<String>,
+    pub(crate) position: Option<String>,
     /// The engine the source lives in (`[engine] kind = "spark"` or `"postgres"`).
-    pub remote: Option<Remote>,
+    pub(crate) remote: Option<Remote>,
 }
 
 /// Check that every column the job names exists in the source.
-pub fn check_columns(job: &Job, columns: &[SourceColumn]) -> Result<()> {
+pub(crate) fn check_columns(job: &Job, columns: &[SourceColumn]) -> Result<()> {
     let mut named: Vec<(&Column, &str)> =
         job.quasi_identifiers.iter().map(|q| (&q.column, "quasi-identifier")).collect();
     named.extend(job.output.drop.iter().map(|c| (c, "dropped column")));
@@ -68,7 +68,7 @@ pub fn check_columns(job: &Job, columns: &[SourceColumn]) -> Result<()> {
 }
 
 /// Every column the search reads has a type of the remote engine kanon reads (a scalar).
-pub fn check_remote_types(job: &Job, remote: &dyn RemoteEngine, columns: &[SourceColumn]) -> Result<()> {
+pub(crate) fn check_remote_types(job: &Job, remote: &dyn RemoteEngine, columns: &[SourceColumn]) -> Result<()> {
     let mut named: Vec<(&Column, &str)> =
         job.quasi_identifiers.iter().map(|q| (&q.column, "quasi-identifier")).collect();
     named.extend(job.sensitive.iter().map(|c| (c, "sensitive column")));
@@ -94,14 +94,14 @@ pub fn load(job: &Job) -> Result<Loaded> {
 }
 
 /// [`load`], naming each phase on `bar` (a scan of a large source takes minutes).
-pub fn load_showing(job: &Job, bar: &indicatif::ProgressBar) -> Result<Loaded> {
+pub(crate) fn load_showing(job: &Job, bar: &indicatif::ProgressBar) -> Result<Loaded> {
     load_as(job, bar, false)
 }
 
 /// For a pass over the records themselves (cell-based generalization): the
 /// source with row positions (`kanon_source_rows`), the marginals, the
 /// hierarchies and the code tables, but no base frequency set.
-pub fn load_records(job: &Job, bar: &indicatif::ProgressBar) -> Result<Loaded> {
+pub(crate) fn load_records(job: &Job, bar: &indicatif::ProgressBar) -> Result<Loaded> {
     load_as(job, bar, true)
 }
 
@@ -199,7 +199,7 @@ impl Loaded {
 /// The job's per-class models, with what t-closeness needs of the source:
 /// its distribution of the column (before any suppression) and, per
 /// distance, the column's order or hierarchy.
-pub fn class_models(conn: &Connection, job: &Job, columns: &[SourceColumn]) -> Result<ClassModels> {
+pub(crate) fn class_models(conn: &Connection, job: &Job, columns: &[SourceColumn]) -> Result<ClassModels> {
     let mut models = ClassModels { separate: job.closeness_column().is_some(), ..ClassModels::default() };
     if let Some(d) = &job.privacy.diversity {
         match d.kind {

@@ -74,7 +74,7 @@ pub enum Scheme {
 }
 
 impl Scheme {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Scheme::Bhs => "bhs",
             Scheme::Ghs => "ghs",
@@ -92,7 +92,7 @@ impl Scheme {
 /// meets the job (docs/nightly.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
-pub enum Reuse {
+pub(crate) enum Reuse {
     /// Search every run.
     #[default]
     Off,

@@ -4,7 +4,7 @@
 use std::io::IsTerminal;
 
 /// A progress bar on stderr, hidden when quiet or when stderr is not a terminal.
-pub fn progress(quiet: bool) -> indicatif::ProgressBar {
+pub(crate) fn progress(quiet: bool) -> indicatif::ProgressBar {
     if quiet || !std::io::stderr().is_terminal() {
         return indicatif::ProgressBar::hidden();
     }
@@ -19,7 +19,7 @@ pub fn progress(quiet: bool) -> indicatif::ProgressBar {
 
 /// A spinner with a phase message and the time elapsed, for phases of unknown
 /// length (loading, writing); hidden like [`progress`].
-pub fn spinner(quiet: bool) -> indicatif::ProgressBar {
+pub(crate) fn spinner(quiet: bool) -> indicatif::ProgressBar {
     if quiet || !std::io::stderr().is_terminal() {
         return indicatif::ProgressBar::hidden();
     }

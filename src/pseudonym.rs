@@ -28,7 +28,7 @@ const BLOCK: usize = 64;
 impl Key {
     /// The key from environment variable `var`: exit 2 when it is unset or
     /// empty (the message names the variable, never a value).
-    pub fn from_env(var: &str, job: &str) -> Result<Key> {
+    pub(crate) fn from_env(var: &str, job: &str) -> Result<Key> {
         match std::env::var_os(var) {
             Some(v) if !v.is_empty() => match v.into_string() {
                 Ok(s) => Ok(Key(s.into_bytes().into())),

@@ -8,12 +8,12 @@
 //! parameter: view bodies, `COPY … TO`, `ATTACH`).
 
 /// Quote an identifier: wrap in double quotes, double any inner double quote.
-pub fn ident(name: &str) -> String {
+pub(crate) fn ident(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
 
 /// Quote a string literal: wrap in single quotes, double any inner single quote.
-pub fn literal(value: &str) -> String {
+pub(crate) fn literal(value: &str) -> String {
     format!("'{}'", value.replace('\'', "''"))
 }
 
@@ -23,7 +23,7 @@ pub fn literal(value: &str) -> String {
 /// is a bug, not input. The template's comment lines are left out first: a
 /// slot named in a comment must not be filled there (a value of several
 /// lines would leave the comment).
-pub fn render(template: &str, slots: &[(&str, &str)]) -> String {
+pub(crate) fn render(template: &str, slots: &[(&str, &str)]) -> String {
     let body: String = template.lines().filter(|l| !l.trim_start().starts_with("--")).collect::<Vec<_>>().join("\n");
     let mut out = String::with_capacity(body.len());
     let mut rest = body.as_str();
@@ -44,13 +44,13 @@ pub fn render(template: &str, slots: &[(&str, &str)]) -> String {
 }
 
 /// Join `f(i)` for each item with `sep`.
-pub fn list<T>(items: impl IntoIterator<Item = T>, sep: &str, f: impl Fn(T) -> String) -> String {
+pub(crate) fn list<T>(items: impl IntoIterator<Item = T>, sep: &str, f: impl Fn(T) -> String) -> String {
     items.into_iter().map(f).collect::<Vec<_>>().join(sep)
 }
 
 macro_rules! statements {
     ($($name:ident => $file:literal),* $(,)?) => {
-        $(pub const $name: &str = include_str!(concat!("../sql/", $file));)*
+        $(pub(crate) const $name: &str = include_str!(concat!("../sql/", $file));)*
     };
 }
 
@@ -107,7 +107,7 @@ statements! {
 }
 
 /// The `-- name: NAME` section of a file that holds several fragments.
-pub fn fragment(file: &'static str, name: &str) -> &'static str {
+pub(crate) fn fragment(file: &'static str, name: &str) -> &'static str {
     let marker = format!("-- name: {name}\n");
     let start = file.find(&marker).map(|i| i + marker.len()).unwrap_or_else(|| panic!("no SQL fragment {name}"));
     let rest = &file[start..];

@@ -5,12 +5,12 @@
 //! hands on what it chose ([`Chosen`]: the release's logical plan, and the
 //! [`Account`] the report reads), or why nothing is feasible.
 
-pub mod cells;
-pub mod full_domain;
-pub mod plan;
-pub mod reuse;
+pub(crate) mod cells;
+pub(crate) mod full_domain;
+pub(crate) mod plan;
+pub(crate) mod reuse;
 mod risk;
-pub mod schemes;
+pub(crate) mod schemes;
 
 pub use plan::{Model, Overrides, Plan};
 
@@ -86,7 +86,7 @@ impl Clock {
 
 /// Run the plan: write the release and its report. Exit 3 (an [`Infeasible`]
 /// error) when nothing feasible is found.
-pub fn run(plan: &Plan, quiet: bool) -> Result<()> {
+pub(crate) fn run(plan: &Plan, quiet: bool) -> Result<()> {
     let job = &plan.job;
     let clock = Clock::start();
     let phase = spinner(quiet);

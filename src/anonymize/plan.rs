@@ -11,29 +11,29 @@ use anyhow::Result;
 use std::path::PathBuf;
 
 /// The reconstruction's seed when none is given.
-pub const SEED: u64 = 0;
+pub(crate) const SEED: u64 = 0;
 
 /// What the command line overrides or adds to the job file.
 #[derive(Debug, Default)]
 pub struct Overrides {
-    pub k: Option<u64>,
+    pub(crate) k: Option<u64>,
     /// A fraction (0.01) or a row count (300), as typed.
-    pub max_suppression: Option<String>,
-    pub metric: Option<Metric>,
-    pub algorithm: Option<Algorithm>,
+    pub(crate) max_suppression: Option<String>,
+    pub(crate) metric: Option<Metric>,
+    pub(crate) algorithm: Option<Algorithm>,
     /// A node to release instead of searching, e.g. `age=3,education=1`.
-    pub node: Option<String>,
-    pub scheme: Option<Scheme>,
+    pub(crate) node: Option<String>,
+    pub(crate) scheme: Option<Scheme>,
     /// Pruning techniques switched off, comma-separated.
-    pub pruning_off: Option<String>,
+    pub(crate) pruning_off: Option<String>,
     /// A reconstruction table or file.
-    pub reconstruct: Option<String>,
-    pub seed: Option<u64>,
-    pub report: Option<PathBuf>,
+    pub(crate) reconstruct: Option<String>,
+    pub(crate) seed: Option<u64>,
+    pub(crate) report: Option<PathBuf>,
     /// `--reuse`: overrides `[search] reuse`.
-    pub reuse: Option<Reuse>,
+    pub(crate) reuse: Option<Reuse>,
     /// `--compare`: with reuse, also search and report what keeping the node costs.
-    pub compare: bool,
+    pub(crate) compare: bool,
 }
 
 /// Which model of generalization the run uses.
@@ -48,14 +48,14 @@ pub enum Model {
 }
 
 pub struct Plan {
-    pub job: Job,
-    pub model: Model,
+    pub(crate) job: Job,
+    pub(crate) model: Model,
 }
 
 impl Plan {
     /// Read the job file, apply `flags` and settle the model, refusing
     /// options that do not combine (exit 2).
-    pub fn new(path: &std::path::Path, flags: &Overrides) -> Result<Plan> {
+    pub(crate) fn new(path: &std::path::Path, flags: &Overrides) -> Result<Plan> {
         let mut job = with_overrides(Job::load(path)?, flags)?;
         let file = job.path.display().to_string();
         check_outputs(&job)?;
@@ -153,7 +153,7 @@ impl Plan {
 
 /// What a job may ask of an engine beyond a full-domain search.
 #[derive(Clone, Copy)]
-pub enum Feature {
+pub(crate) enum Feature {
     /// A scheme search (Li & Li's partitions; metric hdm is one).
     Scheme,
     /// Cell-based generalization (per-cluster cells, reconstructions).
@@ -174,7 +174,7 @@ const ENGINES: [(&str, [bool; 3]); 3] = [
 
 /// The one place a feature is refused on an engine (exit 2): `Plan::new`
 /// asks it for the run, and the commands outside a plan ask it too.
-pub fn refuse_on_engine(job: &Job, feature: Feature) -> Result<()> {
+pub(crate) fn refuse_on_engine(job: &Job, feature: Feature) -> Result<()> {
     let engine = job.engine.kind.name();
     let runs = ENGINES.iter().find(|(name, _)| *name == engine).is_some_and(|(_, runs)| runs[feature as usize]);
     if runs {
@@ -267,7 +267,7 @@ fn with_overrides(mut job: Job, flags: &Overrides) -> Result<Job> {
 }
 
 /// `--pruning-off seeding,bfs,nodes,applicators,dp,classes,blocks,stuck`: the techniques to switch off.
-pub fn pruning_off(list: Option<&str>) -> Result<Pruning> {
+pub(crate) fn pruning_off(list: Option<&str>) -> Result<Pruning> {
     let mut p = Pruning::default();
     for name in list.unwrap_or("").split(',').map(str::trim).filter(|s| !s.is_empty()) {
         match name {

@@ -18,16 +18,16 @@ use serde_json::{Map, Value};
 
 /// What the plan settled about reuse.
 #[derive(Clone)]
-pub struct ReusePlan {
-    pub mode: Reuse,
+pub(crate) struct ReusePlan {
+    pub(crate) mode: Reuse,
     /// `--compare`: also search, to report what keeping the node costs.
-    pub compare: bool,
-    pub previous: Previous,
+    pub(crate) compare: bool,
+    pub(crate) previous: Previous,
 }
 
 /// The previous report's node, as far as it can be read.
 #[derive(Clone)]
-pub enum Previous {
+pub(crate) enum Previous {
     /// Levels in job order.
     Node(Vec<u8>),
     /// The previous node does not fit today's job (its QIs differ): the node
@@ -39,7 +39,7 @@ pub enum Previous {
 
 /// Read the previous report for a job that reuses (exit 2 when the job has
 /// no report to read, or the one there is not a report).
-pub fn plan(job: &Job, mode: Reuse, compare: bool) -> Result<ReusePlan> {
+pub(crate) fn plan(job: &Job, mode: Reuse, compare: bool) -> Result<ReusePlan> {
     let file = job.path.display();
     let Some(path) = &job.output.report else {
         return Err(bad(format!(
@@ -84,7 +84,7 @@ pub fn plan(job: &Job, mode: Reuse, compare: bool) -> Result<ReusePlan> {
     Ok(ReusePlan { mode, compare, previous })
 }
 
-pub fn name(mode: Reuse) -> &'static str {
+pub(crate) fn name(mode: Reuse) -> &'static str {
     match mode {
         Reuse::Off => "off",
         Reuse::Previous => "previous",
@@ -97,7 +97,7 @@ pub fn name(mode: Reuse) -> &'static str {
 /// "l" for distinct ℓ, then the per-class models: "l" for entropy or
 /// recursive ℓ, "t" for t-closeness, "l,t" for both), or "budget" when each
 /// fits alone but not all together.
-pub fn failed(hist: &Histogram, req: &Requirement, job: &Job) -> &'static str {
+pub(crate) fn failed(hist: &Histogram, req: &Requirement, job: &Job) -> &'static str {
     let records = |under: &dyn Fn(&crate::measure::metrics::Bucket) -> bool| -> u64 {
         hist.buckets.iter().filter(|b| under(b)).map(|b| b.size * b.classes).sum()
     };

@@ -194,13 +194,13 @@ pub(super) struct PartitionClasses(FxHashMap<Vec<u32>, u64>);
 
 impl PartitionClasses {
     /// A base row: its leaf index per QI (to a block by `blocks`), and its records.
-    pub fn add(&mut self, leaves: &[u32], blocks: &[Vec<u32>], records: u64) {
+    pub(crate) fn add(&mut self, leaves: &[u32], blocks: &[Vec<u32>], records: u64) {
         let key = leaves.iter().zip(blocks).map(|(&i, b)| b[i as usize]).collect();
         *self.0.entry(key).or_default() += records;
     }
 
     /// (size, classes of that size) of the classes kept: all but `dropped`, by size.
-    pub fn sizes(mut self, dropped: &[Vec<u32>]) -> Vec<(u64, u64)> {
+    pub(crate) fn sizes(mut self, dropped: &[Vec<u32>]) -> Vec<(u64, u64)> {
         for d in dropped {
             self.0.remove(d);
         }

@@ -32,11 +32,11 @@ use std::path::PathBuf;
 use tally::Audit;
 
 /// What to audit: the job, the table (None: the source) and the outputs.
-pub struct Request {
-    pub job: PathBuf,
-    pub table: Option<String>,
-    pub json: bool,
-    pub svg: Option<PathBuf>,
+pub(crate) struct Request {
+    pub(crate) job: PathBuf,
+    pub(crate) table: Option<String>,
+    pub(crate) json: bool,
+    pub(crate) svg: Option<PathBuf>,
 }
 
 /// The frequency sets' aliases: ℓ's column (or t-closeness's when it is the
@@ -47,7 +47,7 @@ const T: &str = "t";
 /// The audited table's name on a remote engine (a view there, a table here).
 const AUDITED: &str = "kanon_audited";
 
-pub fn run(args: Request) -> Result<()> {
+pub(crate) fn run(args: Request) -> Result<()> {
     let job = Job::load(&args.job)?;
     if let Some(svg) = &args.svg {
         job.check_output_file("--svg", svg, false)?;

@@ -28,20 +28,20 @@ table does not have).
 
 Example: kanon check job.toml --table patients_k5 --json --svg risk.svg
 More: docs/risk.md.")]
-pub struct Args {
+pub(crate) struct Args {
     /// The job file (TOML).
-    pub job: PathBuf,
+    pub(crate) job: PathBuf,
     /// Audit this table of the output database (on Spark or PostgreSQL: of the engine) instead of the source.
     #[arg(long, value_name = "T")]
-    pub table: Option<String>,
+    pub(crate) table: Option<String>,
     /// Print one JSON object instead of text (with "meets" and "failures").
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
     /// Write the risk distribution of the source and of the audited table, side by side, as SVG.
     #[arg(long, value_name = "FILE")]
-    pub svg: Option<PathBuf>,
+    pub(crate) svg: Option<PathBuf>,
 }
 
-pub fn run(args: Args) -> Result<()> {
+pub(crate) fn run(args: Args) -> Result<()> {
     crate::audit::run(crate::audit::Request { job: args.job, table: args.table, json: args.json, svg: args.svg })
 }

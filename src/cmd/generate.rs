@@ -12,28 +12,28 @@ use anyhow::Result;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// Rows to generate.
     #[arg(long)]
-    pub rows: u64,
+    pub(crate) rows: u64,
     /// Seed of the pseudo-random draws.
     #[arg(long, default_value_t = 1)]
-    pub seed: u64,
+    pub(crate) seed: u64,
     /// The DuckDB file to write (created if missing).
     #[arg(long, value_name = "FILE")]
-    pub database: PathBuf,
+    pub(crate) database: PathBuf,
     /// The table to write (replaced if it exists).
     #[arg(long, value_name = "T")]
-    pub table: String,
+    pub(crate) table: String,
     /// Where to write the job file; default <database stem>.job.toml beside the database.
     #[arg(long, value_name = "JOB.toml")]
-    pub job: Option<PathBuf>,
+    pub(crate) job: Option<PathBuf>,
     /// No progress spinner.
     #[arg(long)]
-    pub quiet: bool,
+    pub(crate) quiet: bool,
 }
 
-pub fn run(args: Args) -> Result<()> {
+pub(crate) fn run(args: Args) -> Result<()> {
     let opts = Options { rows: args.rows, seed: args.seed, database: args.database, table: args.table, job: args.job };
     let done = generate::run(&opts, args.quiet)?;
     println!(

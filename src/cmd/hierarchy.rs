@@ -18,15 +18,15 @@ use std::io::Write;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// The job file (TOML).
-    pub job: PathBuf,
+    pub(crate) job: PathBuf,
     /// Count each QI's valid partitions under this scheme instead.
     #[arg(long, value_enum)]
-    pub scheme: Option<Scheme>,
+    pub(crate) scheme: Option<Scheme>,
 }
 
-pub fn run(args: Args) -> Result<()> {
+pub(crate) fn run(args: Args) -> Result<()> {
     let job = Job::load(&args.job)?;
     let loaded = load(&job)?;
     let mut out = std::io::stdout().lock();

@@ -9,15 +9,15 @@ use std::io::Write;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// The job file (TOML).
-    pub job: PathBuf,
+    pub(crate) job: PathBuf,
     /// Print every column of every run as a JSON array.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
-pub fn run(args: Args) -> Result<()> {
+pub(crate) fn run(args: Args) -> Result<()> {
     let job = Job::load(&args.job)?;
     let runs = crate::engine::history::read(&job)?;
     let text = if args.json {

@@ -10,18 +10,18 @@ use anyhow::Result;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// The source: a DuckDB database file (with --table, unless it holds one table), a CSV or a Parquet file.
-    pub source: PathBuf,
+    pub(crate) source: PathBuf,
     /// The table of a DuckDB source; default its only table.
     #[arg(long, value_name = "T")]
-    pub table: Option<String>,
+    pub(crate) table: Option<String>,
     /// Where to write the job file (never overwritten); paths in it are relative to it.
     #[arg(long, value_name = "JOB.toml", default_value = "job.toml")]
-    pub out: PathBuf,
+    pub(crate) out: PathBuf,
 }
 
-pub fn run(args: Args) -> Result<()> {
+pub(crate) fn run(args: Args) -> Result<()> {
     let out = args.out.clone();
     let w = init(&Options { source: args.source, table: args.table, out: args.out })?;
     let none = |v: &[String]| if v.is_empty() { "none".to_string() } else { v.join(", ") };

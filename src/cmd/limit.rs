@@ -8,30 +8,30 @@ use anyhow::Result;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// The job file (TOML).
-    pub job: PathBuf,
+    pub(crate) job: PathBuf,
     /// The node to recode at, e.g. zip=2,birth_date=1,… (every QI).
     #[arg(long)]
-    pub node: String,
+    pub(crate) node: String,
     /// Time one scan hashing every QI value instead of the GROUP BY (what
     /// `limit` falls back to when the GROUP BY does not fit in memory).
     #[arg(long, conflicts_with = "hashed")]
-    pub scan: bool,
+    pub(crate) scan: bool,
     /// Time the GROUP BY of one hash of the QI values instead (what `limit`
     /// tries first when the plain GROUP BY does not fit in memory).
     #[arg(long)]
-    pub hashed: bool,
+    pub(crate) hashed: bool,
     /// Time only the plain-SQL write, not today's write through the maps
     /// (at 10⁹ rows each write takes tens of minutes).
     #[arg(long)]
-    pub plain_only: bool,
+    pub(crate) plain_only: bool,
     /// No progress spinner.
     #[arg(long)]
-    pub quiet: bool,
+    pub(crate) quiet: bool,
 }
 
-pub fn run(args: Args) -> Result<()> {
+pub(crate) fn run(args: Args) -> Result<()> {
     let opts =
         Options { job: args.job, node: args.node, scan: args.scan, hashed: args.hashed, plain_only: args.plain_only };
     let report = limit::run(&Plan::new(&opts)?, args.quiet)?;

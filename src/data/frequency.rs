@@ -20,11 +20,11 @@ use std::cell::{Cell, RefCell};
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Extras {
     /// `s`: the sensitive column, for ℓ-diversity.
-    pub sensitive: bool,
+    pub(crate) sensitive: bool,
     /// `t`: t-closeness's column, when it is not the sensitive column.
-    pub closeness: bool,
+    pub(crate) closeness: bool,
     /// `y`: the class label, for the classification metric.
-    pub label: bool,
+    pub(crate) label: bool,
     /// Also sum the squared counts of each class's sensitive values (the sl
     /// spread of `kanon pareto`); needs `sensitive`.
     pub spread: bool,
@@ -32,12 +32,12 @@ pub struct Extras {
 
 impl Extras {
     /// `, p.s, p.t, p.y` (as present), for select lists.
-    pub fn columns(&self, alias: &str) -> String {
+    pub(crate) fn columns(&self, alias: &str) -> String {
         list(self.names(), "", |c| format!(", {alias}.{c}"))
     }
 
     /// The extra columns present: `s`, `t`, `y` in that order.
-    pub fn names(&self) -> Vec<&'static str> {
+    pub(crate) fn names(&self) -> Vec<&'static str> {
         [(self.sensitive, "s"), (self.closeness, "t"), (self.label, "y")]
             .into_iter()
             .filter_map(|(on, c)| on.then_some(c))
@@ -45,7 +45,7 @@ impl Extras {
     }
 
     /// Does a frequency set have more rows than classes?
-    pub fn any(&self) -> bool {
+    pub(crate) fn any(&self) -> bool {
         self.sensitive || self.closeness || self.label
     }
 }
@@ -56,7 +56,7 @@ fn statement(name: &str) -> &'static str {
 }
 
 /// Extra column tables (sensitive `s`, t-closeness `t`, label `y`): the value → code map.
-pub fn extra_codes(col: &str) -> String {
+pub(crate) fn extra_codes(col: &str) -> String {
     format!("kanon_codes_{col}")
 }
 
@@ -65,7 +65,7 @@ pub fn extra_codes(col: &str) -> String {
 /// columns the search reads, a row per distinct combination with its count
 /// (parsing a file costs more than scanning a table, and the grouped rows are
 /// no more than the file's).
-pub struct Input {
+pub(crate) struct Input {
     relation: String,
     /// The count column of a grouped input.
     weight: Option<String>,
@@ -73,14 +73,14 @@ pub struct Input {
 
 impl Input {
     /// The source as it is.
-    pub fn source() -> Input {
+    pub(crate) fn source() -> Input {
         Input { relation: "kanon_source".into(), weight: None }
     }
 
     /// Group the source once by `columns` (QIs, then the sensitive and label
     /// columns) into `kanon_source_grouped`, counting records in a column
     /// named apart from them.
-    pub fn grouped(conn: &Connection, columns: &[&str], source: &str) -> Result<Input> {
+    pub(crate) fn grouped(conn: &Connection, columns: &[&str], source: &str) -> Result<Input> {
         let weight = weight_name(columns.iter().copied());
         conn.execute_batch(&render(
             sql::SOURCE_GROUPED,
@@ -109,7 +109,7 @@ impl Input {
 }
 
 /// A name for a grouped table's count column, apart from its `columns`.
-pub fn weight_name<'a>(columns: impl Iterator<Item = &'a str> + Clone) -> String {
+pub(crate) fn weight_name<'a>(columns: impl Iterator<Item = &'a str> + Clone) -> String {
     (0..)
         .map(|i| format!("kanon_count{i}"))
         .find(|w| !columns.clone().any(|c| c.eq_ignore_ascii_case(w)))
@@ -120,7 +120,7 @@ pub fn weight_name<'a>(columns: impl Iterator<Item = &'a str> + Clone) -> String
 /// `kanon_marg_{a}` per QI (and `kanon_marg_s` / `_t` / `_y` for the `extra`
 /// columns, (alias, column)). Returns the
 /// number of rows.
-pub fn scan_source(
+pub(crate) fn scan_source(
     conn: &Connection,
     remote: Option<&Remote>,
     input: &Input,
@@ -162,7 +162,7 @@ pub fn scan_source(
 }
 
 /// The source's records, off the first QI's marginal.
-pub fn source_rows(conn: &Connection) -> Result<u64> {
+pub(crate) fn source_rows(conn: &Connection) -> Result<u64> {
     let q = render(
         sql::fragment(sql::SOURCE_MARGINALS, "records"),
         &[("marginal", &crate::data::hierarchy::marginal_table(0))],
@@ -171,7 +171,7 @@ pub fn source_rows(conn: &Connection) -> Result<u64> {
 }
 
 /// The narrowest signed integer type holding 0..bound (exclusive).
-pub fn int_type(bound: i64) -> &'static str {
+pub(crate) fn int_type(bound: i64) -> &'static str {
     match bound {
         ..=0x80 => "TINYINT",
         ..=0x8000 => "SMALLINT",
@@ -186,7 +186,7 @@ pub fn int_type(bound: i64) -> &'static str {
 /// rows that keeps the base frequency set in memory (about 15 bytes a row
 /// instead of 64), where every pass from it would otherwise read spilled data.
 #[allow(clippy::too_many_arguments)]
-pub fn encode(
+pub(crate) fn encode(
     conn: &Connection,
     remote: Option<&Remote>,
     input: &Input,
@@ -278,7 +278,7 @@ pub fn encode(
 /// The values each field of a coded row's packed key takes: per QI its
 /// distinct leaf codes, then per extra column (`aliases`) its codes 1..=count
 /// and 0.
-pub fn key_widths(conn: &Connection, n: usize, aliases: &[&str]) -> Result<Vec<u64>> {
+pub(crate) fn key_widths(conn: &Connection, n: usize, aliases: &[&str]) -> Result<Vec<u64>> {
     let mut widths = leaf_counts(conn, n)?;
     for col in aliases {
         let q = render(statement("extra_count"), &[("codes", &extra_codes(col))]);
@@ -288,7 +288,7 @@ pub fn key_widths(conn: &Connection, n: usize, aliases: &[&str]) -> Result<Vec<u
 }
 
 /// Per QI, the distinct leaf codes of the data (its code table's).
-pub fn leaf_counts(conn: &Connection, n: usize) -> Result<Vec<u64>> {
+pub(crate) fn leaf_counts(conn: &Connection, n: usize) -> Result<Vec<u64>> {
     (0..n)
         .map(|a| {
             let q = render(statement("leaf_count"), &[("codes", &crate::data::hierarchy::code_table(a))]);
@@ -300,16 +300,16 @@ pub fn leaf_counts(conn: &Connection, n: usize) -> Result<Vec<u64>> {
 /// The widest key the in-memory evaluator packs a coded row into
 /// (`evaluator/memory.rs` `group_rows`: 64 bits, or 128 when the fields need
 /// more); a row wider than that is grouped by the engine.
-pub const ROW_KEY_BITS: u32 = u128::BITS;
+pub(crate) const ROW_KEY_BITS: u32 = u128::BITS;
 
 /// The widest key the sorted base (`evaluator/sorted.rs`) packs a coded row
 /// into: at most 20 bits of bucket and 32 stored.
-pub const SORTED_KEY_BITS: u32 = 52;
+pub(crate) const SORTED_KEY_BITS: u32 = 52;
 
 /// Per QI, the bits of a leaf index below `counts[a]`, when all of them fit
 /// in one key of `width` bits (the in-memory evaluator groups coded rows by
 /// such keys, of 64 or 128 bits).
-pub fn packed_bits(counts: &[u64], width: u32) -> Option<Vec<u32>> {
+pub(crate) fn packed_bits(counts: &[u64], width: u32) -> Option<Vec<u32>> {
     let bits: Vec<u32> = counts.iter().map(|&c| u64::BITS - c.saturating_sub(1).leading_zeros()).collect();
     (bits.iter().sum::<u32>() <= width).then_some(bits)
 }
@@ -333,7 +333,7 @@ pub enum BaseForm {
 impl BaseForm {
     /// Are the source's coded rows there (`kanon_f0_rows`) for the in-memory
     /// evaluator to group?
-    pub fn has_rows(&self) -> bool {
+    pub(crate) fn has_rows(&self) -> bool {
         matches!(self, BaseForm::Rows | BaseForm::Sorted { .. })
     }
 }
@@ -349,7 +349,7 @@ pub struct Base {
 }
 
 impl Base {
-    pub fn new(form: BaseForm) -> Base {
+    pub(crate) fn new(form: BaseForm) -> Base {
         let table = matches!(form, BaseForm::Grouped);
         Base { form: RefCell::new(form), table: Cell::new(table) }
     }
@@ -371,7 +371,7 @@ impl Base {
 
     /// `kanon_f0` as a table, for a reader that reads it more than once: a view
     /// over the coded rows is grouped once, here.
-    pub fn as_table(&self, conn: &Connection) -> Result<()> {
+    pub(crate) fn as_table(&self, conn: &Connection) -> Result<()> {
         if self.is_view() {
             conn.execute_batch(sql::fragment(sql::BASE_FORM, "as_table")).context("grouping the source")?;
             self.table.set(true);
@@ -381,7 +381,7 @@ impl Base {
 
     /// The classes the sorted base wrote to `kanon_f0_table` become `kanon_f0`
     /// in place of the view over the coded rows, and that view goes.
-    pub fn take_classes(&self, conn: &Connection) -> Result<()> {
+    pub(crate) fn take_classes(&self, conn: &Connection) -> Result<()> {
         conn.execute_batch(sql::fragment(sql::BASE_FORM, "take_classes"))?;
         *self.form.borrow_mut() = BaseForm::Grouped;
         self.table.set(true);
@@ -390,7 +390,7 @@ impl Base {
 
     /// Drop the base frequency set once nothing reads it any more: at scale it is
     /// the largest table, and the release's sort wants the memory.
-    pub fn drop_tables(&self, conn: &Connection) -> Result<()> {
+    pub(crate) fn drop_tables(&self, conn: &Connection) -> Result<()> {
         let name = if self.is_view() { "drop_view" } else { "drop_table" };
         conn.execute_batch(sql::fragment(sql::BASE_FORM, name))?;
         Ok(())
@@ -400,7 +400,7 @@ impl Base {
 /// The code tables from the marginals and the hierarchies: per QI value →
 /// leaf code (`kanon_code_{a}`), and the value → code maps of the extra
 /// columns (`aliases`: `s`, `t`, `y`), codes 1.. in the column type's order.
-pub fn code_tables(conn: &Connection, n: usize, aliases: &[&str]) -> Result<()> {
+pub(crate) fn code_tables(conn: &Connection, n: usize, aliases: &[&str]) -> Result<()> {
     for a in 0..n {
         conn.execute_batch(&render(
             sql::fragment(sql::BASE_CODES, "qi"),
@@ -424,12 +424,12 @@ pub fn code_tables(conn: &Connection, n: usize, aliases: &[&str]) -> Result<()> 
 
 /// The join giving source rows (aliased `src`) the code `k{col}.code` of
 /// their `column` value, in DuckDB: `col` is `s` (sensitive) or `y` (label).
-pub fn extra_join(col: &str, column: &str) -> String {
+pub(crate) fn extra_join(col: &str, column: &str) -> String {
     format!("JOIN {} k{col} ON src.{} IS NOT DISTINCT FROM k{col}.n", extra_codes(col), ident(column))
 }
 
 /// Rows of the base frequency set `kanon_f0`.
-pub fn base_rows(conn: &Connection) -> Result<u64> {
+pub(crate) fn base_rows(conn: &Connection) -> Result<u64> {
     Ok(conn.query_row(sql::fragment(sql::BASE_FORM, "rows"), [], |r| r.get::<_, i64>(0))? as u64)
 }
 
@@ -447,16 +447,16 @@ pub fn combinations(conn: &Connection, n: usize, extras: Extras) -> Result<u64> 
 /// A child to compute: its id, the id of the parent frequency set it rolls up
 /// from, and per QI the divisor from the parent's codes to the child's (None
 /// for a QI the child leaves out), and its level per QI.
-pub struct Kid {
-    pub child: i64,
-    pub parent: i64,
-    pub divide: Vec<Option<i64>>,
-    pub levels: Vec<Option<u8>>,
+pub(crate) struct Kid {
+    pub(crate) child: i64,
+    pub(crate) parent: i64,
+    pub(crate) divide: Vec<Option<i64>>,
+    pub(crate) levels: Vec<Option<u8>>,
 }
 
 /// Fill `kanon_kids` (child, parent, per QI divisor and level) for a rollup;
 /// the histogram query joins it for the levels.
-pub fn write_kids(conn: &Connection, kids: &[Kid], n: usize) -> Result<()> {
+pub(crate) fn write_kids(conn: &Connection, kids: &[Kid], n: usize) -> Result<()> {
     conn.execute_batch(&render(
         statement("kids_table"),
         &[("columns", &list(0..n, ", ", |a| format!("d{a} BIGINT, l{a} INTEGER")))],
@@ -486,7 +486,13 @@ pub fn write_kids(conn: &Connection, kids: &[Kid], n: usize) -> Result<()> {
 /// than a column per QI. Kids whose codes do not fit in 63 bits, or all kids
 /// when `packed` is false, group by one column per QI instead.
 /// Returns false, doing nothing, when two kids group by the same codes.
-pub fn rollup_sets(conn: &Connection, target: &str, kids: &[Kid], sets: &RollupShape, extras: Extras) -> Result<bool> {
+pub(crate) fn rollup_sets(
+    conn: &Connection,
+    target: &str,
+    kids: &[Kid],
+    sets: &RollupShape,
+    extras: Extras,
+) -> Result<bool> {
     let n = sets.heights.len();
     let at_top = |k: &Kid, a: usize| k.levels[a] == Some(sets.heights[a]);
     // Per kid: its key columns, (QI, divisor from the leaf codes).
@@ -603,18 +609,25 @@ pub fn rollup_sets(conn: &Connection, target: &str, kids: &[Kid], sets: &RollupS
 }
 
 /// What [`rollup_sets`] needs to know of the hierarchies, and whether to pack.
-pub struct RollupShape {
+pub(crate) struct RollupShape {
     /// Per QI: its height (the top level, one value).
-    pub heights: Vec<u8>,
+    pub(crate) heights: Vec<u8>,
     /// Per QI: the divisor of its top level, which bounds every leaf code.
-    pub tops: Vec<i64>,
-    pub packed: bool,
+    pub(crate) tops: Vec<i64>,
+    pub(crate) packed: bool,
 }
 
 /// Materialize the frequency sets of `kids` into `target` (column `node` = child
 /// id), rolled up from `source` (column `node` = parent id). The kids stay in
 /// `kanon_kids` until the next rollup.
-pub fn rollup(conn: &Connection, target: &str, source: &str, kids: &[Kid], n: usize, extras: Extras) -> Result<()> {
+pub(crate) fn rollup(
+    conn: &Connection,
+    target: &str,
+    source: &str,
+    kids: &[Kid],
+    n: usize,
+    extras: Extras,
+) -> Result<()> {
     write_kids(conn, kids, n)?;
     // A QI no kid keeps is NULL for every kid; one all kids keep at the parent's level needs no division.
     let groups = list(0..n, ", ", |a| {
@@ -637,7 +650,7 @@ pub fn rollup(conn: &Connection, target: &str, source: &str, kids: &[Kid], n: us
 
 /// Run `select` where the source lives, its result into the local temp table
 /// `target`: in the embedded DuckDB, or on Spark with the rows brought back.
-pub fn materialize(conn: &Connection, remote: Option<&Remote>, target: &str, select: &str) -> Result<()> {
+pub(crate) fn materialize(conn: &Connection, remote: Option<&Remote>, target: &str, select: &str) -> Result<()> {
     match remote {
         None => {
             conn.execute_batch(&render(statement("materialize"), &[("target", &ident(target)), ("select", select)]))?

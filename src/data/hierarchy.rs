@@ -22,30 +22,30 @@ use std::sync::Arc;
 
 /// A materialized hierarchy.
 #[derive(Debug, Clone)]
-pub struct Hierarchy {
-    pub column: String,
+pub(crate) struct Hierarchy {
+    pub(crate) column: String,
     /// Number of levels above the leaves.
-    pub height: u8,
+    pub(crate) height: u8,
     /// Leaves the hierarchy lists (glm's denominator counts these).
-    pub leaves: u64,
+    pub(crate) leaves: u64,
 }
 
-pub fn h_table(a: usize) -> String {
+pub(crate) fn h_table(a: usize) -> String {
     format!("kanon_h{a}")
 }
-pub fn node_table(a: usize) -> String {
+pub(crate) fn node_table(a: usize) -> String {
     format!("kanon_hnode_{a}")
 }
 /// QI `a`'s marginal of the base frequency set: `v{a}`, `cnt`. The hierarchy
 /// checks and generators read it instead of the (source-sized) base.
-pub fn marginal_table(a: usize) -> String {
+pub(crate) fn marginal_table(a: usize) -> String {
     format!("kanon_marg_{a}")
 }
 /// QI `a`'s values as the source has them (`n`) with their leaf codes (`c0`).
-pub fn code_table(a: usize) -> String {
+pub(crate) fn code_table(a: usize) -> String {
     format!("kanon_code_{a}")
 }
-pub fn dim_table(a: usize) -> String {
+pub(crate) fn dim_table(a: usize) -> String {
     format!("kanon_hdim_{a}")
 }
 
@@ -55,10 +55,10 @@ pub fn dim_table(a: usize) -> String {
 type Rows = Vec<Vec<Option<String>>>;
 
 /// The job's hierarchy files, read and checked (None for built-in hierarchies).
-pub struct Files(Vec<Option<Rows>>);
+pub(crate) struct Files(Vec<Option<Rows>>);
 
 /// Load and check the hierarchy files of the job, before any scan of the source.
-pub fn load_files(conn: &Connection, job: &Job) -> Result<Files> {
+pub(crate) fn load_files(conn: &Connection, job: &Job) -> Result<Files> {
     let mut out = Vec::new();
     for (a, qi) in job.quasi_identifiers.iter().enumerate() {
         if let HierarchySpec::File(path) = &qi.hierarchy {
@@ -81,7 +81,7 @@ pub fn load_files(conn: &Connection, job: &Job) -> Result<Files> {
 
 /// Build the generated hierarchies (they need the source's values), check
 /// that every value of every QI is a leaf, and build the code tables.
-pub fn finish(conn: &Connection, job: &Job, files: Files) -> Result<Vec<Hierarchy>> {
+pub(crate) fn finish(conn: &Connection, job: &Job, files: Files) -> Result<Vec<Hierarchy>> {
     let mut out = Vec::new();
     conn.execute_batch(statement("levels_table"))?;
     for ((a, qi), file) in job.quasi_identifiers.iter().enumerate().zip(files.0) {
@@ -428,7 +428,7 @@ fn append_batch(conn: &Connection, table: &str, columns: Vec<duckdb::arrow::arra
 /// Per QI, per level: the divisor that turns a leaf code into the code at that
 /// level (`c_l = c_0 // divisor`), and so a code at level l into one at level
 /// m ≥ l (`// (divisor_m / divisor_l)`).
-pub fn divisors(conn: &Connection, n: usize) -> Result<Vec<Vec<i64>>> {
+pub(crate) fn divisors(conn: &Connection, n: usize) -> Result<Vec<Vec<i64>>> {
     let mut out = vec![Vec::new(); n];
     let mut stmt = conn.prepare(statement("divisors"))?;
     let mut rows = stmt.query([])?;
@@ -442,7 +442,7 @@ pub fn divisors(conn: &Connection, n: usize) -> Result<Vec<Vec<i64>>> {
 }
 
 /// The materialized hierarchy of QI `a` as rows `leaf;level1;…;top`, for review.
-pub fn rows(conn: &Connection, a: usize, height: u8) -> Result<Vec<Vec<String>>> {
+pub(crate) fn rows(conn: &Connection, a: usize, height: u8) -> Result<Vec<Vec<String>>> {
     let cols = list(0..=height, ", ", |l| format!("coalesce(v{l}, 'NULL')"));
     let order = list(1..=height, ", ", |l| format!("v{}", height - l + 1));
     let q = render(statement("review"), &[("columns", &cols), ("h", &h_table(a)), ("order", &order)]);
@@ -456,11 +456,11 @@ pub fn rows(conn: &Connection, a: usize, height: u8) -> Result<Vec<Vec<String>>>
 /// What the job's hierarchy tables hold for one QI, read for [`crate::search::scheme::ValueTree::new`] and cell-based CDGH.
 pub struct HierarchyRows {
     /// Per hierarchy leaf in file order: its value and codes at every level.
-    pub rows: Vec<(Option<String>, Vec<i64>)>,
+    pub(crate) rows: Vec<(Option<String>, Vec<i64>)>,
     /// (level, code) → label.
-    pub labels: FxHashMap<(usize, i64), Option<String>>,
+    pub(crate) labels: FxHashMap<(usize, i64), Option<String>>,
     /// Leaf codes present in the data, sorted (the leaf index is the rank).
-    pub present: Vec<i64>,
+    pub(crate) present: Vec<i64>,
 }
 
 impl HierarchyRows {
@@ -476,7 +476,7 @@ impl HierarchyRows {
 
 /// The order [`leaves`] gives the leaves in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LeafOrder {
+pub(crate) enum LeafOrder {
     /// The hierarchy file's (a generated hierarchy's: its values').
     File,
     /// The leaf codes'.
@@ -487,7 +487,12 @@ pub enum LeafOrder {
 
 /// Per leaf of QI `a`'s hierarchy (of `height` levels above the leaves): its
 /// value and its codes at every level, in `order`.
-pub fn leaves(conn: &Connection, a: usize, height: u8, order: LeafOrder) -> Result<Vec<(Option<String>, Vec<i64>)>> {
+pub(crate) fn leaves(
+    conn: &Connection,
+    a: usize,
+    height: u8,
+    order: LeafOrder,
+) -> Result<Vec<(Option<String>, Vec<i64>)>> {
     let h = height as usize;
     let order = match order {
         LeafOrder::File => "rowid",
@@ -508,7 +513,7 @@ pub fn leaves(conn: &Connection, a: usize, height: u8, order: LeafOrder) -> Resu
 }
 
 /// QI `a`'s hierarchy: (level, code) → the value's label.
-pub fn labels(conn: &Connection, a: usize) -> Result<FxHashMap<(usize, i64), Option<String>>> {
+pub(crate) fn labels(conn: &Connection, a: usize) -> Result<FxHashMap<(usize, i64), Option<String>>> {
     let mut labels = FxHashMap::default();
     let mut stmt = conn.prepare(&render(statement("labels"), &[("nodes", &node_table(a))]))?;
     let mut q = stmt.query([])?;
@@ -519,14 +524,14 @@ pub fn labels(conn: &Connection, a: usize) -> Result<FxHashMap<(usize, i64), Opt
 }
 
 /// QI `a`'s hierarchy: per value (level, code), the leaves under it.
-pub fn node_leaves(conn: &Connection, a: usize) -> Result<Vec<(i64, i64, i64)>> {
+pub(crate) fn node_leaves(conn: &Connection, a: usize) -> Result<Vec<(i64, i64, i64)>> {
     let mut stmt = conn.prepare(&render(statement("node_leaves"), &[("nodes", &node_table(a))]))?;
     let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect::<duckdb::Result<Vec<_>>>()?;
     Ok(rows)
 }
 
 /// QI `a`'s leaf codes present in the data, sorted (the leaf index is the rank).
-pub fn present_codes(conn: &Connection, a: usize) -> Result<Vec<i64>> {
+pub(crate) fn present_codes(conn: &Connection, a: usize) -> Result<Vec<i64>> {
     let mut stmt = conn.prepare(&render(statement("present"), &[("codes", &code_table(a))]))?;
     let present = stmt.query_map([], |r| r.get::<_, i64>(0))?.collect::<duckdb::Result<Vec<_>>>()?;
     Ok(present)
@@ -545,7 +550,12 @@ const SENSITIVE_TREE: usize = 9999;
 /// tree over the codes of its value → code table `codes`: its height and, per code
 /// 1..=m (index 0 unused), the index of the code's value at each level
 /// 1..=height. Any hierarchy form a QI takes.
-pub fn value_tree(conn: &Connection, spec: &HierarchySpec, alias: &str, codes: &str) -> Result<(u32, Vec<Vec<u32>>)> {
+pub(crate) fn value_tree(
+    conn: &Connection,
+    spec: &HierarchySpec,
+    alias: &str,
+    codes: &str,
+) -> Result<(u32, Vec<Vec<u32>>)> {
     let a = SENSITIVE_TREE;
     conn.execute_batch(&render(
         statement("column_marginal"),

@@ -17,16 +17,16 @@ pub struct SourceColumn {
 }
 
 /// A statement of sql/duckdb.sql, its slots filled.
-pub fn statement(name: &str, slots: &[(&str, &str)]) -> String {
+pub(crate) fn statement(name: &str, slots: &[(&str, &str)]) -> String {
     sql::render(sql::fragment(sql::DUCKDB, name), slots)
 }
 
 /// CSV and Parquet sources up to this size are parsed once for the search,
 /// grouped ([`crate::data::frequency::Input`]); larger ones are scanned per pass.
-pub const SMALL_FILE_BYTES: u64 = 256 << 20;
+pub(crate) const SMALL_FILE_BYTES: u64 = 256 << 20;
 
 /// Is the job's source a CSV or Parquet file of at most [`SMALL_FILE_BYTES`]?
-pub fn small_file(job: &Job) -> bool {
+pub(crate) fn small_file(job: &Job) -> bool {
     match &job.source {
         SourceSpec::Database { .. }
         | SourceSpec::SparkTable { .. }
@@ -42,14 +42,14 @@ pub fn small_file(job: &Job) -> bool {
 const TINY_CSV_BYTES: u64 = 32 << 20;
 
 /// The catalog name the output database is attached under.
-pub const OUT: &str = "kanon_out";
+pub(crate) const OUT: &str = "kanon_out";
 
 /// Open an in-memory DuckDB and expose the job's source as `kanon_source`. The
 /// source is only ever read. When the source lives in the output database,
 /// that database is attached read-write as [`OUT`] right away (it exists);
 /// otherwise the output database is attached only when the release is written,
 /// so a run that fails early leaves no file behind.
-pub fn open(job: &Job) -> Result<(Connection, Vec<SourceColumn>)> {
+pub(crate) fn open(job: &Job) -> Result<(Connection, Vec<SourceColumn>)> {
     open_with(job, false).map(|(conn, columns, _)| (conn, columns))
 }
 
@@ -58,7 +58,7 @@ pub fn open(job: &Job) -> Result<(Connection, Vec<SourceColumn>)> {
 /// (named apart from the source's). A table's position is its rowid, a
 /// Parquet file's its row number; a CSV file is first copied into a temp
 /// table (in file order) for its rowid, DuckDB giving a CSV scan no row number.
-pub fn open_with(job: &Job, positions: bool) -> Result<(Connection, Vec<SourceColumn>, Option<String>)> {
+pub(crate) fn open_with(job: &Job, positions: bool) -> Result<(Connection, Vec<SourceColumn>, Option<String>)> {
     let src_path = match &job.source {
         SourceSpec::Database { path, .. } | SourceSpec::Csv { path, .. } | SourceSpec::Parquet { path } => path,
         // A remote source is opened by its engine (crate::engine::open); the
@@ -177,7 +177,7 @@ fn pinned_csv(conn: &Connection, file: &str, args: &str) -> Option<String> {
 }
 
 /// The embedded DuckDB every run works in, configured from `[engine]`.
-pub fn open_local(engine: &Engine) -> Result<Connection> {
+pub(crate) fn open_local(engine: &Engine) -> Result<Connection> {
     let conn = Connection::open_in_memory().context("starting DuckDB")?;
     crate::trace(|| "open: DuckDB started".into());
     configure(&conn, engine)?;
@@ -186,7 +186,7 @@ pub fn open_local(engine: &Engine) -> Result<Connection> {
 
 /// Attach the output database as [`OUT`] unless it already is (the source lives
 /// there). Returns whether the file was created by this call.
-pub fn attach_output(conn: &Connection, job: &Job, out: &OutputTable, read_only: bool) -> Result<bool> {
+pub(crate) fn attach_output(conn: &Connection, job: &Job, out: &OutputTable, read_only: bool) -> Result<bool> {
     let attached: i64 = conn.query_row(&statement("attached", &[]), [OUT], |r| r.get(0))?;
     if attached > 0 {
         return Ok(false);
@@ -216,11 +216,11 @@ pub fn attach_output(conn: &Connection, job: &Job, out: &OutputTable, read_only:
 /// pool for under a second in each large GROUP BY, whether the pool was 8 or
 /// 6 GB: 3/4 of 8 GB kept it 67 MiB under. 2/3 was too little for DuckDB
 /// itself: a 42M-group GROUP BY failed to get 512 MiB (docs/benchmarks.md).
-pub const POOL_SHARE: f64 = 0.75;
+pub(crate) const POOL_SHARE: f64 = 0.75;
 
 /// A size as DuckDB prints one or a job gives one ("18.8 GiB", "512.0 MiB",
 /// "4GB", "100 bytes"), in bytes; None for other spellings ("50%").
-pub fn bytes(text: &str) -> Option<u64> {
+pub(crate) fn bytes(text: &str) -> Option<u64> {
     let text = text.trim();
     let split = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());
     let number: f64 = text[..split].parse().ok()?;
@@ -270,20 +270,20 @@ fn columns(conn: &Connection) -> duckdb::Result<Vec<SourceColumn>> {
 }
 
 /// Does `table` exist in the main schema of `catalog` (case-insensitively, as DuckDB resolves names)?
-pub fn table_exists(conn: &Connection, catalog: &str, table: &str) -> Result<bool> {
+pub(crate) fn table_exists(conn: &Connection, catalog: &str, table: &str) -> Result<bool> {
     let n: i64 = conn.query_row(&statement("table_exists", &[]), [catalog, table], |r| r.get(0))?;
     Ok(n > 0)
 }
 
 /// Does the local value table `table` (column `n`) hold a NULL? A join on
 /// its values needs `IS NOT DISTINCT FROM` only then.
-pub fn has_null(conn: &Connection, table: &str) -> Result<bool> {
+pub(crate) fn has_null(conn: &Connection, table: &str) -> Result<bool> {
     let q = statement("nulls", &[("table", &sql::ident(table))]);
     Ok(conn.query_row(&q, [], |r| r.get::<_, i64>(0))? > 0)
 }
 
 /// Write `bytes` to `path` through a temporary file in the same folder and a rename.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let mut tmp = tempfile::NamedTempFile::new_in(dir).with_context(|| format!("writing {}", path.display()))?;
     std::io::Write::write_all(&mut tmp, bytes).with_context(|| format!("writing {}", path.display()))?;
@@ -299,7 +299,7 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
 
 /// `[risk] population_table` as a relation of `conn` (its columns named as
 /// the source's QIs): a table of the source database, or a CSV or Parquet file.
-pub fn population_relation(conn: &Connection, job: &Job) -> Result<Option<String>> {
+pub(crate) fn population_relation(conn: &Connection, job: &Job) -> Result<Option<String>> {
     let Some(p) = &job.risk.population_table else { return Ok(None) };
     let file = job.path.display();
     let relation = match p {
@@ -338,7 +338,7 @@ pub fn population_relation(conn: &Connection, job: &Job) -> Result<Option<String
 
 /// The table function `kanon_arrow(batch)` on `conn` (once): how an engine's
 /// results, as Arrow batches, become rows of a local table.
-pub fn register_arrow_scan(conn: &Connection) -> Result<()> {
+pub(crate) fn register_arrow_scan(conn: &Connection) -> Result<()> {
     let registered: i64 = conn.query_row(&statement("arrow_registered", &[]), [], |r| r.get(0))?;
     if registered == 0 {
         conn.register_table_function::<duckdb::vtab::arrow::ArrowVTab>("kanon_arrow")?;

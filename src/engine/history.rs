@@ -17,12 +17,12 @@ use serde_json::{Map, Value};
 pub use crate::engine::commit::RUNS;
 
 /// One run, as its history row holds it.
-pub struct Run {
+pub(crate) struct Run {
     /// When the run started, microseconds since the Unix epoch (UTC).
-    pub started_micros: i64,
+    pub(crate) started_micros: i64,
     /// The run's report (the model's section, risk, output), as JSON.
-    pub report: Value,
-    pub seconds: f64,
+    pub(crate) report: Value,
+    pub(crate) seconds: f64,
 }
 
 fn runs_table() -> String {
@@ -34,7 +34,7 @@ fn text(v: Option<&Value>) -> Option<String> {
 }
 
 /// Append `run` to the history where the release is about to commit (inside its transaction).
-pub fn append(target: CommitTarget, job: &Job, run: &Run) -> Result<()> {
+pub(crate) fn append(target: CommitTarget, job: &Job, run: &Run) -> Result<()> {
     let r = &run.report;
     let int = |key: &str| r.get(key).and_then(Value::as_i64);
     let output = r.get("output");
@@ -144,7 +144,7 @@ pub fn append(target: CommitTarget, job: &Job, run: &Run) -> Result<()> {
 }
 
 /// The job's history, oldest first (empty when no run has been recorded).
-pub fn read(job: &Job) -> Result<Vec<Map<String, Value>>> {
+pub(crate) fn read(job: &Job) -> Result<Vec<Map<String, Value>>> {
     let file = job.path.display();
     if let Some(remote) = crate::engine::connect(job)? {
         let conn = Connection::open_in_memory()?;

@@ -5,11 +5,11 @@
 //! is a module implementing [`remote::RemoteEngine`], a row in [`connect`],
 //! and its row in the plan's table ([`crate::anonymize::plan`]).
 
-pub mod commit;
-pub mod embedded;
-pub mod history;
+pub(crate) mod commit;
+pub(crate) mod embedded;
+pub(crate) mod history;
 pub mod postgres;
-pub mod remote;
+pub(crate) mod remote;
 pub mod spark;
 pub mod types;
 
@@ -21,7 +21,7 @@ use remote::Remote;
 
 /// Connect to the job's remote engine, if it names one. Nothing is changed
 /// there: `kanon check` and `kanon history` connect so too.
-pub fn connect(job: &Job) -> Result<Option<Remote>> {
+pub(crate) fn connect(job: &Job) -> Result<Option<Remote>> {
     Ok(match &job.engine.kind {
         EngineKind::DuckDb => None,
         EngineKind::Spark(url) => Some(Box::new(spark::Spark::connect(job, url)?)),
@@ -31,19 +31,19 @@ pub fn connect(job: &Job) -> Result<Option<Remote>> {
 
 /// A job's source, opened: the local DuckDB kanon works in, the source's
 /// columns (as DuckDB types), and the remote engine that holds it, if any.
-pub struct Opened {
-    pub conn: Connection,
-    pub columns: Vec<SourceColumn>,
+pub(crate) struct Opened {
+    pub(crate) conn: Connection,
+    pub(crate) columns: Vec<SourceColumn>,
     /// The position column of `kanon_source_rows` (embedded, with positions only).
-    pub position: Option<String>,
-    pub remote: Option<Remote>,
+    pub(crate) position: Option<String>,
+    pub(crate) remote: Option<Remote>,
 }
 
 /// Open the job's source wherever it lives as the view `kanon_source` (on a
 /// remote engine, there), with a local DuckDB beside it. With `positions`,
 /// also `kanon_source_rows` ([`embedded::open_with`]): the plan runs those
 /// passes on the embedded engine only.
-pub fn open(job: &Job, positions: bool) -> Result<Opened> {
+pub(crate) fn open(job: &Job, positions: bool) -> Result<Opened> {
     Ok(match connect(job)? {
         None => {
             let (conn, columns, position) = embedded::open_with(job, positions)?;

@@ -14,10 +14,10 @@ use anyhow::Result;
 use duckdb::Connection;
 
 /// The job's remote engine, connected.
-pub type Remote = Box<dyn RemoteEngine>;
+pub(crate) type Remote = Box<dyn RemoteEngine>;
 
 /// What kanon asks of an engine that holds the source.
-pub trait RemoteEngine {
+pub(crate) trait RemoteEngine {
     /// The engine's name in messages.
     fn name(&self) -> &'static str;
 

@@ -30,13 +30,13 @@ use spark_connect::SparkSession;
 use std::collections::BTreeMap;
 
 /// The type name of a source column whose Spark type kanon does not read.
-pub const UNREAD: &str = "unread Spark type ";
+pub(crate) const UNREAD: &str = "unread Spark type ";
 
 /// Suffixes of the release's temporary and previous tables beside the target.
 const TMP: &str = "__kanon_tmp";
 const PREVIOUS: &str = "__kanon_previous";
 /// What both suffixes start with.
-pub const SIDE_TABLES: &str = "__kanon_";
+pub(crate) const SIDE_TABLES: &str = "__kanon_";
 
 /// The most a local table sent to Spark puts in one message (its rows as
 /// Arrow): Spark Connect takes at most 128 MiB a message, so larger tables
@@ -51,7 +51,7 @@ pub struct Spark {
 /// A statement as Spark spells it: `GROUPING(a, b)` is `grouping_id(a, b)`.
 /// (`GROUPING SETS`, `NOT EXISTS`, `IS NOT DISTINCT FROM`, `GROUP BY ALL` and
 /// `::` casts read the same.)
-pub fn dialect(statement: &str) -> String {
+pub(crate) fn dialect(statement: &str) -> String {
     statement.replace("GROUPING(", "grouping_id(")
 }
 
@@ -75,7 +75,7 @@ pub fn qualified(name: &str) -> String {
 
 /// Where the run history lives: `kanon_runs` beside the release table (its
 /// namespace), dotted as the job names the release.
-pub fn runs_name(job: &Job) -> String {
+pub(crate) fn runs_name(job: &Job) -> String {
     // (A release named kanon_runs is refused when the run is planned.)
     let table = job.output.remote_table.as_deref().unwrap_or_default();
     let mut parts: Vec<&str> = table.split('.').collect();
@@ -203,7 +203,7 @@ impl Spark {
     /// One row of text columns as the Spark temporary view `view` (replaced),
     /// sent as the session's data: for secrets (the pseudonym key's pads),
     /// which no statement's text (nor so any message quoting one) may hold.
-    pub fn share_secret_row(&self, view: &str, row: &[(&str, String)]) -> Result<()> {
+    pub(crate) fn share_secret_row(&self, view: &str, row: &[(&str, String)]) -> Result<()> {
         let text = DataType::String { collation: "UTF8_BINARY".into() };
         let names: Vec<String> = row.iter().map(|(n, _)| n.to_string()).collect();
         let values = row.iter().map(|(_, v)| Value::String(v.clone())).collect();
@@ -265,7 +265,7 @@ impl Spark {
     /// `name` as Spark's catalog resolves it: (catalog, namespace, table),
     /// lower case (Spark's names are case-insensitive), the session's current
     /// catalog and namespace filling the parts a name leaves out.
-    pub fn identity(&self, name: &str) -> Result<(String, String, String)> {
+    pub(crate) fn identity(&self, name: &str) -> Result<(String, String, String)> {
         let parts: Vec<String> = name.split('.').map(|p| p.trim_matches('`').to_lowercase()).collect();
         let catalog = self.session.catalog();
         let current = || -> Result<(String, String)> {
@@ -601,7 +601,7 @@ fn to_duckdb(batch: arrow58::record_batch::RecordBatch) -> Result<RecordBatch> {
 
 /// The DuckDB type a Spark column arrives as (through Arrow), or None for a
 /// type kanon does not read (arrays, maps, structs, intervals, variants).
-pub fn duckdb_type(t: &DataType) -> Option<String> {
+pub(crate) fn duckdb_type(t: &DataType) -> Option<String> {
     Some(
         match t {
             DataType::Boolean => "BOOLEAN",

@@ -58,13 +58,13 @@ impl ColumnType {
     }
 
     /// An order the ordered distance reads: numbers, dates, times and intervals.
-    pub fn is_ordered(self) -> bool {
+    pub(crate) fn is_ordered(self) -> bool {
         self.is_number()
             || matches!(self, ColumnType::Date | ColumnType::Time | ColumnType::Timestamp | ColumnType::Interval)
     }
 
     /// An integer every value of which a BIGINT holds.
-    pub fn fits_bigint(self) -> bool {
+    pub(crate) fn fits_bigint(self) -> bool {
         matches!(self, ColumnType::Integer { unsigned, bits } if bits < 64 || (bits == 64 && !unsigned))
     }
 }

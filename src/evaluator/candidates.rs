@@ -16,14 +16,14 @@ fn statement(name: &str) -> &'static str {
 
 /// One iteration's candidate graph, as the search sees it.
 #[derive(Debug, Clone)]
-pub struct Graph {
-    pub nodes: Vec<(i32, Node)>,
+pub(crate) struct Graph {
+    pub(crate) nodes: Vec<(i32, Node)>,
     /// Direct generalizations: (start, end) by id.
-    pub edges: Vec<(i32, i32)>,
+    pub(crate) edges: Vec<(i32, i32)>,
 }
 
 /// Iteration 1: every (QI, level), with edges level → level + 1.
-pub fn first(conn: &Connection, heights: &[u8]) -> Result<Graph> {
+pub(crate) fn first(conn: &Connection, heights: &[u8]) -> Result<Graph> {
     conn.execute_batch(statement("heights_table"))?;
     for (a, h) in heights.iter().enumerate() {
         conn.execute(statement("heights_insert"), duckdb::params![a as i32, *h as i32])?;
@@ -34,7 +34,7 @@ pub fn first(conn: &Connection, heights: &[u8]) -> Result<Graph> {
 }
 
 /// Record which candidates of iteration `i` failed; the rest survive.
-pub fn survive(conn: &Connection, i: usize, failed: &[i32]) -> Result<()> {
+pub(crate) fn survive(conn: &Connection, i: usize, failed: &[i32]) -> Result<()> {
     conn.execute_batch(statement("failed_table"))?;
     for chunk in failed.chunks(500) {
         let q = render(statement("failed_insert"), &[("values", &vec!["(?)"; chunk.len()].join(", "))]);
@@ -45,7 +45,7 @@ pub fn survive(conn: &Connection, i: usize, failed: &[i32]) -> Result<()> {
 }
 
 /// Iteration `i` (≥ 2) from iteration i−1's survivors and edges.
-pub fn next(conn: &Connection, i: usize) -> Result<Graph> {
+pub(crate) fn next(conn: &Connection, i: usize) -> Result<Graph> {
     let prev = i - 1;
     let i_s = i.to_string();
     let prev_s = prev.to_string();

@@ -36,7 +36,7 @@ pub(crate) fn left_out(conn: &Connection, table: &str, classes: &[Box<[i64]>], n
 
 /// am of a full-domain release, over the node's classes written to
 /// `kanon_node_classes` ([`crate::release::write_node_classes`]).
-pub fn full_domain_ambiguity(
+pub(crate) fn full_domain_ambiguity(
     conn: &Connection,
     levels: &[u8],
     req: &Requirement,

@@ -40,14 +40,14 @@ const REFUTE_PARTS: u64 = 16;
 /// least this many distinct values together at the node's levels: the
 /// default `sample_spread`. Fewer would make a part's share of the classes
 /// too lumpy to settle much.
-pub const SAMPLE_SPREAD: u64 = 1024;
+pub(crate) const SAMPLE_SPREAD: u64 = 1024;
 /// The parts of [`SAMPLE_PARTS`] a [`RowSample`] holds (a power of two): a
 /// sixteenth of the rows, which settles nearly every near-unique node; a
 /// node it leaves open is tried on its keys.
 const ROW_SAMPLE_PARTS: u64 = 4;
 /// Sets of fewer rows are rolled up whole rather than sampled: the default
 /// `refute_from`.
-pub const REFUTE_FROM: u64 = 1 << 16;
+pub(crate) const REFUTE_FROM: u64 = 1 << 16;
 
 /// Rows whose class keys are built together, column by column (fits in L1).
 const KEY_BLOCK: usize = 2048;
@@ -91,7 +91,7 @@ impl Qi {
 /// node's level; a size), and what ℓ-diversity and cm need per class. Its
 /// classes need not be distinct (the base's are not when it carries extra
 /// codes); a rollup merges equal ones.
-pub struct Set {
+pub(crate) struct Set {
     node: Node,
     codes: Vec<Vec<u32>>,
     size: Vec<u64>,
@@ -104,7 +104,7 @@ pub struct Set {
 }
 
 /// Distinct (class, code) pairs of an extra column, with their records.
-pub struct Pairs {
+pub(crate) struct Pairs {
     class: Vec<u32>,
     value: Vec<u32>,
     count: Vec<u64>,
@@ -185,26 +185,22 @@ impl Set {
         let pairs = |p: &Option<Pairs>| p.as_ref().map_or(0, |p| p.class.len() as u64 * 16);
         classes + pairs(&self.sensitive) + pairs(&self.closeness) + pairs(&self.labels)
     }
-
-    pub fn classes(&self) -> usize {
-        self.size.len()
-    }
 }
 
 /// A full node's classes, as the release and the report's am read them.
 pub struct NodeClasses {
     /// Per class: its value's code at the node's level on each QI (the hierarchy tables' codes).
-    pub codes: Vec<Box<[i64]>>,
-    pub size: Vec<u64>,
+    pub(crate) codes: Vec<Box<[i64]>>,
+    pub(crate) size: Vec<u64>,
     /// Per class: its distinct sensitive values; empty without a sensitive column.
-    pub ldiv: Vec<u64>,
+    pub(crate) ldiv: Vec<u64>,
     /// Per class: Π over QIs of the hierarchy leaves under its value.
-    pub leaves: Vec<f64>,
+    pub(crate) leaves: Vec<f64>,
     /// Per class, with per-class models (entropy or recursive ℓ,
     /// t-closeness; else empty): its (code, records) lists of the sensitive
     /// and the t-closeness column, by code (the t list empty unless
     /// t-closeness reads a column of its own).
-    pub lists: Vec<[Vec<(u32, u64)>; 2]>,
+    pub(crate) lists: Vec<[Vec<(u32, u64)>; 2]>,
 }
 
 /// One attribute of a node being rolled up: its column in the source set,
@@ -709,7 +705,7 @@ impl MemorySets {
     }
 
     /// Rows of the base frequency set.
-    pub fn base_rows(&self) -> u64 {
+    pub(crate) fn base_rows(&self) -> u64 {
         self.base.size.len() as u64
     }
 
@@ -718,7 +714,7 @@ impl MemorySets {
     /// per class); else its rows grouped by their QI codes (the base set of a
     /// job with a sensitive or label column has a row per class and value),
     /// worked out once.
-    pub fn base_sizes(&self) -> Vec<(u64, u64)> {
+    pub(crate) fn base_sizes(&self) -> Vec<(u64, u64)> {
         self.source_sizes
             .get_or_init(|| {
                 let mut by_size: std::collections::BTreeMap<u64, u64> = Default::default();
@@ -759,7 +755,7 @@ impl MemorySets {
     /// Per QI and level: Σ over records of (leaves under the record's value − 1),
     /// the distinct values there, and the most values of the level below
     /// under one of them; from the base (no query).
-    pub fn level_stats(&self) -> Vec<Vec<(f64, u64, u64)>> {
+    pub(crate) fn level_stats(&self) -> Vec<Vec<(f64, u64, u64)>> {
         self.qis
             .iter()
             .enumerate()
@@ -826,7 +822,7 @@ impl MemorySets {
 
     /// Histograms of `items` (node, a held node to roll up from if it still
     /// is), which do not depend on each other: in parallel; their sets are held.
-    pub fn evaluate(&mut self, items: &[(Node, Option<Node>)]) -> Vec<(Node, Histogram)> {
+    pub(crate) fn evaluate(&mut self, items: &[(Node, Option<Node>)]) -> Vec<(Node, Histogram)> {
         let jobs: Vec<(Node, Arc<Set>)> = items.iter().map(|(n, h)| (n.clone(), self.source(n, h.as_ref()))).collect();
         let this = &*self;
         let results: Vec<(Histogram, Set)> = self
@@ -842,7 +838,7 @@ impl MemorySets {
 
     /// Histograms of `nodes` (distinct, not cached), lower heights first so
     /// higher nodes roll up from them.
-    pub fn histograms(&mut self, nodes: &[Node]) -> Vec<(Node, Histogram)> {
+    pub(crate) fn histograms(&mut self, nodes: &[Node]) -> Vec<(Node, Histogram)> {
         let mut sorted: Vec<Node> = nodes.to_vec();
         sorted.sort_by_key(|n| n.height());
         let mut out = Vec::with_capacity(nodes.len());
@@ -854,13 +850,13 @@ impl MemorySets {
     }
 
     /// Drop the held sets of nodes `keep` rejects.
-    pub fn retain(&mut self, keep: impl Fn(&Node) -> bool) {
+    pub(crate) fn retain(&mut self, keep: impl Fn(&Node) -> bool) {
         self.held.retain(|(s, _)| keep(&s.node));
         self.held_bytes = self.held.iter().map(|(s, _)| s.bytes()).sum();
     }
 
     /// A full node's classes, rolled up from the smallest held set, and its histogram.
-    pub fn classes(&mut self, node: &Node) -> (NodeClasses, Histogram) {
+    pub(crate) fn classes(&mut self, node: &Node) -> (NodeClasses, Histogram) {
         let src = self.source(node, None);
         let (histogram, set) = with_scratch(|sc| self.rollup(sc, &src, node));
         let count = set.size.len();
@@ -963,7 +959,7 @@ impl MemorySets {
     /// specialization are infeasible, whatever the models). Each node rolls up
     /// from the smallest held set, in parallel; nodes whose set has fewer than
     /// `refute_from` rows are not tried (a full evaluation costs little there).
-    pub fn refuted(&mut self, nodes: &[Node], k: u64, budget: u64) -> Vec<bool> {
+    pub(crate) fn refuted(&mut self, nodes: &[Node], k: u64, budget: u64) -> Vec<bool> {
         let jobs: Vec<(&Node, Arc<Set>)> = nodes.iter().map(|n| (n, self.source(n, None))).collect();
         // Nodes over the base are first tried on a row sample.
         let over_base: Vec<bool> = (jobs.iter())

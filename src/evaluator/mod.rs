@@ -9,11 +9,11 @@
 //! the same histograms (tests compare them node by node). Histograms are cached: a node is evaluated at most once per
 //! evaluator.
 
-pub mod candidates;
-pub mod classes;
+pub(crate) mod candidates;
+pub(crate) mod classes;
 pub mod memory;
-pub mod sorted;
-pub mod sql;
+pub(crate) mod sorted;
+pub(crate) mod sql;
 
 use crate::data::frequency::{Base, BaseForm, Extras};
 use crate::data::hierarchy::{code_table, marginal_table, node_table};
@@ -36,13 +36,13 @@ fn statement(name: &str) -> &'static str {
 
 /// The largest base frequency set (rows) evaluated in memory when DuckDB's
 /// memory limit cannot be read.
-pub const MEMORY_ROWS: u64 = 10_000_000;
+pub(crate) const MEMORY_ROWS: u64 = 10_000_000;
 
 /// Bytes the memory backend holds at most per base row, with `qis` QIs and
 /// `threads` workers: the base set, a held set and a rollup's result as large
 /// (4 bytes a QI and 8 for the count, each), and per worker a rollup's keys
 /// and class ids (12). Measured peaks are lower (docs/evaluator.md).
-pub fn bytes_per_row(qis: usize, threads: usize) -> u64 {
+pub(crate) fn bytes_per_row(qis: usize, threads: usize) -> u64 {
     3 * (4 * qis as u64 + 8) + 12 * threads as u64
 }
 
@@ -51,7 +51,7 @@ pub fn bytes_per_row(qis: usize, threads: usize) -> u64 {
 /// default, a share of the machine's memory). The two do not peak together:
 /// the evaluator is dropped before the release writes, and while it runs the
 /// base set it grouped itself is not in DuckDB.
-pub fn default_memory_rows(conn: &Connection, qis: usize, threads: Option<usize>) -> Result<u64> {
+pub(crate) fn default_memory_rows(conn: &Connection, qis: usize, threads: Option<usize>) -> Result<u64> {
     let limit: String = conn.query_row(statement("memory_limit"), [], |r| r.get(0))?;
     let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |p| p.get()));
     Ok(crate::engine::embedded::bytes(&limit).map_or(MEMORY_ROWS, |b| b / bytes_per_row(qis, threads.max(1))))
@@ -71,7 +71,7 @@ fn unordered<T>(conn: &Connection, read: impl FnOnce() -> Result<T>) -> Result<T
 
 /// DuckDB's pool, shrunk while kanon holds a sorted base beside it (the job's
 /// memory_limit bounds both), and given back when dropped: the release wants it.
-pub struct Pool<'c> {
+pub(crate) struct Pool<'c> {
     conn: &'c Connection,
     before: String,
 }
@@ -122,13 +122,13 @@ pub enum Backend {
 
 /// What the data says of one level of one QI, before any node is evaluated.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct LevelStats {
+pub(crate) struct LevelStats {
     /// Σ over records of (leaves under the record's value at this level − 1).
-    pub leaf_cost: f64,
+    pub(crate) leaf_cost: f64,
     /// Distinct values at this level.
-    pub distinct: u64,
+    pub(crate) distinct: u64,
     /// The most values of the level below under one value of this level (1 at level 0).
-    pub fanout: u64,
+    pub(crate) fanout: u64,
 }
 
 enum Sets<'c> {
@@ -138,7 +138,7 @@ enum Sets<'c> {
 
 pub struct Evaluator<'c> {
     conn: &'c Connection,
-    pub data: Dataset,
+    pub(crate) data: Dataset,
     extras: Extras,
     evaluations: u64,
     refutations: u64,
@@ -152,7 +152,7 @@ pub struct Evaluator<'c> {
 }
 
 impl<'c> Evaluator<'c> {
-    pub fn new(
+    pub(crate) fn new(
         conn: &'c Connection,
         base: &Base,
         data: Dataset,
@@ -233,17 +233,17 @@ impl<'c> Evaluator<'c> {
     }
 
     /// Incognito's first candidate graph: every (QI, level) ([`candidates::first`]).
-    pub fn first_candidates(&self, heights: &[u8]) -> Result<candidates::Graph> {
+    pub(crate) fn first_candidates(&self, heights: &[u8]) -> Result<candidates::Graph> {
         candidates::first(self.conn, heights)
     }
 
     /// Iteration `i`'s candidate graph from iteration i−1's survivors.
-    pub fn next_candidates(&self, i: usize) -> Result<candidates::Graph> {
+    pub(crate) fn next_candidates(&self, i: usize) -> Result<candidates::Graph> {
         candidates::next(self.conn, i)
     }
 
     /// Record iteration `i`'s survivors: every candidate but `failed`.
-    pub fn survive_candidates(&self, i: usize, failed: &[i32]) -> Result<()> {
+    pub(crate) fn survive_candidates(&self, i: usize, failed: &[i32]) -> Result<()> {
         candidates::survive(self.conn, i, failed)
     }
 
@@ -284,7 +284,7 @@ impl<'c> Evaluator<'c> {
     /// value − 1), glm's share of that QI with nothing suppressed before
     /// dividing by (leaves − 1); and the distinct values at that level.
     /// Searches bound nodes with these.
-    pub fn level_stats(&self) -> Result<Vec<Vec<LevelStats>>> {
+    pub(crate) fn level_stats(&self) -> Result<Vec<Vec<LevelStats>>> {
         if let Sets::Memory(m) = &self.sets {
             return Ok(m
                 .level_stats()
@@ -330,7 +330,7 @@ impl<'c> Evaluator<'c> {
     }
 
     /// Full nodes evaluated or held so far, in lattice order.
-    pub fn cached_full_nodes(&self) -> Vec<Vec<u8>> {
+    pub(crate) fn cached_full_nodes(&self) -> Vec<Vec<u8>> {
         let n = self.data.heights.len();
         let mut out: Vec<Vec<u8>> = (self.cache.keys().chain(self.unread.keys()))
             .filter(|node| node.attrs.len() == n)
@@ -342,7 +342,7 @@ impl<'c> Evaluator<'c> {
     }
 
     /// Classes of a node already evaluated or held (its frequency set's rows).
-    pub fn cached_classes(&self, node: &Node) -> Option<u64> {
+    pub(crate) fn cached_classes(&self, node: &Node) -> Option<u64> {
         self.cache.get(node).map(|h| h.classes()).or_else(|| self.unread.get(node).copied())
     }
 
@@ -354,7 +354,7 @@ impl<'c> Evaluator<'c> {
     /// The histogram of a node the release may read its classes from (a
     /// given or reused node): its frequency set is kept, so at scale the
     /// release reads that, not another pass over the base set.
-    pub fn histogram_kept(&mut self, node: &Node) -> Result<Histogram> {
+    pub(crate) fn histogram_kept(&mut self, node: &Node) -> Result<Histogram> {
         Ok(self.materialize(&[(node.clone(), None)])?.remove(0))
     }
 
@@ -375,14 +375,14 @@ impl<'c> Evaluator<'c> {
     /// Evaluate `items` (node, the node below it whose kept frequency set it
     /// should roll up from, or None) and keep their frequency sets for the
     /// nodes above them.
-    pub fn materialize(&mut self, items: &[(Node, Option<Node>)]) -> Result<Vec<Histogram>> {
+    pub(crate) fn materialize(&mut self, items: &[(Node, Option<Node>)]) -> Result<Vec<Histogram>> {
         self.hold(items, |_| true)?;
         Ok(items.iter().map(|(n, _)| self.cache[n].clone()).collect())
     }
 
     /// [`Self::materialize`], the histograms of only the nodes `wanted`
     /// accepts read (a hub's: by the SQL backend, when a search asks).
-    pub fn hold(&mut self, items: &[(Node, Option<Node>)], wanted: impl Fn(&Node) -> bool) -> Result<()> {
+    pub(crate) fn hold(&mut self, items: &[(Node, Option<Node>)], wanted: impl Fn(&Node) -> bool) -> Result<()> {
         let computed = match &mut self.sets {
             Sets::Memory(m) => {
                 // The memory backend picks the best source itself; cached nodes need no set.
@@ -503,7 +503,7 @@ impl<'c> Evaluator<'c> {
 
     /// Judge classes by the job's per-class models beyond k and distinct ℓ
     /// (entropy and recursive ℓ, t-closeness): a histogram's `admitted`.
-    pub fn with_models(mut self, models: Arc<ClassModels>) -> Self {
+    pub(crate) fn with_models(mut self, models: Arc<ClassModels>) -> Self {
         self.class_models = !models.is_empty();
         match &mut self.sets {
             Sets::Memory(m) => m.models = models,
@@ -513,12 +513,12 @@ impl<'c> Evaluator<'c> {
     }
 
     /// Are there per-class models beyond k and distinct ℓ ([`Self::with_models`])?
-    pub fn class_models(&self) -> bool {
+    pub(crate) fn class_models(&self) -> bool {
         self.class_models
     }
 
     /// Drop the kept frequency sets of nodes `keep` rejects.
-    pub fn retain(&mut self, keep: impl Fn(&Node) -> bool) -> Result<()> {
+    pub(crate) fn retain(&mut self, keep: impl Fn(&Node) -> bool) -> Result<()> {
         match &mut self.sets {
             Sets::Memory(m) => m.retain(keep),
             Sets::Sql(s) => s.retain(keep)?,
@@ -528,7 +528,7 @@ impl<'c> Evaluator<'c> {
 
     /// A full node's classes, when the sets are in memory (None on the SQL
     /// backend, whose callers read them off the base frequency set).
-    pub fn classes(&mut self, node: &Node) -> Option<NodeClasses> {
+    pub(crate) fn classes(&mut self, node: &Node) -> Option<NodeClasses> {
         let Sets::Memory(m) = &mut self.sets else { return None };
         let (classes, histogram) = m.classes(node);
         self.remember(vec![(node.clone(), histogram)]);
@@ -537,13 +537,13 @@ impl<'c> Evaluator<'c> {
 
     /// The SQL backend's kept frequency set of a full node: its table and
     /// the node's id in it (None in memory, or when not kept).
-    pub fn kept_set(&self, node: &Node) -> Option<(String, i64)> {
+    pub(crate) fn kept_set(&self, node: &Node) -> Option<(String, i64)> {
         let Sets::Sql(s) = &self.sets else { return None };
         s.kept(node)
     }
 
     /// Drop every kept frequency set.
-    pub fn forget_all(&mut self) -> Result<()> {
+    pub(crate) fn forget_all(&mut self) -> Result<()> {
         self.retain(|_| false)
     }
 }

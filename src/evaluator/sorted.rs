@@ -68,19 +68,19 @@ const BATCH: usize = 1 << 16;
 
 /// Where each QI's leaf code sits in a packed row key.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Layout {
+pub(crate) struct Layout {
     /// The QI in the top bits: the one with the widest codes.
-    pub lead: usize,
+    pub(crate) lead: usize,
     /// Per QI: bits of its field (its codes are below its top divisor).
-    pub bits: Vec<u32>,
+    pub(crate) bits: Vec<u32>,
     /// Per QI: its field's lowest bit.
-    pub shift: Vec<u32>,
+    pub(crate) shift: Vec<u32>,
 }
 
 impl Layout {
     /// The layout for QIs whose leaf codes are below `tops`, if the key fits
     /// in [`KEY_BITS`].
-    pub fn new(tops: &[i64]) -> Option<Layout> {
+    pub(crate) fn new(tops: &[i64]) -> Option<Layout> {
         let bits: Vec<u32> = tops.iter().map(|&t| u64::BITS - (t.max(1) as u64 - 1).leading_zeros()).collect();
         let total: u32 = bits.iter().sum();
         if total > KEY_BITS || tops.is_empty() {
@@ -101,7 +101,7 @@ impl Layout {
     }
 
     /// The packed key of a coded row, as a SQL expression over `g0` … (BIGINT).
-    pub fn key_sql(&self) -> String {
+    pub(crate) fn key_sql(&self) -> String {
         let parts: Vec<String> = (0..self.bits.len())
             .filter(|&a| self.bits[a] > 0)
             .map(|a| format!("(g{a}::BIGINT << {})", self.shift[a]))
@@ -170,7 +170,7 @@ impl Stage {
 }
 
 /// The sorted base: see the module's comment.
-pub struct SortedBase {
+pub(crate) struct SortedBase {
     layout: Layout,
     tops: Vec<i64>,
     /// Per QI and level: leaf code // divisor = code at that level.
@@ -204,7 +204,7 @@ fn bucketing(rows: u64, total: u32) -> (u32, usize) {
 /// the read adds (the stage; each bucket's last chunk, half full on average)
 /// and what counting adds (a thread's window of counts and its two chunks of
 /// slots). Checked against the job's memory_limit before the base is read.
-pub fn memory_needed(layout: &Layout, rows: u64, threads: usize) -> u64 {
+pub(crate) fn memory_needed(layout: &Layout, rows: u64, threads: usize) -> u64 {
     let (prefix, chunk) = bucketing(rows, layout.total());
     let read = (STAGE * 16) as u64 + (1u64 << prefix) * (chunk as u64 * 2 + std::mem::size_of::<Bucket>() as u64);
     let counting = threads as u64 * (WINDOW * 4 + CHUNK as u64 * 8);
@@ -214,7 +214,7 @@ pub fn memory_needed(layout: &Layout, rows: u64, threads: usize) -> u64 {
 /// A node's classes by size, as its histogram needs them: size → (classes,
 /// per QI Σ size × (leaves under the class's value − 1), 0 for a QI the node
 /// leaves out).
-pub type SizeSums = BTreeMap<u64, (u64, Vec<u64>)>;
+pub(crate) type SizeSums = BTreeMap<u64, (u64, Vec<u64>)>;
 
 /// [`SizeSums`] as a counting thread adds to them.
 type Sums = FxHashMap<u64, (u64, Vec<u64>)>;
@@ -381,7 +381,7 @@ impl Plan {
 impl SortedBase {
     /// Read the coded rows (`kanon_f0_rows`) as packed keys and sort them.
     /// `rows` (the source's) sizes the buckets.
-    pub fn load(
+    pub(crate) fn load(
         conn: &Connection,
         layout: Layout,
         divisors: Vec<Vec<i64>>,
@@ -458,22 +458,22 @@ impl SortedBase {
     }
 
     /// Rows (records) held.
-    pub fn rows(&self) -> u64 {
+    pub(crate) fn rows(&self) -> u64 {
         self.rows
     }
 
     /// The base's classes (its distinct coded rows).
-    pub fn classes(&self) -> u64 {
+    pub(crate) fn classes(&self) -> u64 {
         self.sizes.iter().map(|&(_, c)| c).sum()
     }
 
     /// The base's classes by size: (size, classes), by size.
-    pub fn sizes(&self) -> Vec<(u64, u64)> {
+    pub(crate) fn sizes(&self) -> Vec<(u64, u64)> {
         self.sizes.clone()
     }
 
     /// Bytes held.
-    pub fn bytes(&self) -> u64 {
+    pub(crate) fn bytes(&self) -> u64 {
         let chunks: usize = self.buckets.iter().flat_map(|b| &b.chunks).map(|c| c.capacity() * 4).sum();
         (chunks + self.buckets.len() * std::mem::size_of::<Bucket>()) as u64
     }
@@ -503,7 +503,7 @@ impl SortedBase {
 
     /// Can the node with these levels (per QI; None for one it leaves out) be
     /// counted here, within [`MAX_CODES`]?
-    pub fn counts(&self, levels: &[Option<u8>]) -> bool {
+    pub(crate) fn counts(&self, levels: &[Option<u8>]) -> bool {
         self.plan(levels).space <= MAX_CODES
     }
 
@@ -646,7 +646,7 @@ impl SortedBase {
     /// temporary table `target` of the SQL backend's shape: node, g0 … (BIGINT,
     /// 0 for a QI at its top, NULL for one left out), cnt. Returns each kid's
     /// classes by size, leaf sums for those of at least `leaf_sums_from` records.
-    pub fn rollup_into(
+    pub(crate) fn rollup_into(
         &self,
         conn: &Connection,
         target: &str,
@@ -768,7 +768,7 @@ impl SortedBase {
     /// Write the base's classes (leaf codes, cnt) to `kanon_f0_table`, to
     /// stand for `kanon_f0` ([`crate::data::frequency::Base::take_classes`]):
     /// for a base with few classes after all, which the memory backend reads.
-    pub fn write_base(&self, conn: &Connection) -> Result<()> {
+    pub(crate) fn write_base(&self, conn: &Connection) -> Result<()> {
         let n = self.heights.len();
         let cols = crate::sql::list(0..n, ", ", |a| format!("g{a} BIGINT"));
         conn.execute_batch(&render(super::statement("sorted_classes"), &[("columns", &cols)]))?;
@@ -810,7 +810,7 @@ impl SortedBase {
     /// Does a sample of the node's classes (those of the first lead values,
     /// about a sixteenth of the rows) hold more than `budget` records in
     /// classes under `k`? Nodes that leave the lead QI out are not tried.
-    pub fn refutes(&self, levels: &[Option<u8>], k: u64, budget: u64) -> bool {
+    pub(crate) fn refutes(&self, levels: &[Option<u8>], k: u64, budget: u64) -> bool {
         let plan = self.plan(levels);
         if plan.lead_div.is_none() || !self.counts(levels) {
             return false;
@@ -834,19 +834,6 @@ impl SortedBase {
                 .sum()
         });
         under > budget
-    }
-
-    /// The classes of a node with these levels by size: (size, classes), by
-    /// size (tests compare them with the engine's).
-    #[cfg(test)]
-    pub fn class_sizes(&self, levels: &[Option<u8>]) -> Vec<(u64, u64)> {
-        let plan = self.plan(levels);
-        let lifts = self.lifts(&plan);
-        let mut sizes: std::collections::BTreeMap<u64, u64> = Default::default();
-        for (buckets, window) in self.units(&plan) {
-            self.count(&lifts, buckets, window, &mut |_, _, c| *sizes.entry(c).or_default() += 1);
-        }
-        sizes.into_iter().collect()
     }
 }
 
@@ -940,7 +927,7 @@ fn leaves_m1(conn: &Connection, divisors: &[Vec<i64>], heights: &[u8], tops: &[i
 
 /// The key a sorted base over leaf codes under these hierarchies' `divisors`
 /// takes (None: too wide).
-pub fn layout_of(divisors: &[Vec<i64>], heights: &[u8]) -> Option<Layout> {
+pub(crate) fn layout_of(divisors: &[Vec<i64>], heights: &[u8]) -> Option<Layout> {
     let tops: Vec<i64> = heights.iter().zip(divisors).map(|(&h, d)| d[h as usize]).collect();
     Layout::new(&tops)
 }

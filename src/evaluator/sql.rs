@@ -31,7 +31,7 @@ const SETS: usize = 16;
 const SQL_SAMPLE_PARTS: u64 = 4;
 
 /// The frequency-set tables of one evaluator, and how batches are cut.
-pub struct SqlSets<'c> {
+pub(crate) struct SqlSets<'c> {
     conn: &'c Connection,
     n: usize,
     extras: Extras,
@@ -67,7 +67,7 @@ pub struct SqlSets<'c> {
 pub(super) type Computed = Vec<(Node, Histogram)>;
 
 impl<'c> SqlSets<'c> {
-    pub fn new(conn: &'c Connection, heights: &[u8], base_rows: u64, extras: Extras) -> Result<SqlSets<'c>> {
+    pub(crate) fn new(conn: &'c Connection, heights: &[u8], base_rows: u64, extras: Extras) -> Result<SqlSets<'c>> {
         let divisors = crate::data::hierarchy::divisors(conn, heights.len())?;
         let tops = heights.iter().zip(&divisors).map(|(&h, d)| d[h as usize]).collect();
         let layout = RollupShape { heights: heights.to_vec(), tops, packed: true };
@@ -102,7 +102,7 @@ impl<'c> SqlSets<'c> {
     }
 
     /// The sorted base, if this evaluator holds one.
-    pub fn sorted(&self) -> Option<&SortedBase> {
+    pub(crate) fn sorted(&self) -> Option<&SortedBase> {
         self.sorted.as_ref()
     }
 
@@ -114,7 +114,7 @@ impl<'c> SqlSets<'c> {
     /// sampled rows grouped. No stages as in memory: here the scan, not the
     /// grouping, is most of a sample's cost. Nodes over a kept set are not
     /// tried.
-    pub fn refuted(&self, nodes: &[Node], k: u64, budget: u64) -> Result<Vec<bool>> {
+    pub(crate) fn refuted(&self, nodes: &[Node], k: u64, budget: u64) -> Result<Vec<bool>> {
         if self.base_rows < self.refute_from {
             return Ok(vec![false; nodes.len()]);
         }
@@ -142,7 +142,7 @@ impl<'c> SqlSets<'c> {
 
     /// The histograms of `missing` (none cached, sorted, distinct), rolled up
     /// from the base frequency set in batches.
-    pub fn histograms(&mut self, missing: &[Node], cache: &HashMap<Node, Histogram>) -> Result<Computed> {
+    pub(crate) fn histograms(&mut self, missing: &[Node], cache: &HashMap<Node, Histogram>) -> Result<Computed> {
         let (kept, missing): (Vec<Node>, Vec<Node>) =
             missing.iter().cloned().partition(|n| self.unread.contains_key(n));
         let mut out = self.read_kept(&kept)?;
@@ -193,7 +193,7 @@ impl<'c> SqlSets<'c> {
     }
 
     /// Kept sets whose histograms were not read, with their classes.
-    pub fn unread(&self) -> &HashMap<Node, u64> {
+    pub(crate) fn unread(&self) -> &HashMap<Node, u64> {
         &self.unread
     }
 
@@ -201,7 +201,7 @@ impl<'c> SqlSets<'c> {
     /// rolls up from, or None for the base frequency set) and keep their
     /// frequency sets for the nodes above them. The histograms of the nodes
     /// `wanted` rejects are not read (a hub's costs a pass over its classes).
-    pub fn materialize(
+    pub(crate) fn materialize(
         &mut self,
         items: &[(Node, Option<Node>)],
         cache: &HashMap<Node, Histogram>,
@@ -266,12 +266,12 @@ impl<'c> SqlSets<'c> {
     }
 
     /// The table and id in it of `node`'s kept frequency set.
-    pub fn kept(&self, node: &Node) -> Option<(String, i64)> {
+    pub(crate) fn kept(&self, node: &Node) -> Option<(String, i64)> {
         self.stored.get(node).cloned()
     }
 
     /// Drop the kept frequency sets of nodes `keep` rejects.
-    pub fn retain(&mut self, keep: impl Fn(&Node) -> bool) -> Result<()> {
+    pub(crate) fn retain(&mut self, keep: impl Fn(&Node) -> bool) -> Result<()> {
         self.stored.retain(|n, _| keep(n));
         self.unread.retain(|n, _| keep(n));
         let live: HashSet<&String> = self.stored.values().map(|(t, _)| t).collect();
@@ -569,7 +569,7 @@ fn id_list(ids: &HashMap<i64, Node>) -> String {
 }
 
 /// A class's `[[value, records], …]` list as (code, records) pairs.
-pub fn value_list(v: Value) -> Vec<(u32, u64)> {
+pub(crate) fn value_list(v: Value) -> Vec<(u32, u64)> {
     let int = |v: &Value| match v {
         Value::BigInt(x) => *x,
         _ => 0,

@@ -118,7 +118,7 @@ pub(super) fn check_column_roles(
 impl Job {
     /// Every file the job reads, described for messages: the job file, the
     /// source, its hierarchy files and a population file.
-    pub fn input_files(&self) -> Vec<(String, &Path)> {
+    pub(crate) fn input_files(&self) -> Vec<(String, &Path)> {
         let mut inputs = vec![("the job file".to_string(), self.path.as_path())];
         match &self.source {
             SourceSpec::Csv { path, .. } | SourceSpec::Parquet { path } => {
@@ -141,7 +141,7 @@ impl Job {
     /// Refuse (exit 2) an output file `what` that resolves to a file the job
     /// reads, or whose folder does not exist: checked before anything is read.
     /// A DuckDB output database may be the source database (`database_output`).
-    pub fn check_output_file(&self, what: &str, path: &Path, database_output: bool) -> Result<()> {
+    pub(crate) fn check_output_file(&self, what: &str, path: &Path, database_output: bool) -> Result<()> {
         let file = self.path.display();
         let folder = path.parent().filter(|f| !f.as_os_str().is_empty()).unwrap_or(Path::new("."));
         if !folder.is_dir() {

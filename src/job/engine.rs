@@ -8,11 +8,11 @@ use std::path::PathBuf;
 
 #[derive(Debug, Clone, Default)]
 pub struct Engine {
-    pub threads: Option<u64>,
+    pub(crate) threads: Option<u64>,
     /// Largest base frequency set (rows) evaluated in memory; None: the default.
-    pub memory_rows: Option<u64>,
-    pub memory_limit: Option<String>,
-    pub temp_directory: Option<PathBuf>,
+    pub(crate) memory_rows: Option<u64>,
+    pub(crate) memory_limit: Option<String>,
+    pub(crate) temp_directory: Option<PathBuf>,
     /// Where the source is read and the release written.
     pub kind: EngineKind,
 }
@@ -31,7 +31,7 @@ pub enum EngineKind {
 
 impl EngineKind {
     /// The engine's name, for messages.
-    pub fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         match self {
             EngineKind::DuckDb => "DuckDB",
             EngineKind::Spark(_) => "Spark",
@@ -45,10 +45,6 @@ impl EngineKind {
             EngineKind::DuckDb => None,
             EngineKind::Spark(url) | EngineKind::Postgres(url) => Some(url),
         }
-    }
-
-    pub fn is_remote(&self) -> bool {
-        !matches!(self, EngineKind::DuckDb)
     }
 }
 
@@ -93,7 +89,7 @@ impl SecretUrl {
 
     /// `text` with every secret of the URL masked (for messages that quote
     /// the URL, or an error a client library built from it).
-    pub fn scrub(&self, text: &str) -> String {
+    pub(crate) fn scrub(&self, text: &str) -> String {
         let mut secrets = self.secrets();
         // The longest first: a secret that holds another is masked whole.
         secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
@@ -101,7 +97,7 @@ impl SecretUrl {
     }
 
     /// The URL for messages, its secrets masked.
-    pub fn shown(&self) -> String {
+    pub(crate) fn shown(&self) -> String {
         self.scrub(&self.0)
     }
 }

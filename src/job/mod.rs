@@ -45,28 +45,28 @@ pub struct Column {
 /// A validated job.
 #[derive(Debug, Clone)]
 pub struct Job {
-    pub path: PathBuf,
-    pub sha256: String,
-    pub source: SourceSpec,
+    pub(crate) path: PathBuf,
+    pub(crate) sha256: String,
+    pub(crate) source: SourceSpec,
     pub output: OutputSpec,
-    pub privacy: Privacy,
-    pub algorithm: Algorithm,
+    pub(crate) privacy: Privacy,
+    pub(crate) algorithm: Algorithm,
     /// Li & Li's scheme search when set (`[search] scheme`).
-    pub scheme: Option<Scheme>,
-    pub metric: Metric,
+    pub(crate) scheme: Option<Scheme>,
+    pub(crate) metric: Metric,
     /// Class label column for cm.
     pub class_column: Option<Column>,
     /// The sensitive column: `[privacy] l_diversity.column`, or the one
     /// `kanon pareto --sensitive` names.
     pub sensitive: Option<Column>,
-    pub quasi_identifiers: Vec<QuasiIdentifier>,
+    pub(crate) quasi_identifiers: Vec<QuasiIdentifier>,
     pub engine: Engine,
     /// Cell-based generalization's m (`[search] open_clusters`).
-    pub open_clusters: usize,
+    pub(crate) open_clusters: usize,
     /// `[search] reuse`: keep the previous report's node while it holds.
-    pub reuse: Reuse,
+    pub(crate) reuse: Reuse,
     /// `[risk]`: how the re-identification risk is measured.
-    pub risk: RiskSpec,
+    pub(crate) risk: RiskSpec,
 }
 
 /// The file as written, one raw part per section.
@@ -135,7 +135,7 @@ impl Job {
 
     /// t-closeness's column when it is not the sensitive column (the
     /// frequency sets then carry it as `t` beside ℓ's `s`).
-    pub fn closeness_column(&self) -> Option<&Column> {
+    pub(crate) fn closeness_column(&self) -> Option<&Column> {
         let t = &self.privacy.closeness.as_ref()?.column;
         (self.sensitive.as_ref().map(|s| &s.name) != Some(&t.name)).then_some(t)
     }
@@ -146,7 +146,7 @@ impl Job {
     }
 
     /// cm needs a class column.
-    pub fn check_metric(&self) -> Result<()> {
+    pub(crate) fn check_metric(&self) -> Result<()> {
         if self.metric == Metric::Cm && self.class_column.is_none() {
             return Err(bad(format!("{}: metric cm needs [search] class_column", self.path.display())));
         }
@@ -155,7 +155,7 @@ impl Job {
 
     /// Every QI has a hierarchy, unless the algorithm is CNDGH (natural
     /// domains), the one that needs none.
-    pub fn check_hierarchies(&self) -> Result<()> {
+    pub(crate) fn check_hierarchies(&self) -> Result<()> {
         match self.quasi_identifiers.iter().find(|q| !q.hierarchy_given) {
             Some(q) if self.algorithm != Algorithm::Cndgh => Err(bad(format!(
                 "{}: quasi-identifier \"{}\" has no hierarchy; only algorithm cndgh runs without one",
@@ -167,13 +167,13 @@ impl Job {
     }
 
     /// `file:line` for messages about a column named in the job.
-    pub fn at(&self, col: &Column) -> String {
+    pub(crate) fn at(&self, col: &Column) -> String {
         format!("{}:{}", self.path.display(), col.line)
     }
 }
 
 /// Parse a `--node age=3,education=1` argument against the job's QIs.
-pub fn parse_levels(job: &Job, spec: &str) -> Result<Vec<u8>> {
+pub(crate) fn parse_levels(job: &Job, spec: &str) -> Result<Vec<u8>> {
     let names = job.qi_names();
     let mut levels = vec![None; names.len()];
     for part in spec.split(',').filter(|p| !p.trim().is_empty()) {

@@ -28,21 +28,21 @@ pub struct OutputSpec {
     /// None when the release goes only to files (a file source, no `database`).
     pub table: Option<OutputTable>,
     /// On the Spark or PostgreSQL engine: the release's table there.
-    pub remote_table: Option<String>,
-    pub csv: Option<PathBuf>,
-    pub parquet: Option<PathBuf>,
-    pub report: Option<PathBuf>,
-    pub drop: Vec<Column>,
+    pub(crate) remote_table: Option<String>,
+    pub(crate) csv: Option<PathBuf>,
+    pub(crate) parquet: Option<PathBuf>,
+    pub(crate) report: Option<PathBuf>,
+    pub(crate) drop: Vec<Column>,
     /// Released as HMAC-SHA-256 pseudonyms ([`crate::pseudonym`]).
-    pub pseudonymize: Vec<Column>,
+    pub(crate) pseudonymize: Vec<Column>,
     /// The environment variable holding the pseudonymization key.
-    pub key_env: String,
+    pub(crate) key_env: String,
     /// The key, read from `key_env` by a run that pseudonymizes (never by the parser).
-    pub key: Option<crate::pseudonym::Key>,
+    pub(crate) key: Option<crate::pseudonym::Key>,
     /// Append each run to the output database's `kanon_runs` (`[output] history`, default true).
-    pub history: bool,
+    pub(crate) history: bool,
     /// Where cell-based generalization writes its reconstruction, if asked.
-    pub reconstructed: Option<Reconstructed>,
+    pub(crate) reconstructed: Option<Reconstructed>,
 }
 
 /// The reconstruction's target: a table of the output database, or a file
@@ -56,7 +56,7 @@ pub enum Reconstructed {
 
 impl Reconstructed {
     /// Read `name`: a file when it ends in .csv or .parquet (resolved by `resolve`), else a table.
-    pub fn parse(name: &str, resolve: impl Fn(&str) -> PathBuf) -> Result<Reconstructed, String> {
+    pub(crate) fn parse(name: &str, resolve: impl Fn(&str) -> PathBuf) -> Result<Reconstructed, String> {
         let lower = name.to_ascii_lowercase();
         if name.trim().is_empty() {
             Err("the reconstruction's table or file name is empty".into())
@@ -73,7 +73,7 @@ impl Reconstructed {
 impl OutputSpec {
     /// The reconstruction as an output of its own (same database, same dropped
     /// columns, no report), checked against the release and the source.
-    pub fn reconstruction(&self, job: &Job) -> Result<Option<OutputSpec>> {
+    pub(crate) fn reconstruction(&self, job: &Job) -> Result<Option<OutputSpec>> {
         let Some(r) = &self.reconstructed else { return Ok(None) };
         let file = job.path.display();
         let mut out = OutputSpec {
@@ -121,7 +121,7 @@ impl OutputSpec {
     }
 
     /// Where the release goes first: its database, else its csv or parquet file.
-    pub fn first_path(&self) -> &Path {
+    pub(crate) fn first_path(&self) -> &Path {
         if let Some(t) = &self.remote_table {
             return Path::new(t.as_str());
         }
@@ -133,7 +133,7 @@ impl OutputSpec {
     }
 
     /// The release for messages: its table (on `engine`), else its files.
-    pub fn describe(&self, engine: &EngineKind) -> String {
+    pub(crate) fn describe(&self, engine: &EngineKind) -> String {
         if let Some(t) = &self.remote_table {
             return format!("{} table \"{t}\"", engine.name());
         }

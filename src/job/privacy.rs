@@ -26,9 +26,9 @@ impl Budget {
 
 #[derive(Debug, Clone)]
 pub struct Diversity {
-    pub column: Column,
-    pub l: u64,
-    pub kind: DiversityKind,
+    pub(crate) column: Column,
+    pub(crate) l: u64,
+    pub(crate) kind: DiversityKind,
 }
 
 /// Which ℓ-diversity (`[privacy] l_diversity.kind`).
@@ -45,9 +45,9 @@ pub enum DiversityKind {
 /// `[privacy] t_closeness`.
 #[derive(Debug, Clone)]
 pub struct ClosenessSpec {
-    pub column: Column,
-    pub t: Ratio,
-    pub distance: DistanceSpec,
+    pub(crate) column: Column,
+    pub(crate) t: Ratio,
+    pub(crate) distance: DistanceSpec,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -60,24 +60,24 @@ pub enum DistanceSpec {
 
 #[derive(Debug, Clone)]
 pub struct Privacy {
-    pub k: u64,
-    pub budget: Budget,
+    pub(crate) k: u64,
+    pub(crate) budget: Budget,
     /// Whether the job sets `max_suppression` (the scheme search then caps
     /// suppression by it; otherwise suppression is only charged).
-    pub budget_given: bool,
-    pub diversity: Option<Diversity>,
-    pub closeness: Option<ClosenessSpec>,
+    pub(crate) budget_given: bool,
+    pub(crate) diversity: Option<Diversity>,
+    pub(crate) closeness: Option<ClosenessSpec>,
 }
 
 impl Privacy {
     /// ℓ as the distinct count the histograms check (None for entropy and recursive ℓ).
-    pub fn distinct_l(&self) -> Option<u64> {
+    pub(crate) fn distinct_l(&self) -> Option<u64> {
         self.diversity.as_ref().filter(|d| d.kind == DiversityKind::Distinct).map(|d| d.l)
     }
 
     /// The models beyond k and distinct ℓ, in words, when any (what a
     /// scheme or cell search cannot honour).
-    pub fn class_models(&self) -> Option<String> {
+    pub(crate) fn class_models(&self) -> Option<String> {
         let mut out = Vec::new();
         if let Some(d) = &self.diversity {
             match d.kind {

@@ -34,11 +34,11 @@ pub enum HierarchySpec {
 
 #[derive(Debug, Clone)]
 pub struct QuasiIdentifier {
-    pub column: Column,
-    pub hierarchy: HierarchySpec,
+    pub(crate) column: Column,
+    pub(crate) hierarchy: HierarchySpec,
     /// False when the job names none: only CNDGH runs so (it never reads a
     /// hierarchy), and `hierarchy` is then "suppress".
-    pub hierarchy_given: bool,
+    pub(crate) hierarchy_given: bool,
 }
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]

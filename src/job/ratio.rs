@@ -4,14 +4,14 @@
 /// not the binary double nearest to it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ratio {
-    pub num: u64,
-    pub den: u64,
+    pub(crate) num: u64,
+    pub(crate) den: u64,
 }
 
 impl Ratio {
     /// The decimal a TOML number was written as (the shortest decimal that
     /// reads back as `x`). None for a negative, non-finite or too long number.
-    pub fn from_decimal(x: f64) -> Option<Ratio> {
+    pub(crate) fn from_decimal(x: f64) -> Option<Ratio> {
         if !x.is_finite() || x < 0.0 {
             return None;
         }
@@ -23,7 +23,7 @@ impl Ratio {
         Some(Ratio { num: int.checked_mul(den)?.checked_add(frac)?, den })
     }
 
-    pub fn value(self) -> f64 {
+    pub(crate) fn value(self) -> f64 {
         self.num as f64 / self.den as f64
     }
 }

@@ -27,9 +27,9 @@ impl Default for RiskSettings {
 /// `[risk]` (docs/risk.md).
 #[derive(Debug, Clone)]
 pub struct RiskSpec {
-    pub settings: RiskSettings,
+    pub(crate) settings: RiskSettings,
     /// Population class sizes F_j come from this table (with the source's QI columns).
-    pub population_table: Option<PopulationTable>,
+    pub(crate) population_table: Option<PopulationTable>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -38,7 +38,7 @@ pub enum SourceSpec {
 
 impl SourceSpec {
     /// The source for messages: its file, and the table in it.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             SourceSpec::Database { path, table } => format!("table \"{table}\" of {}", path.display()),
             SourceSpec::Csv { path, .. } | SourceSpec::Parquet { path } => path.display().to_string(),

@@ -14,15 +14,15 @@ pub struct Bucket {
     pub ldiv: u64,
     /// Do these classes meet the job's per-class models beyond k and distinct
     /// ℓ ([`crate::measure::privacy::ClassModels`]; true when there are none)?
-    pub admitted: bool,
+    pub(crate) admitted: bool,
     pub classes: u64,
     /// Per QI of the node: Σ over these classes of size × (leaves under the class's value − 1).
-    pub leaf_sums: Vec<u64>,
+    pub(crate) leaf_sums: Vec<u64>,
     /// Records not of their class's majority label (0 without a class column).
-    pub minority: u64,
+    pub(crate) minority: u64,
     /// Σ over these classes of Σ over sensitive values v of count(class, v)²
     /// (0 unless the evaluator was asked for it: `Extras::spread`).
-    pub squares: u64,
+    pub(crate) squares: u64,
 }
 
 /// A node's class-size histogram, ordered by (size, ldiv, admitted).
@@ -56,9 +56,9 @@ pub struct Dataset {
     pub rows: u64,
     /// Per QI: hierarchy height and number of leaves.
     pub heights: Vec<u8>,
-    pub leaves: Vec<u64>,
+    pub(crate) leaves: Vec<u64>,
     /// Is there a class column (for cm)?
-    pub label: bool,
+    pub(crate) label: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -101,7 +101,7 @@ pub struct Outcome {
 
 impl Histogram {
     /// Sum buckets of the same (size, ldiv, admitted) and order them.
-    pub fn merge_buckets(&mut self) {
+    pub(crate) fn merge_buckets(&mut self) {
         self.buckets.sort_by_key(|b| (b.size, b.ldiv, b.admitted));
         let mut out: Vec<Bucket> = Vec::with_capacity(self.buckets.len());
         for b in self.buckets.drain(..) {
@@ -128,7 +128,7 @@ impl Histogram {
     /// The largest k whose suppression fits `budget` rows: records in classes
     /// smaller than k are suppressed, and those the per-class models reject
     /// (distinct ℓ is not considered).
-    pub fn achieved_k(&self, budget: u64) -> u64 {
+    pub(crate) fn achieved_k(&self, budget: u64) -> u64 {
         let admitted = self.buckets.iter().filter(|b| b.admitted);
         let mut sizes: Vec<(u64, u64)> = admitted.map(|b| (b.size, b.size * b.classes)).collect();
         sizes.sort();
@@ -148,7 +148,7 @@ impl Histogram {
     /// without ℓ) fit `budget`: at least [`Self::achieved_k`], and at least
     /// the k of every specialization, as classes only split there. Without
     /// per-class models it is [`Self::achieved_k`].
-    pub fn k_bound(&self, budget: u64) -> u64 {
+    pub(crate) fn k_bound(&self, budget: u64) -> u64 {
         let mut sizes: Vec<u64> = self.buckets.iter().map(|b| b.size).collect();
         sizes.sort_unstable();
         sizes.dedup();
@@ -171,7 +171,7 @@ impl Histogram {
     }
 
     /// (size, classes) of the classes `req` keeps.
-    pub fn kept_sizes(&self, req: &Requirement) -> Vec<(u64, u64)> {
+    pub(crate) fn kept_sizes(&self, req: &Requirement) -> Vec<(u64, u64)> {
         self.buckets.iter().filter(|b| req.keeps(b)).map(|b| (b.size, b.classes)).collect()
     }
 
@@ -187,7 +187,7 @@ impl Histogram {
 
     /// Is neither this node nor any specialization of it feasible? See
     /// [`Self::surely_suppressed`].
-    pub fn prunes(&self, req: &Requirement) -> bool {
+    pub(crate) fn prunes(&self, req: &Requirement) -> bool {
         self.surely_suppressed(req) > req.budget
     }
 
@@ -198,7 +198,7 @@ impl Histogram {
     /// reject (entropy or recursive ℓ, t-closeness) may split into pieces
     /// some of which they accept, but not all (a class made of pieces they
     /// all accept meets them too): at least one record.
-    pub fn surely_suppressed(&self, req: &Requirement) -> u64 {
+    pub(crate) fn surely_suppressed(&self, req: &Requirement) -> u64 {
         (self.buckets.iter())
             .map(|b| match (req.meets_k_and_l(b), b.admitted) {
                 (false, _) => b.size * b.classes,
@@ -251,14 +251,14 @@ impl Histogram {
 }
 
 /// Equal up to rounding: metric sums may be added up in different orders.
-pub fn same(x: f64, y: f64) -> bool {
+pub(crate) fn same(x: f64, y: f64) -> bool {
     (x - y).abs() <= 1e-9 * x.abs().max(y.abs()).max(1.0)
 }
 
 /// Order two feasible nodes for `metric`: less is better. glm, dm and height
 /// are losses; precision is a utility. Ties: lower sum of levels, then the
 /// lexicographically smaller level vector.
-pub fn better(metric: Metric, a: (&[u8], &Metrics), b: (&[u8], &Metrics)) -> Ordering {
+pub(crate) fn better(metric: Metric, a: (&[u8], &Metrics), b: (&[u8], &Metrics)) -> Ordering {
     let (x, y) = (a.1.get(metric), b.1.get(metric));
     let by_metric = if metric == Metric::Precision { y.partial_cmp(&x) } else { x.partial_cmp(&y) };
     let first = if same(x, y) { Ordering::Equal } else { by_metric.unwrap_or(Ordering::Equal) };
@@ -359,7 +359,7 @@ mod tests {
 /// [`crate::evaluator::classes::full_domain_ambiguity`] from a node's classes held in memory: per class
 /// its records and Π of the leaves under its values; `kept` says which
 /// classes the release keeps.
-pub fn classes_ambiguity(sizes: &[u64], leaves: &[f64], kept: impl Fn(usize) -> bool, data: &Dataset) -> f64 {
+pub(crate) fn classes_ambiguity(sizes: &[u64], leaves: &[f64], kept: impl Fn(usize) -> bool, data: &Dataset) -> f64 {
     // A class adds size × Π leaves, a whole number (a float product of whole
     // numbers is one), summed exactly so that the order the classes come in
     // (the base set's, which differs between the ways it is grouped) does
@@ -382,7 +382,7 @@ pub fn classes_ambiguity(sizes: &[u64], leaves: &[f64], kept: impl Fn(usize) -> 
 
 /// am from the sum over kept classes of size × Π leaves and the records they
 /// hold: a suppressed record counts every leaf.
-pub fn ambiguity(kept: f64, records: f64, data: &Dataset) -> f64 {
+pub(crate) fn ambiguity(kept: f64, records: f64, data: &Dataset) -> f64 {
     let suppressed = data.rows as f64 - records;
     let all: f64 = data.leaves.iter().map(|&l| l as f64).product();
     (kept + suppressed * all) / data.rows as f64

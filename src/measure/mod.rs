@@ -3,5 +3,5 @@
 
 pub mod metrics;
 pub mod objectives;
-pub mod privacy;
+pub(crate) mod privacy;
 pub mod risk;

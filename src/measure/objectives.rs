@@ -51,12 +51,12 @@ impl Objective {
     }
 
     /// Needs the sensitive column.
-    pub fn sensitive(self) -> bool {
+    pub(crate) fn sensitive(self) -> bool {
         matches!(self, Objective::L | Objective::Sl)
     }
 
     /// `k,l,glm`: two or more distinct objectives (exit 2 otherwise).
-    pub fn parse_list(text: &str) -> Result<Vec<Objective>> {
+    pub(crate) fn parse_list(text: &str) -> Result<Vec<Objective>> {
         let mut out = Vec::new();
         for word in text.split(',').map(str::trim) {
             let o = Objective::ALL.into_iter().find(|o| o.name().eq_ignore_ascii_case(word)).ok_or_else(|| {
@@ -117,7 +117,7 @@ fn better(o: Objective, a: f64, b: f64) -> Ordering {
 }
 
 /// Whether `a` dominates `b`: no worse in every objective, better in one.
-pub fn dominates(objectives: &[Objective], a: &[f64], b: &[f64]) -> bool {
+pub(crate) fn dominates(objectives: &[Objective], a: &[f64], b: &[f64]) -> bool {
     let mut strictly = false;
     for ((&o, &x), &y) in objectives.iter().zip(a).zip(b) {
         match better(o, x, y) {
@@ -135,7 +135,7 @@ pub fn boxed(values: &[f64], epsilon: &[f64]) -> Vec<i64> {
 }
 
 /// Whether box `a` dominates box `b` (same directions as the objectives).
-pub fn box_dominates(objectives: &[Objective], a: &[i64], b: &[i64]) -> bool {
+pub(crate) fn box_dominates(objectives: &[Objective], a: &[i64], b: &[i64]) -> bool {
     let mut strictly = false;
     for ((&o, &x), &y) in objectives.iter().zip(a).zip(b) {
         let c = if o.maximized() { y.cmp(&x) } else { x.cmp(&y) };
@@ -160,7 +160,7 @@ pub fn eps_dominates(objectives: &[Objective], epsilon: &[f64], a: &[f64], b: &[
 
 /// The members of `all` no other member dominates (equal vectors all kept),
 /// in the order given.
-pub fn minimal(objectives: &[Objective], all: &[Scored]) -> Vec<Scored> {
+pub(crate) fn minimal(objectives: &[Objective], all: &[Scored]) -> Vec<Scored> {
     all.iter().filter(|p| !all.iter().any(|q| dominates(objectives, &q.values, &p.values))).cloned().collect()
 }
 

@@ -25,7 +25,7 @@ fn product_le(a: u128, b: u128, c: u128, d: u128) -> bool {
 
 /// How t-closeness measures the distance of a class's distribution from the source's.
 #[derive(Debug, Clone)]
-pub enum Distance {
+pub(crate) enum Distance {
     /// ½ Σ |p − q|.
     Equal,
     /// Earth mover's distance over the values in their type's order.
@@ -47,34 +47,34 @@ pub enum Distance {
 /// t-closeness on one column: the source's distribution (records per code
 /// 1..=m, index 0 unused) and the distance.
 #[derive(Debug, Clone)]
-pub struct Closeness {
-    pub t: Ratio,
-    pub reference: Vec<u64>,
-    pub total: u64,
-    pub distance: Distance,
+pub(crate) struct Closeness {
+    pub(crate) t: Ratio,
+    pub(crate) reference: Vec<u64>,
+    pub(crate) total: u64,
+    pub(crate) distance: Distance,
 }
 
 /// The per-class models of a job beyond k and distinct ℓ.
 #[derive(Debug, Clone, Default)]
-pub struct ClassModels {
+pub(crate) struct ClassModels {
     /// Entropy ℓ.
-    pub entropy: Option<u64>,
+    pub(crate) entropy: Option<u64>,
     /// Recursive (c, ℓ).
-    pub recursive: Option<(Ratio, u64)>,
-    pub closeness: Option<Closeness>,
+    pub(crate) recursive: Option<(Ratio, u64)>,
+    pub(crate) closeness: Option<Closeness>,
     /// t-closeness reads the frequency sets' `t` column (a column other than ℓ's `s`).
-    pub separate: bool,
+    pub(crate) separate: bool,
 }
 
 impl ClassModels {
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.entropy.is_none() && self.recursive.is_none() && self.closeness.is_none()
     }
 
     /// Does a class meet every model? `s` and `t`: (code, records) of the
     /// class's values of the ℓ column and of the t column (`t` is ignored
     /// unless the columns differ), each code once, in any order.
-    pub fn admits(&self, s: &[(u32, u64)], t: &[(u32, u64)]) -> bool {
+    pub(crate) fn admits(&self, s: &[(u32, u64)], t: &[(u32, u64)]) -> bool {
         if let Some(l) = self.entropy {
             if !entropy_at_least(s.iter().map(|p| p.1), l) {
                 return false;
@@ -95,18 +95,21 @@ impl ClassModels {
 /// What the kept classes of a release reach under the job's per-class
 /// models (each null when the job does not ask for that model).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct ClassFigures {
+pub(crate) struct ClassFigures {
     /// The least exp(entropy) over the classes: the entropy ℓ they all meet.
-    pub entropy_l: Option<f64>,
+    pub(crate) entropy_l: Option<f64>,
     /// The largest r₁ / (r_ℓ + … + r_m): recursive (c, ℓ) holds for every c above it.
-    pub recursive_c: Option<f64>,
+    pub(crate) recursive_c: Option<f64>,
     /// The largest t-closeness distance.
-    pub t: Option<f64>,
+    pub(crate) t: Option<f64>,
 }
 
 impl ClassModels {
     /// The figures over `classes`, each (s pairs, t pairs) as [`ClassModels::admits`] takes them.
-    pub fn figures<'a>(&self, classes: impl Iterator<Item = (&'a [(u32, u64)], &'a [(u32, u64)])>) -> ClassFigures {
+    pub(crate) fn figures<'a>(
+        &self,
+        classes: impl Iterator<Item = (&'a [(u32, u64)], &'a [(u32, u64)])>,
+    ) -> ClassFigures {
         let mut out = ClassFigures::default();
         for (s, t) in classes {
             if self.entropy.is_some() {
@@ -132,7 +135,7 @@ impl ClassModels {
 }
 
 /// Shannon entropy (natural log) of a class's counts, for reports.
-pub fn entropy(counts: impl Iterator<Item = u64> + Clone) -> f64 {
+pub(crate) fn entropy(counts: impl Iterator<Item = u64> + Clone) -> f64 {
     let n: u64 = counts.clone().sum();
     if n == 0 {
         return 0.0;
@@ -142,7 +145,7 @@ pub fn entropy(counts: impl Iterator<Item = u64> + Clone) -> f64 {
 }
 
 /// −Σ p ln p ≥ ln ℓ, exactly: n ln n − Σ c ln c ≥ n ln ℓ.
-pub fn entropy_at_least(counts: impl Iterator<Item = u64> + Clone, l: u64) -> bool {
+pub(crate) fn entropy_at_least(counts: impl Iterator<Item = u64> + Clone, l: u64) -> bool {
     if l <= 1 {
         return true;
     }
@@ -221,7 +224,7 @@ fn factor(mut x: u64) -> Vec<(u64, u32)> {
 
 /// Recursive (c,ℓ)-diversity: with counts sorted descending r_1 ≥ … ≥ r_m,
 /// r_1 < c · (r_ℓ + … + r_m); fewer than ℓ values fails.
-pub fn recursive(counts: impl Iterator<Item = u64>, c: Ratio, l: u64) -> bool {
+pub(crate) fn recursive(counts: impl Iterator<Item = u64>, c: Ratio, l: u64) -> bool {
     let mut r: Vec<u64> = counts.filter(|&x| x > 0).collect();
     if l == 0 || (r.len() as u64) < l {
         return false;
@@ -330,7 +333,7 @@ impl Closeness {
     }
 
     /// D ≤ t, exactly.
-    pub fn admits(&self, class: &[(u32, u64)]) -> bool {
+    pub(crate) fn admits(&self, class: &[(u32, u64)]) -> bool {
         let n: u64 = class.iter().map(|p| p.1).sum();
         let (sum, scale) = self.scaled(class);
         // D = sum / (scale · n · N) ≤ num / den
@@ -338,7 +341,7 @@ impl Closeness {
     }
 
     /// D, for reports.
-    pub fn distance(&self, class: &[(u32, u64)]) -> f64 {
+    pub(crate) fn distance(&self, class: &[(u32, u64)]) -> f64 {
         let n: u64 = class.iter().map(|p| p.1).sum();
         let (sum, scale) = self.scaled(class);
         if n == 0 {
@@ -350,7 +353,7 @@ impl Closeness {
 
 impl Distance {
     /// The ordered distance's prefix sums over the reference counts (index 0 unused).
-    pub fn ordered(reference: &[u64]) -> Distance {
+    pub(crate) fn ordered(reference: &[u64]) -> Distance {
         let mut cumulative = vec![0u64; reference.len()];
         let mut cumulative2 = vec![0u128; reference.len()];
         for i in 1..reference.len() {
@@ -362,7 +365,7 @@ impl Distance {
 
     /// The hierarchical distance's tree: `ancestors[code]` the node index of
     /// the code's value at levels 1..=height (index 0 of `ancestors` unused).
-    pub fn hierarchical(reference: &[u64], ancestors: &[Vec<u32>], height: u32) -> Distance {
+    pub(crate) fn hierarchical(reference: &[u64], ancestors: &[Vec<u32>], height: u32) -> Distance {
         let h = height as usize;
         let mut parent: Vec<Vec<u32>> = vec![Vec::new(); h];
         let mut mass: Vec<Vec<u64>> = vec![reference.to_vec()];

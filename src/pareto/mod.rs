@@ -30,27 +30,27 @@ use std::path::{Path, PathBuf};
 
 /// What `kanon pareto` is asked (its flags).
 #[derive(Debug)]
-pub struct Options {
-    pub job: PathBuf,
-    pub metric: Option<Metric>,
-    pub method: Option<Method>,
-    pub objectives: Option<String>,
-    pub seed: u64,
-    pub population: usize,
-    pub iterations: usize,
-    pub epsilon: Option<String>,
-    pub sensitive: Option<String>,
-    pub depth: Option<u32>,
-    pub exhaustive: bool,
-    pub node: Option<String>,
-    pub json: Option<PathBuf>,
-    pub csv: Option<PathBuf>,
-    pub svg: Option<PathBuf>,
-    pub quiet: bool,
+pub(crate) struct Options {
+    pub(crate) job: PathBuf,
+    pub(crate) metric: Option<Metric>,
+    pub(crate) method: Option<Method>,
+    pub(crate) objectives: Option<String>,
+    pub(crate) seed: u64,
+    pub(crate) population: usize,
+    pub(crate) iterations: usize,
+    pub(crate) epsilon: Option<String>,
+    pub(crate) sensitive: Option<String>,
+    pub(crate) depth: Option<u32>,
+    pub(crate) exhaustive: bool,
+    pub(crate) node: Option<String>,
+    pub(crate) json: Option<PathBuf>,
+    pub(crate) csv: Option<PathBuf>,
+    pub(crate) svg: Option<PathBuf>,
+    pub(crate) quiet: bool,
 }
 
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Method {
+pub(crate) enum Method {
     Exact,
     Poka,
     PbgEa,
@@ -69,7 +69,7 @@ impl Method {
 }
 
 /// Compute the front the options ask for; print it and write the files asked for.
-pub fn run(args: Options) -> Result<()> {
+pub(crate) fn run(args: Options) -> Result<()> {
     let plan = Plan::new(args)?;
     match &plan.search {
         Search::Front { method, depth, picked } => front::run(&plan, *method, *depth, picked.as_deref()),

@@ -32,8 +32,8 @@ pub(crate) struct Options {
 }
 
 /// What was written, for the command's summary.
-pub(crate) struct Written {
-    pub(crate) rows: i64,
+pub struct Written {
+    pub rows: i64,
     pub(crate) quasi_identifiers: Vec<String>,
     pub(crate) dropped: Vec<String>,
     pub(crate) released: Vec<String>,

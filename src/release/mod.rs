@@ -49,11 +49,11 @@ pub enum Recoding {
 /// each cluster's cell per QI in the QIs' domains.
 pub struct CellRecoding {
     /// By position (`kanon_source_rows`): the record's cluster, or [`crate::search::cbg::SUPPRESSED`].
-    pub cluster_of: Vec<u32>,
-    pub clusters: Clusters,
-    pub domains: Vec<CellDomain>,
+    pub(crate) cluster_of: Vec<u32>,
+    pub(crate) clusters: Clusters,
+    pub(crate) domains: Vec<CellDomain>,
     /// The position column of `kanon_source_rows`.
-    pub position: String,
+    pub(crate) position: String,
 }
 
 pub use crate::engine::commit::{BeforeCommit, CommitTarget};

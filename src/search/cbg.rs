@@ -14,15 +14,15 @@ use crate::search::cells::{node_lm_with, Cell, CellDomain};
 use rustc_hash::FxHashMap;
 
 /// A record's final cluster when it is suppressed.
-pub const SUPPRESSED: u32 = u32::MAX;
+pub(crate) const SUPPRESSED: u32 = u32::MAX;
 
 /// The requirement a cluster closes on.
 #[derive(Debug, Clone, Copy)]
-pub struct ClusterSettings {
-    pub k: u64,
-    pub l: Option<u64>,
+pub(crate) struct ClusterSettings {
+    pub(crate) k: u64,
+    pub(crate) l: Option<u64>,
     /// m, the most clusters open at once.
-    pub open: usize,
+    pub(crate) open: usize,
 }
 
 struct Open {
@@ -58,7 +58,7 @@ impl Open {
 }
 
 /// The pass in progress. Feed it records with [`Clustering::add`] in order.
-pub struct Clustering<'a> {
+pub(crate) struct Clustering<'a> {
     domains: &'a [CellDomain],
     settings: ClusterSettings,
     open: Vec<Open>,
@@ -84,29 +84,29 @@ pub struct Clustering<'a> {
 /// The closed clusters: per cluster its size and per QI a cell id; per QI the
 /// distinct cells.
 #[derive(Debug, Clone, Default)]
-pub struct Clusters {
-    pub sizes: Vec<u64>,
+pub(crate) struct Clusters {
+    pub(crate) sizes: Vec<u64>,
     /// `cells[c * qis + a]`: cluster c's cell on QI a, an index into `distinct[a]`.
-    pub cells: Vec<u32>,
-    pub distinct: Vec<Vec<Cell>>,
-    pub suppressed: u64,
+    pub(crate) cells: Vec<u32>,
+    pub(crate) distinct: Vec<Vec<Cell>>,
+    pub(crate) suppressed: u64,
 }
 
 impl Clusters {
-    pub fn cell(&self, c: u32, a: usize) -> &Cell {
+    pub(crate) fn cell(&self, c: u32, a: usize) -> &Cell {
         let n = self.distinct.len();
         &self.distinct[a][self.cells[c as usize * n + a] as usize]
     }
 }
 
 /// The outcome: the closed clusters, and each opened cluster id's final cluster.
-pub struct ClusterOutcome {
-    pub clusters: Clusters,
-    pub final_of: Vec<u32>,
+pub(crate) struct ClusterOutcome {
+    pub(crate) clusters: Clusters,
+    pub(crate) final_of: Vec<u32>,
 }
 
 impl<'a> Clustering<'a> {
-    pub fn new(domains: &'a [CellDomain], settings: ClusterSettings) -> Clustering<'a> {
+    pub(crate) fn new(domains: &'a [CellDomain], settings: ClusterSettings) -> Clustering<'a> {
         let n = domains.len();
         let rowed: Vec<bool> = domains.iter().map(|d| d.node_row(&d.leaf(0)).is_some()).collect();
         Clustering {
@@ -135,7 +135,7 @@ impl<'a> Clustering<'a> {
 
     /// Take the next record (its value number per QI, its sensitive value
     /// code when ℓ is asked); returns the id of the cluster it joined.
-    pub fn add(&mut self, values: &[u32], sensitive: u32) -> u32 {
+    pub(crate) fn add(&mut self, values: &[u32], sensitive: u32) -> u32 {
         for (a, d) in self.domains.iter().enumerate() {
             if self.rowed[a] {
                 self.value_rows[a] = d.value_row(values[a]);
@@ -344,7 +344,7 @@ impl<'a> Clustering<'a> {
 
     /// After the pass: merge the open clusters in opening order until each
     /// can close; suppress what is left.
-    pub fn finish(mut self) -> ClusterOutcome {
+    pub(crate) fn finish(mut self) -> ClusterOutcome {
         let mut open = std::mem::take(&mut self.open);
         while !open.is_empty() {
             let mut current = open.remove(0);

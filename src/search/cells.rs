@@ -12,7 +12,7 @@ use std::hash::{Hash, Hasher};
 
 /// One QI of one cluster.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Cell {
+pub(crate) enum Cell {
     /// A hierarchy node (its id in [`CellDomain::Hierarchy`]).
     Node(u32),
     /// Values lo..=hi in value order.
@@ -23,7 +23,7 @@ pub enum Cell {
 
 /// One QI's domain.
 #[derive(Debug, Clone)]
-pub enum CellDomain {
+pub(crate) enum CellDomain {
     /// CDGH. Leaves are numbered in leaf-code order, so the leaves under a
     /// node are `first[node]..first[node] + leaves[node]`.
     Hierarchy {
@@ -54,7 +54,7 @@ impl CellDomain {
     /// A CDGH domain from the hierarchy's leaves in code order: each leaf's
     /// text and its code at every level (`codes[leaf][level]`), and the label
     /// of each (level, code).
-    pub fn hierarchy(
+    pub(crate) fn hierarchy(
         leaf_text: Vec<Option<String>>,
         codes: &[Vec<i64>],
         label: impl Fn(usize, i64) -> Option<String>,
@@ -97,7 +97,7 @@ impl CellDomain {
     }
 
     /// The cell of one value.
-    pub fn leaf(&self, v: u32) -> Cell {
+    pub(crate) fn leaf(&self, v: u32) -> Cell {
         match self {
             CellDomain::Hierarchy { anc, stride, .. } => Cell::Node(anc[v as usize * stride]),
             CellDomain::Range { .. } => Cell::Range(v, v),
@@ -106,7 +106,7 @@ impl CellDomain {
     }
 
     /// LM of a cell.
-    pub fn lm(&self, c: &Cell) -> f64 {
+    pub(crate) fn lm(&self, c: &Cell) -> f64 {
         match (self, c) {
             (CellDomain::Hierarchy { lm, .. }, Cell::Node(x)) => lm[*x as usize],
             (CellDomain::Range { values, .. }, Cell::Range(lo, hi)) => {
@@ -145,7 +145,7 @@ impl CellDomain {
     /// its first leaf's) padded to 8 levels, and its level: what
     /// [`node_lm_with`] reads. None for other domains and for
     /// hierarchies of more than 8 levels.
-    pub fn node_row(&self, c: &Cell) -> Option<([u32; 8], u8)> {
+    pub(crate) fn node_row(&self, c: &Cell) -> Option<([u32; 8], u8)> {
         match (self, c) {
             (CellDomain::Hierarchy { anc8, first, level, .. }, Cell::Node(x)) if !anc8.is_empty() => {
                 // Padding that never equals a leaf's (u32::MAX).
@@ -160,14 +160,14 @@ impl CellDomain {
     /// [`node_lm_with`] compares a cluster's node row with. Read once per
     /// record, so each try finds both in the same few cache lines.
     #[inline]
-    pub fn value_row(&self, v: u32) -> ([u32; 8], [f64; 8]) {
+    pub(crate) fn value_row(&self, v: u32) -> ([u32; 8], [f64; 8]) {
         let CellDomain::Hierarchy { anc8, .. } = self else { unreachable!("a hierarchy QI") };
         anc8[v as usize]
     }
 
     /// LM of the smallest cell covering `c` and value `v` (without building it).
     #[inline]
-    pub fn lm_with(&self, c: &Cell, v: u32) -> f64 {
+    pub(crate) fn lm_with(&self, c: &Cell, v: u32) -> f64 {
         match (self, c) {
             (CellDomain::Hierarchy { anc, stride, level, first, lm, .. }, Cell::Node(x)) => {
                 lm[Self::lca(anc, *stride, level, first, *x, v) as usize]
@@ -186,7 +186,7 @@ impl CellDomain {
     }
 
     /// Grow `c` to cover value `v`.
-    pub fn add(&self, c: &mut Cell, v: u32) {
+    pub(crate) fn add(&self, c: &mut Cell, v: u32) {
         match (self, c) {
             (CellDomain::Hierarchy { anc, stride, level, first, .. }, Cell::Node(x)) => {
                 *x = Self::lca(anc, *stride, level, first, *x, v)
@@ -205,7 +205,7 @@ impl CellDomain {
     }
 
     /// The smallest cell covering both.
-    pub fn merge(&self, a: &Cell, b: &Cell) -> Cell {
+    pub(crate) fn merge(&self, a: &Cell, b: &Cell) -> Cell {
         match (self, a, b) {
             (CellDomain::Hierarchy { first, .. }, Cell::Node(_), Cell::Node(y)) => {
                 // Covering b's first leaf and b's level covers b.
@@ -230,7 +230,7 @@ impl CellDomain {
     }
 
     /// How many leaves (values) the cell stands for: the ambiguity of one cell.
-    pub fn count(&self, c: &Cell) -> f64 {
+    pub(crate) fn count(&self, c: &Cell) -> f64 {
         match (self, c) {
             (CellDomain::Hierarchy { leaves, .. }, Cell::Node(x)) => leaves[*x as usize] as f64,
             (CellDomain::Range { values, integer: true, .. }, Cell::Range(lo, hi)) => {
@@ -243,7 +243,7 @@ impl CellDomain {
     }
 
     /// The whole domain's count: what a suppressed cell stands for.
-    pub fn total(&self) -> f64 {
+    pub(crate) fn total(&self) -> f64 {
         match self {
             CellDomain::Hierarchy { leaf_text, .. } => leaf_text.len() as f64,
             CellDomain::Range { values, integer: true, .. } => values[values.len() - 1] - values[0] + 1.0,
@@ -253,7 +253,7 @@ impl CellDomain {
     }
 
     /// The released label: the node's label, `lo-hi`, or the values joined by `|`.
-    pub fn label(&self, c: &Cell) -> Option<String> {
+    pub(crate) fn label(&self, c: &Cell) -> Option<String> {
         match (self, c) {
             (CellDomain::Hierarchy { labels, .. }, Cell::Node(x)) => labels[*x as usize].clone(),
             (CellDomain::Range { text, .. }, Cell::Range(lo, hi)) if lo == hi => Some(text[*lo as usize].clone()),
@@ -271,7 +271,7 @@ impl CellDomain {
     /// A leaf drawn uniformly from those the cell stands for, by the random
     /// number `r`: a hierarchy leaf under the node, a member of the set, an
     /// integer in the range (a non-integer column: one of its values in it).
-    pub fn draw(&self, c: &Cell, r: u64) -> Option<String> {
+    pub(crate) fn draw(&self, c: &Cell, r: u64) -> Option<String> {
         let pick = |n: u64| ((r as u128 * n as u128) >> 64) as u64;
         match (self, c) {
             (CellDomain::Hierarchy { first, leaves, leaf_text, .. }, Cell::Node(x)) => {
@@ -296,7 +296,7 @@ impl CellDomain {
 /// The random number of one cell of the reconstruction: a hash of the seed,
 /// the record's source position and the QI, so it does not depend on the
 /// order threads meet the rows in.
-pub fn cell_random(seed: u64, position: u64, qi: usize) -> u64 {
+pub(crate) fn cell_random(seed: u64, position: u64, qi: usize) -> u64 {
     let mut h = FxHasher::default();
     (seed, position, qi as u64).hash(&mut h);
     // FxHash mixes weakly; finish with splitmix64's finalizer.
@@ -311,7 +311,7 @@ pub fn cell_random(seed: u64, position: u64, qi: usize) -> u64 {
 /// beside each open cluster, so a try compares two rows of 8 and reads one
 /// LM, with no branch.
 #[inline(always)]
-pub fn node_lm_with(row: &[u32; 8], above: u32, value: &([u32; 8], [f64; 8])) -> f64 {
+pub(crate) fn node_lm_with(row: &[u32; 8], above: u32, value: &([u32; 8], [f64; 8])) -> f64 {
     let (of_v, lms) = value;
     // The lowest level at or above the node's (bits `above`) where v's
     // ancestor is the node's (the top is common to every leaf).
@@ -323,7 +323,7 @@ pub fn node_lm_with(row: &[u32; 8], above: u32, value: &([u32; 8], [f64; 8])) ->
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
-pub fn node_lm_with_avx2(row: &[u32; 8], above: u32, value: &([u32; 8], [f64; 8])) -> f64 {
+pub(crate) fn node_lm_with_avx2(row: &[u32; 8], above: u32, value: &([u32; 8], [f64; 8])) -> f64 {
     use std::arch::x86_64::{_mm256_castsi256_ps, _mm256_cmpeq_epi32, _mm256_loadu_si256, _mm256_movemask_ps};
     let (of_v, lms) = value;
     // SAFETY: each load reads one array's 32 bytes, unaligned loads being allowed.

@@ -16,13 +16,13 @@ pub struct Point {
     pub levels: Vec<u8>,
     pub k: u64,
     /// At least k here and at every specialization ([`crate::measure::metrics::Histogram::k_bound`]).
-    pub k_below: u64,
+    pub(crate) k_below: u64,
     /// At most k here and at every generalization: k without per-class
     /// models (classes only merge); 0 with them, which may reject a merged
     /// class whose parts they accept.
-    pub k_above: u64,
+    pub(crate) k_above: u64,
     pub suppressed: u64,
-    pub metrics: Metrics,
+    pub(crate) metrics: Metrics,
     /// The chosen metric's value.
     pub loss: f64,
     /// The chosen metric with nothing suppressed: a lower bound on the loss of
@@ -80,7 +80,7 @@ pub fn points(ev: &mut Evaluator, nodes: &[Vec<u8>], budget: u64, metric: Metric
 }
 
 /// Does `a` dominate `b`: at least the k for less loss, or more k for no more loss?
-pub fn dominates(a: &Point, b: &Point) -> bool {
+pub(crate) fn dominates(a: &Point, b: &Point) -> bool {
     let less = a.loss < b.loss && !same(a.loss, b.loss);
     let no_more = a.loss <= b.loss || same(a.loss, b.loss);
     (a.k >= b.k && less) || (a.k > b.k && no_more)
@@ -122,7 +122,7 @@ pub fn front(all: &[Point]) -> Vec<Point> {
 /// POkA's front against the true one.
 #[derive(Debug, Clone)]
 pub struct PokaComparison {
-    pub true_front: Vec<Point>,
+    pub(crate) true_front: Vec<Point>,
     /// True front points (k, loss) that POkA found.
     pub found: usize,
     pub recall: f64,

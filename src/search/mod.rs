@@ -19,17 +19,17 @@
 //! checker) and a [`Progress`] sink, as ARX's algorithms see a lattice and a
 //! checker.
 
-pub mod cbg;
-pub mod cells;
+pub(crate) mod cbg;
+pub(crate) mod cells;
 pub mod exact_front;
 pub mod exhaustive;
 pub mod front;
 pub mod incognito;
-pub mod partition_dp;
+pub(crate) mod partition_dp;
 pub mod partitions;
 pub mod pbg_ea;
 pub mod poka;
-pub mod result;
+pub(crate) mod result;
 pub mod scheme;
 pub mod topdown;
 
@@ -54,7 +54,7 @@ pub struct Problem<'a> {
 /// Incognito checks from the bottom of the lattice, where frequency sets are
 /// as large as the source, and then scores every feasible node; exhaustive
 /// evaluation does both.
-pub fn choose(asked: Algorithm) -> (Algorithm, &'static str) {
+pub(crate) fn choose(asked: Algorithm) -> (Algorithm, &'static str) {
     match asked {
         Algorithm::Auto => (
             Algorithm::Topdown,

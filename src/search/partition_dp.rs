@@ -38,11 +38,11 @@
 use std::sync::Arc;
 
 /// Costs as the scheme search compares them (integers, see partitions.rs).
-pub type Cost = i128;
+pub(crate) type Cost = i128;
 
 /// What a block's records cost besides their class sizes.
 #[derive(Clone)]
-pub enum Charge {
+pub(crate) enum Charge {
     /// dm: |E| per kept record, |D| per suppressed one.
     Dm,
     /// hdm or glm, in units: per suppressed record `suppressed`; per kept
@@ -53,7 +53,7 @@ pub enum Charge {
 
 /// This QI's own penalty of a value in a block.
 #[derive(Clone)]
-pub enum Own {
+pub(crate) enum Own {
     /// hdm: round(scale · (N_B − N_v) / (N − N_v)), from the marginals per bit.
     Hdm { scale: f64, marginal: Vec<u64>, total: u64 },
     /// glm: one value per block mask (only valid masks are read).
@@ -82,16 +82,16 @@ impl Own {
 /// the records of rest classes left out of `count` because they hold fewer
 /// than k records in all, so that they are suppressed whatever this QI's
 /// partition ([`PartitionDp::split_small`]).
-pub struct Rest {
-    pub classes: usize,
-    pub count: Vec<u64>,
-    pub penalty: Vec<Cost>,
-    pub small: Vec<u64>,
+pub(crate) struct Rest {
+    pub(crate) classes: usize,
+    pub(crate) count: Vec<u64>,
+    pub(crate) penalty: Vec<Cost>,
+    pub(crate) small: Vec<u64>,
 }
 
 /// The DP for one QI, its buffers reused node after node.
 #[derive(Clone)]
-pub struct PartitionDp {
+pub(crate) struct PartitionDp {
     n: usize,
     k: u64,
     total: u64,
@@ -131,7 +131,7 @@ pub struct PartitionDp {
 impl PartitionDp {
     /// `blocks`: the valid block masks (every single value among them) over
     /// `n` ≤ 16 bits; `marginal`: records per bit; `k`; the charge.
-    pub fn new(n: usize, blocks: Vec<u32>, marginal: &[u64], k: u64, charge: Charge) -> PartitionDp {
+    pub(crate) fn new(n: usize, blocks: Vec<u32>, marginal: &[u64], k: u64, charge: Charge) -> PartitionDp {
         assert!((1..=16).contains(&n) && marginal.len() == n, "the DP takes 1 to 16 values");
         let size = 1usize << n;
         let mut valid = vec![false; TABLE];
@@ -187,13 +187,13 @@ impl PartitionDp {
     }
 
     /// Whether the DP skips blocks a split of them beats (on by default).
-    pub fn skip_useless_blocks(&mut self, on: bool) {
+    pub(crate) fn skip_useless_blocks(&mut self, on: bool) {
         self.useless_blocks = on;
     }
 
     /// The records a partition (its blocks as masks) suppresses for these
     /// rest classes, `Rest::small`'s included.
-    pub fn suppressed(&self, rest: &Rest, masks: &[u32]) -> u64 {
+    pub(crate) fn suppressed(&self, rest: &Rest, masks: &[u32]) -> u64 {
         let r = rest.classes;
         let mut sizes = vec![0u64; r];
         let mut out = rest.small.iter().sum::<u64>();
@@ -256,7 +256,7 @@ impl PartitionDp {
     /// `rest.count`: the finest partition's (see the module's notes). It
     /// bounds this anonymization and every one whose other partitions are
     /// coarser.
-    pub fn bound(&self, rest: &Rest) -> Cost {
+    pub(crate) fn bound(&self, rest: &Rest) -> Cost {
         let (r, k) = (rest.classes, self.k.min(self.total));
         (0..self.n)
             .map(|v| {
@@ -282,7 +282,7 @@ impl PartitionDp {
     /// Move the rest classes holding fewer than k records in all into
     /// `rest.small`: every block of this QI keeps them under k, so they are
     /// suppressed whatever its partition, at a cost the same for all.
-    pub fn split_small(&self, rest: Rest) -> Rest {
+    pub(crate) fn split_small(&self, rest: Rest) -> Rest {
         let (n, r) = (self.n, rest.classes);
         let total = |c: usize| (0..n).map(|v| rest.count[v * r + c]).sum::<u64>();
         let keep: Vec<usize> = (0..r).filter(|&c| total(c) >= self.k).collect();
@@ -310,7 +310,7 @@ impl PartitionDp {
     /// the least of what its records cost when v is alone in its block and
     /// a bound on what they cost when v shares its block with another value
     /// u, over every u (see docs/schemes.md, "Pruning the DP").
-    pub fn node_bound(&self, rest: &Rest) -> Cost {
+    pub(crate) fn node_bound(&self, rest: &Rest) -> Cost {
         let small = rest.small.iter().sum::<u64>() as Cost * self.suppressed_charge();
         small + self.value_bounds(rest).iter().sum::<Cost>()
     }
@@ -358,7 +358,7 @@ impl PartitionDp {
     }
 
     /// The cost of every valid block for these rest classes.
-    pub fn block_costs(&mut self, rest: &Rest) {
+    pub(crate) fn block_costs(&mut self, rest: &Rest) {
         let r = rest.classes;
         self.small = rest.small.iter().sum::<u64>();
         self.fixed = self.small as Cost * self.suppressed_charge();
@@ -514,7 +514,7 @@ impl PartitionDp {
     ///
     /// With `cap`, only a partition costing at most `cap` is wanted: the DP
     /// may stop short and answer None when the optimum costs more.
-    pub fn solve(&mut self, cap: Option<Cost>) -> Option<(Cost, Vec<u32>)> {
+    pub(crate) fn solve(&mut self, cap: Option<Cost>) -> Option<(Cost, Vec<u32>)> {
         let every = self.blocks.len() + 1 == 1 << self.n;
         // The DP's cap on a partition's weight (cost · WEIGHT + values − blocks).
         let cap = match cap {
@@ -546,7 +546,7 @@ impl PartitionDp {
     /// them; None when there is none, or (with `cap`) when it costs more than
     /// `cap`. A DP over sets whose value is the Pareto front of (suppressed,
     /// weight) of their partitions (docs/schemes.md, "Under a suppression cap").
-    pub fn solve_within(&mut self, rest: &Rest, cap: Option<Cost>, budget: u64) -> Option<(Cost, Vec<u32>)> {
+    pub(crate) fn solve_within(&mut self, rest: &Rest, cap: Option<Cost>, budget: u64) -> Option<(Cost, Vec<u32>)> {
         if self.small > budget {
             return None;
         }

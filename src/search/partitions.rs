@@ -152,7 +152,7 @@ pub struct Measures {
     pub hdm: f64,
     pub glm: f64,
     pub suppressed: u64,
-    pub classes: u64,
+    pub(crate) classes: u64,
 }
 
 /// The optimum and how the search got there.
@@ -1039,7 +1039,7 @@ pub fn search(p: &Problem, pruning: Pruning, progress: &dyn Progress) -> Option<
 }
 
 /// The classes the release drops at `partitions`: block ids per QI.
-pub fn dropped_classes(p: &Problem, partitions: &[Arc<State>]) -> Vec<Vec<u32>> {
+pub(crate) fn dropped_classes(p: &Problem, partitions: &[Arc<State>]) -> Vec<Vec<u32>> {
     Scorer::new(p).small_classes(partitions)
 }
 
@@ -1057,7 +1057,7 @@ fn row_order(p: &Problem) -> Vec<usize> {
 /// record's cell on a QI is its value's block, LM = (leaves it covers − 1) /
 /// (hierarchy leaves − 1), standing for the leaves it covers; a suppressed
 /// record costs 1 a QI and stands for every leaf of every hierarchy.
-pub fn lm_am(p: &Problem, partitions: &[Arc<State>]) -> (f64, f64) {
+pub(crate) fn lm_am(p: &Problem, partitions: &[Arc<State>]) -> (f64, f64) {
     let mut ev = Scorer::new(p);
     let dense = ev.count(partitions);
     let covered: Vec<Vec<u64>> = p.domains.iter().zip(partitions).map(|(d, s)| d.covered(s)).collect();

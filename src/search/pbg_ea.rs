@@ -32,15 +32,15 @@ pub struct PbgSettings {
 
 /// The ε-box archive.
 #[derive(Debug, Clone, Default)]
-pub struct Archive {
-    pub members: Vec<Scored>,
+pub(crate) struct Archive {
+    pub(crate) members: Vec<Scored>,
 }
 
 impl Archive {
     /// Algorithm 1: drop every member the candidate box-dominates; keep the
     /// candidate only if no member box-dominates it and none shares its box
     /// (the first node to reach a box keeps it against incomparable ones).
-    pub fn offer(&mut self, objectives: &[Objective], epsilon: &[f64], c: &Scored) {
+    pub(crate) fn offer(&mut self, objectives: &[Objective], epsilon: &[f64], c: &Scored) {
         if self.members.iter().any(|m| m.levels == c.levels) {
             return;
         }
@@ -162,7 +162,7 @@ pub fn pbg_ea(ev: &mut Evaluator, lattice: &Lattice, s: &PbgSettings) -> Result<
 }
 
 /// Every node of `lattice`, evaluated as one batch: the reference.
-pub fn every_node(ev: &mut Evaluator, lattice: &Lattice, s: &PbgSettings) -> Result<Vec<Scored>> {
+pub(crate) fn every_node(ev: &mut Evaluator, lattice: &Lattice, s: &PbgSettings) -> Result<Vec<Scored>> {
     let nodes = lattice.nodes();
     let hists = ev.histograms(&nodes.iter().map(|l| Node::full(l.clone())).collect::<Vec<_>>())?;
     Ok(nodes.iter().zip(&hists).map(|(l, h)| score(h, l, s.budget, &ev.data, &s.objectives)).collect())

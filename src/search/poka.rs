@@ -29,7 +29,7 @@ use std::collections::{BTreeMap, HashMap};
 #[derive(Debug, Clone)]
 pub struct Poka {
     pub front: Vec<Point>,
-    pub depth: u32,
+    pub(crate) depth: u32,
 }
 
 /// d_avg = ceil(Σ heights / number of QIs), the paper's default depth.

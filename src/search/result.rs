@@ -18,7 +18,7 @@ pub struct Found {
 
 impl Found {
     /// Replace `best` with this node when it is better for `metric` (ties: see [`better`]).
-    pub fn keep_better(best: &mut Option<Found>, metric: Metric, levels: &[u8], outcome: Outcome) {
+    pub(crate) fn keep_better(best: &mut Option<Found>, metric: Metric, levels: &[u8], outcome: Outcome) {
         let wins = match best {
             None => true,
             Some(b) => better(metric, (levels, &outcome.metrics), (&b.levels, &b.outcome.metrics)).is_lt(),
@@ -42,7 +42,12 @@ pub struct SearchResult {
 
 impl SearchResult {
     /// The result for these feasible nodes (any order): sorted, minimal ones counted.
-    pub fn new(lattice: &Lattice, mut feasible: Vec<Vec<u8>>, best: Option<Found>, checked: u64) -> SearchResult {
+    pub(crate) fn new(
+        lattice: &Lattice,
+        mut feasible: Vec<Vec<u8>>,
+        best: Option<Found>,
+        checked: u64,
+    ) -> SearchResult {
         crate::lattice::sort(&mut feasible);
         let set: HashSet<&Vec<u8>> = feasible.iter().collect();
         let minimal = feasible.iter().filter(|l| lattice.down(l).iter().all(|d| !set.contains(d))).count();

@@ -70,15 +70,15 @@ struct Inner {
 /// depth-first order, children in order of first appearance in its file).
 #[derive(Debug)]
 pub struct ValueTree {
-    pub column: String,
-    pub scheme: Scheme,
+    pub(crate) column: String,
+    pub(crate) scheme: Scheme,
     /// Position → leaf index.
     order: Vec<u32>,
     /// Per leaf index: the value's text (None for NULL).
     pub values: Vec<Option<String>>,
     /// Per leaf index: its rank in hierarchy (depth-first) order, the order
     /// blocks and the tie-break vector list values in.
-    pub hier_rank: Vec<u32>,
+    pub(crate) hier_rank: Vec<u32>,
     /// Inner nodes in pre-order; empty when there is one value.
     inner: Vec<Inner>,
     /// BHS: per distinct level partition, the lowest level giving it and the
@@ -94,7 +94,7 @@ pub struct ValueTree {
     /// values: (that ancestor's present leaf indices, absent leaves under it).
     absent: Vec<(Vec<u32>, u64)>,
     /// Hierarchy leaves (glm's denominator).
-    pub hierarchy_leaves: u64,
+    pub(crate) hierarchy_leaves: u64,
     /// [`ValueTree::valid_blocks`], computed once.
     valid: std::sync::OnceLock<Option<Vec<u32>>>,
 }
@@ -237,12 +237,8 @@ impl ValueTree {
     }
 
     /// Values present.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.order.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.order.is_empty()
     }
 
     fn kind(&self) -> Kind {
@@ -265,7 +261,7 @@ impl ValueTree {
     }
 
     /// The coarsest partition: one block.
-    pub fn top(&self) -> Arc<State> {
+    pub(crate) fn top(&self) -> Arc<State> {
         match self.scheme {
             Scheme::Bhs => self.state(Vec::new(), self.levels.len() - 1, 0),
             _ => self.state(self.inner.iter().map(|u| vec![0; u.children.len()]).collect(), 0, 0),
@@ -273,7 +269,7 @@ impl ValueTree {
     }
 
     /// The BHS states, one per distinct level partition (for seeding).
-    pub fn level_states(&self) -> Vec<Arc<State>> {
+    pub(crate) fn level_states(&self) -> Vec<Arc<State>> {
         (0..self.levels.len())
             .map(|l| {
                 let blocks = self.levels[l].1.clone();
@@ -310,7 +306,7 @@ impl ValueTree {
     }
 
     /// Whether the state has any child.
-    pub fn can_step(&self, s: &State) -> bool {
+    pub(crate) fn can_step(&self, s: &State) -> bool {
         if self.scheme == Scheme::Bhs {
             return s.level + 1 < self.levels.len();
         }
@@ -447,7 +443,7 @@ impl ValueTree {
 
     /// The blocks of a partition (per leaf index), each a list of leaf
     /// indices in hierarchy order, blocks ordered by their first value.
-    pub fn block_lists(&self, blocks: &[u32]) -> Vec<Vec<u32>> {
+    pub(crate) fn block_lists(&self, blocks: &[u32]) -> Vec<Vec<u32>> {
         let mut by_hier: Vec<u32> = (0..self.len() as u32).collect();
         by_hier.sort_by_key(|&i| self.hier_rank[i as usize]);
         let mut index: FxHashMap<u32, usize> = FxHashMap::default();
@@ -482,7 +478,7 @@ impl ValueTree {
     /// is valid exactly when every block of it is: a single value, or a part
     /// of two or more whole children of one node of the value tree that the
     /// node's grouping kind allows (any set, a run, or all of them).
-    pub fn valid_blocks(&self) -> Option<&[u32]> {
+    pub(crate) fn valid_blocks(&self) -> Option<&[u32]> {
         self.valid.get_or_init(|| self.find_valid_blocks()).as_deref()
     }
 
@@ -528,7 +524,7 @@ impl ValueTree {
     /// The state of a partition given block by block (per leaf index), when
     /// it is valid under the scheme; it ends the enumeration (no children):
     /// for partitions found outside it, to measure and release.
-    pub fn from_blocks(&self, blocks: &[u32]) -> Option<Arc<State>> {
+    pub(crate) fn from_blocks(&self, blocks: &[u32]) -> Option<Arc<State>> {
         if self.scheme == Scheme::Bhs || blocks.len() != self.len() {
             return None;
         }
@@ -573,7 +569,7 @@ impl ValueTree {
 
     /// glm's cost of one cell of a block given by its leaf indices, as
     /// [`ValueTree::glm_costs`] gives it.
-    pub fn glm_block_cost(&self, members: &[u32]) -> f64 {
+    pub(crate) fn glm_block_cost(&self, members: &[u32]) -> f64 {
         let mut covered = members.len() as u64;
         for (m, count) in &self.absent {
             if m.iter().all(|i| members.contains(i)) {
@@ -584,7 +580,7 @@ impl ValueTree {
     }
 
     /// Labels of the blocks of `state` (indexed by block id), distinct.
-    pub fn labels(&self, s: &State) -> Vec<Option<String>> {
+    pub(crate) fn labels(&self, s: &State) -> Vec<Option<String>> {
         let mut labels: Vec<Option<String>> = vec![None; s.nblocks as usize];
         let lists = self.block_lists(&s.blocks);
         let joined = |list: &[u32]| -> String {
@@ -654,7 +650,7 @@ impl ValueTree {
     /// Per block of `s`: how many hierarchy leaves its released cell stands
     /// for (its values, and the absent leaves under a node whose present
     /// values are all in the block).
-    pub fn covered(&self, s: &State) -> Vec<u64> {
+    pub(crate) fn covered(&self, s: &State) -> Vec<u64> {
         let mut covered = vec![0u64; s.nblocks as usize];
         for &b in &s.blocks {
             covered[b as usize] += 1;

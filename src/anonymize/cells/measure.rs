@@ -8,17 +8,17 @@ use rustc_hash::FxHashMap;
 
 /// The release's measures over its equivalence classes (identical released
 /// QI tuples: clusters with the same cells on every QI form one class).
-pub struct Measured {
-    pub lm: f64,
-    pub am: f64,
-    pub dm: f64,
-    pub cm: Option<f64>,
-    pub k: Option<u64>,
-    pub l: Option<u64>,
-    pub classes: u64,
+pub(crate) struct Measured {
+    pub(crate) lm: f64,
+    pub(crate) am: f64,
+    pub(crate) dm: f64,
+    pub(crate) cm: Option<f64>,
+    pub(crate) k: Option<u64>,
+    pub(crate) l: Option<u64>,
+    pub(crate) classes: u64,
 }
 
-pub fn measure(pass: &Pass, domains: &[CellDomain], rows: u64) -> Measured {
+pub(crate) fn measure(pass: &Pass, domains: &[CellDomain], rows: u64) -> Measured {
     let c = &pass.clusters;
     let n = domains.len();
     let (mut lm, mut am) = (0.0, 0.0);

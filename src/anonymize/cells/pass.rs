@@ -18,7 +18,7 @@ use std::time::Instant;
 
 /// Per QI, number its values for the pass (table `kanon_cellcode_{a}`) and
 /// describe its cells.
-pub fn domains(loaded: &Loaded, job: &Job, algorithm: Algorithm) -> Result<Vec<CellDomain>> {
+pub(crate) fn domains(loaded: &Loaded, job: &Job, algorithm: Algorithm) -> Result<Vec<CellDomain>> {
     let conn = &loaded.conn;
     let mut out = Vec::new();
     for (a, q) in job.quasi_identifiers.iter().enumerate() {
@@ -61,19 +61,19 @@ fn integer_type(type_name: &str) -> bool {
 
 /// The pass's result: closed clusters, each position's cluster, and per
 /// position the sensitive and label codes the measures need.
-pub struct Pass {
-    pub clusters: Clusters,
-    pub cluster_of: Vec<u32>,
-    pub sensitive: Vec<u32>,
-    pub label: Vec<u32>,
+pub(crate) struct Pass {
+    pub(crate) clusters: Clusters,
+    pub(crate) cluster_of: Vec<u32>,
+    pub(crate) sensitive: Vec<u32>,
+    pub(crate) label: Vec<u32>,
     /// The source's classes (records with the same QI values) as (size,
     /// classes of that size), by size: counted as runs of the sorted stream,
     /// for the report's risk before release.
-    pub source_sizes: Vec<(u64, u64)>,
+    pub(crate) source_sizes: Vec<(u64, u64)>,
 }
 
 /// Stream the records in order from DuckDB (Arrow batches) through the clustering.
-pub fn cluster(loaded: &Loaded, job: &Job, domains: &[CellDomain], settings: ClusterSettings) -> Result<Pass> {
+pub(crate) fn cluster(loaded: &Loaded, job: &Job, domains: &[CellDomain], settings: ClusterSettings) -> Result<Pass> {
     let n = domains.len();
     let mut columns = list(0..n, ", ", |a| format!("l{a}.c AS v{a}"));
     let mut joins = list(job.quasi_identifiers.iter().enumerate(), " ", |(a, q)| {

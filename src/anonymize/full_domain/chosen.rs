@@ -18,12 +18,12 @@ use std::collections::HashSet;
 /// The chosen node, measured.
 pub(super) struct Measured {
     /// The classes the release suppresses, by their codes at the node's levels.
-    pub dropped: Vec<Box<[i64]>>,
-    pub am: f64,
+    pub(crate) dropped: Vec<Box<[i64]>>,
+    pub(crate) am: f64,
     /// The node's classes judged by the per-class models.
-    pub judged: Judged,
+    pub(crate) judged: Judged,
     /// The released classes' (size, count), from the node's histogram.
-    pub release_sizes: Vec<(u64, u64)>,
+    pub(crate) release_sizes: Vec<(u64, u64)>,
 }
 
 /// Measure the node at `levels` the search chose (read while the evaluator

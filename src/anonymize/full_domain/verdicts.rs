@@ -18,12 +18,12 @@ pub(super) struct Judged {
     /// the s and (when t-closeness reads its own column) t columns.
     lists: BTreeMap<Box<[i64]>, [Vec<(u32, u64)>; 2]>,
     /// The classes the models reject.
-    pub rejected: Vec<Box<[i64]>>,
+    pub(crate) rejected: Vec<Box<[i64]>>,
 }
 
 impl Judged {
     /// The node's classes at `levels`, read off the base frequency set.
-    pub fn read(source: &Loaded, levels: &[u8]) -> Result<Judged> {
+    pub(crate) fn read(source: &Loaded, levels: &[u8]) -> Result<Judged> {
         let models = &source.models;
         let mut judged = Judged::default();
         if models.is_empty() {
@@ -57,7 +57,7 @@ impl Judged {
     /// The same from a node's classes in memory: per class its codes at the
     /// node's levels and its (code, records) lists, as [`Self::read`] reads
     /// them off the base frequency set.
-    pub fn of_classes(source: &Loaded, codes: &[Box<[i64]>], lists: Vec<[Vec<(u32, u64)>; 2]>) -> Judged {
+    pub(crate) fn of_classes(source: &Loaded, codes: &[Box<[i64]>], lists: Vec<[Vec<(u32, u64)>; 2]>) -> Judged {
         if source.models.is_empty() {
             return Judged::default();
         }
@@ -72,7 +72,7 @@ impl Judged {
     }
 
     /// What the classes not `dropped` reach under the per-class models (None without such models).
-    pub fn kept_figures(&self, source: &Loaded, dropped: &[Box<[i64]>]) -> Option<ClassFigures> {
+    pub(crate) fn kept_figures(&self, source: &Loaded, dropped: &[Box<[i64]>]) -> Option<ClassFigures> {
         if source.models.is_empty() {
             return None;
         }

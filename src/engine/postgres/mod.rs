@@ -38,7 +38,7 @@ use std::time::Duration;
 mod tls;
 
 /// The type name of a source column whose PostgreSQL type kanon does not read.
-pub const UNREAD: &str = "unread PostgreSQL type ";
+pub(crate) const UNREAD: &str = "unread PostgreSQL type ";
 
 pub use crate::job::SecretUrl as Url;
 
@@ -60,19 +60,19 @@ pub struct Postgres {
 /// A table's place in PostgreSQL's catalog: its schema and name as stored
 /// there (what two spellings of one table have in common).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Place {
-    pub schema: String,
-    pub name: String,
+pub(crate) struct Place {
+    pub(crate) schema: String,
+    pub(crate) name: String,
 }
 
 impl Place {
     /// Quoted, schema-qualified: names this table whatever the search_path.
-    pub fn quoted(&self) -> String {
+    pub(crate) fn quoted(&self) -> String {
         format!("{}.{}", ident(&self.schema), ident(&self.name))
     }
 
     /// For messages.
-    pub fn shown(&self) -> String {
+    pub(crate) fn shown(&self) -> String {
         format!("{}.{}", self.schema, self.name)
     }
 
@@ -210,7 +210,7 @@ fn dialect(statement: &str) -> String {
 /// the column's statistics. Otherwise the NULL tests equal, and the values
 /// equal with NULL replaced by any value of the column's type (`duckdb_type`,
 /// as the source column arrives): together, NULL matches NULL and nothing else.
-pub fn same_value(left: &str, right: &str, duckdb_type: &str, nullable: bool) -> String {
+pub(crate) fn same_value(left: &str, right: &str, duckdb_type: &str, nullable: bool) -> String {
     if !nullable {
         return format!("{left} = {right}");
     }
@@ -645,7 +645,7 @@ impl Postgres {
     /// One row of text columns as the temporary table `name`, sent as COPY
     /// data: for secrets (the pseudonym key's pads), which no statement's text
     /// (nor so any message quoting one) may hold.
-    pub fn share_secret_row(&self, name: &str, row: &[(&str, String)]) -> Result<()> {
+    pub(crate) fn share_secret_row(&self, name: &str, row: &[(&str, String)]) -> Result<()> {
         let mut client = self.client.borrow_mut();
         client.batch_execute(&statement(
             "secret_table",
@@ -670,7 +670,7 @@ impl Postgres {
     }
 
     /// Does the table `qualified` (quoted) exist?
-    pub fn exists(&self, qualified: &str) -> Result<bool> {
+    pub(crate) fn exists(&self, qualified: &str) -> Result<bool> {
         let found: Option<u32> = self.client.borrow_mut().query_one(catalog("regclass"), &[&qualified])?.get(0);
         Ok(found.is_some())
     }
@@ -872,7 +872,7 @@ impl RemoteEngine for Postgres {
 /// (the one it names, else the source's), quoted. A release named kanon_runs
 /// is refused when the run is planned and, in any spelling, when the source
 /// is opened.
-pub fn runs_place(schema: &str) -> String {
+pub(crate) fn runs_place(schema: &str) -> String {
     Place { schema: schema.to_string(), name: crate::engine::commit::RUNS.to_string() }.quoted()
 }
 

@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 /// libpq's `sslmode`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     Disable,
     Allow,
     Prefer,
@@ -45,7 +45,7 @@ impl Mode {
         })
     }
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Mode::Disable => "disable",
             Mode::Allow => "allow",
@@ -59,7 +59,7 @@ impl Mode {
 
 /// Where the CAs come from.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Roots {
+pub(crate) enum Roots {
     /// None named, and no `~/.postgresql/root.crt`.
     None,
     /// A PEM file: named by `sslrootcert` (`named`), or libpq's default.
@@ -70,11 +70,11 @@ pub enum Roots {
 
 /// The TLS settings of a connection.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Settings {
-    pub mode: Mode,
-    pub roots: Roots,
+pub(crate) struct Settings {
+    pub(crate) mode: Mode,
+    pub(crate) roots: Roots,
     /// Whose setting `mode` is, for messages: `sslmode`, or `PGSSLMODE`.
-    pub mode_from: &'static str,
+    pub(crate) mode_from: &'static str,
 }
 
 impl Settings {
@@ -90,7 +90,7 @@ impl Settings {
     }
 
     /// The settings as a message names them: `sslmode=verify-full, sslrootcert=ca.crt`.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let mode =
             format!("{}={}", if self.mode_from == "PGSSLMODE" { "PGSSLMODE" } else { "sslmode" }, self.mode.name());
         match &self.roots {
@@ -101,7 +101,7 @@ impl Settings {
     }
 
     /// The setting a failed verification names.
-    pub fn roots_name(&self) -> String {
+    pub(crate) fn roots_name(&self) -> String {
         match &self.roots {
             Roots::File { path, .. } => format!("sslrootcert ({})", path.display()),
             Roots::System => "sslrootcert=system".into(),
@@ -110,12 +110,12 @@ impl Settings {
     }
 
     /// Whether a failed TLS handshake falls back to plain (libpq's allow, prefer).
-    pub fn falls_back(&self) -> bool {
+    pub(crate) fn falls_back(&self) -> bool {
         matches!(self.mode, Mode::Allow | Mode::Prefer)
     }
 
     /// tokio-postgres's mode: it negotiates, the connector verifies.
-    pub fn negotiate(&self) -> postgres::config::SslMode {
+    pub(crate) fn negotiate(&self) -> postgres::config::SslMode {
         match self.mode {
             Mode::Disable => postgres::config::SslMode::Disable,
             Mode::Allow | Mode::Prefer => postgres::config::SslMode::Prefer,
@@ -146,7 +146,7 @@ fn percent_decode(s: &str) -> String {
 /// Split the TLS settings off `url` (tokio-postgres reads neither
 /// `verify-ca` nor `sslrootcert`): the URL without them, and the settings,
 /// `env` standing for the environment. Err: a message naming the setting.
-pub fn settings(
+pub(crate) fn settings(
     url: &str,
     env: impl Fn(&str) -> Option<String>,
     home: Option<PathBuf>,
@@ -322,7 +322,7 @@ fn roots(settings: &Settings) -> std::result::Result<RootCertStore, String> {
 
 /// The rustls client configuration for `settings` (None: no TLS at all).
 /// Err: a message naming the setting.
-pub fn client_config(settings: &Settings) -> std::result::Result<Option<ClientConfig>, String> {
+pub(crate) fn client_config(settings: &Settings) -> std::result::Result<Option<ClientConfig>, String> {
     if settings.mode == Mode::Disable {
         return Ok(None);
     }
@@ -347,7 +347,7 @@ pub fn client_config(settings: &Settings) -> std::result::Result<Option<ClientCo
 
 /// Why a connection failed, when TLS is the reason: the message naming the
 /// setting (a failed verification names `sslrootcert` and `sslmode`).
-pub fn explain(settings: &Settings, host: &str, error: &(dyn std::error::Error + 'static)) -> Option<String> {
+pub(crate) fn explain(settings: &Settings, host: &str, error: &(dyn std::error::Error + 'static)) -> Option<String> {
     let mut e: Option<&(dyn std::error::Error + 'static)> = Some(error);
     while let Some(cur) = e {
         // (An io::Error's source() is its inner error's source: look inside.)

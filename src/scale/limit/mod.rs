@@ -56,7 +56,7 @@ pub(crate) struct Options {
 }
 
 /// The options settled: the job, the node's levels, what to time.
-pub(crate) struct Plan {
+pub struct Plan {
     job: Job,
     levels: Vec<u8>,
     /// What the first half times first.
