@@ -105,6 +105,77 @@ TOML
   fi
 }
 
+# `unique N`: the extract a new user brings (issue 55): $data/unique_N.parquet,
+# N rows of 5 QIs where nearly every row is its own combination (a skewed
+# 5-digit zip, a birth date over 80 years by the day, sex, race, marital
+# status), written by DuckDB 2.0.0 from Python, with its job beside it: the
+# job's defaults, k = 5, at most 1% suppressed, the release a Parquet file.
+unique() {
+  local n="$1" pq="$data/unique_$1.parquet"
+  if [ "$(cat "$pq.rows" 2>/dev/null)" != "$n" ] || [ ! -f "$pq" ]; then
+    rm -f "$pq" "$pq.rows"
+    echo "generating $n near-unique rows into $pq" >&2
+    duckdb_python "$pq" "$n" <<'PY'
+import sys, duckdb
+pq, n = sys.argv[1], int(sys.argv[2])
+con = duckdb.connect()
+u = lambda salt: f"((hash(i, {salt}) % 1000000007) / 1000000007.0)"
+con.execute(f"""
+COPY (
+SELECT i AS id,
+       lpad(CAST(CAST(floor(100000 * pow({u(1)}, 1.5)) AS INTEGER) AS VARCHAR), 5, '0') AS zip,
+       DATE '1940-01-01' + CAST(floor(29220 * {u(2)}) AS INTEGER) AS birth_date,
+       CASE WHEN {u(3)} < 0.51 THEN 'F' ELSE 'M' END AS sex,
+       (['White', 'White', 'White', 'Black', 'Black', 'Asian', 'Amer-Indian', 'Other'])[1 + CAST(floor(8 * {u(4)}) AS INTEGER)] AS race,
+       (['Married', 'Married', 'Never-married', 'Never-married', 'Divorced', 'Widowed', 'Separated'])[1 + CAST(floor(7 * {u(5)}) AS INTEGER)] AS marital_status
+FROM range({n}) t(i)
+ORDER BY i
+) TO '{pq}' (FORMAT parquet)
+""")
+PY
+    mkdir -p "$data/unique-hierarchies"
+    printf 'F;*\nM;*\n' > "$data/unique-hierarchies/sex.csv"
+    printf 'White;*\nBlack;*\nAsian;*\nAmer-Indian;*\nOther;*\n' > "$data/unique-hierarchies/race.csv"
+    printf 'Married;Partnered;*\nNever-married;Single;*\nDivorced;Formerly-married;*\nWidowed;Formerly-married;*\nSeparated;Formerly-married;*\n' \
+      > "$data/unique-hierarchies/marital_status.csv"
+    cat > "$data/unique_$n.job.toml" <<TOML
+# A near-unique extract (bench/extract.sh unique), the job's defaults.
+[source]
+parquet = "unique_$n.parquet"
+
+[output]
+parquet = "unique_$n-release.parquet"
+report = "unique_$n-report.json"
+drop = ["id"]
+
+[privacy]
+k = 5
+max_suppression = 0.01
+
+[[quasi_identifiers]]
+column = "zip"
+hierarchy = { mask = 5 }
+
+[[quasi_identifiers]]
+column = "birth_date"
+hierarchy = { date = ["month", "year", "decade"] }
+
+[[quasi_identifiers]]
+column = "sex"
+hierarchy = { file = "unique-hierarchies/sex.csv" }
+
+[[quasi_identifiers]]
+column = "race"
+hierarchy = { file = "unique-hierarchies/race.csv" }
+
+[[quasi_identifiers]]
+column = "marital_status"
+hierarchy = { file = "unique-hierarchies/marital_status.csv" }
+TOML
+    echo "$n" > "$pq.rows"
+  fi
+}
+
 # `claims N`: makes sure $data/claims_N.duckdb holds N rows shaped like an
 # insurance-claims extract (id, age, a skewed 5-digit zip, sex, admission
 # date, income, occupation, region, education, diagnosis), written by DuckDB

@@ -12,7 +12,8 @@
 # near-unique extract with 5 QIs, zip masked, birth date by month / year /
 # decade, sex, race and marital status from small files); KANON_BENCH_EXTRACTS
 # picks (default "people patients"; also "claims": 8 QIs of every hierarchy
-# kind, bench/extract.sh).
+# kind, and "unique": a near-unique Parquet extract of 5 QIs with a Parquet
+# release, bench/extract.sh).
 # Usage: bench/scale.sh [N …]   (default: 1000000 10000000 100000000). Writes
 # $KANON_BENCH_CSV (default bench/scale.csv).
 # Data (one database per N, generated once) in $KANON_BENCH_DIR (default
@@ -72,7 +73,7 @@ for kind in ${KANON_BENCH_EXTRACTS:-people patients}; do
   plain_only=()
   [ "${KANON_BENCH_PLAIN_ONLY:-0}" = 1 ] && plain_only=(--plain-only)
   "$kanon" limit "$job" --node "$node" --quiet "${plain_only[@]}" > "$work/limit.json" || echo '{}' > "$work/limit.json"
-  rm -f "$data/${kind}_$n-release.duckdb" "$data/${kind}_$n-release.duckdb.wal"
+  rm -f "$data/${kind}_$n-release.duckdb" "$data/${kind}_$n-release.duckdb.wal" "$data/${kind}_$n-release.parquet"
   python3 - "$kind" "$work/report.json" "$work/time" "$work/limit.json" "$(cat "$work/spill_mb")" >> "$out" <<'PY'
 import json, re, sys
 r = json.load(open(sys.argv[2])); s = r["seconds"]
