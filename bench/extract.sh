@@ -176,6 +176,24 @@ TOML
   fi
 }
 
+# `unique_csv N`: the same rows as `unique N` as a CSV file (with a header),
+# the same job reading it: a CSV above 256 MB at 10M rows, scanned per pass.
+unique_csv() {
+  local n="$1" csv="$data/unique_csv_$1.csv"
+  unique "$n"
+  if [ "$(cat "$csv.rows" 2>/dev/null)" != "$n" ] || [ ! -f "$csv" ]; then
+    rm -f "$csv" "$csv.rows"
+    echo "writing $n near-unique rows into $csv" >&2
+    duckdb_python "$data/unique_$n.parquet" "$csv" <<'PY'
+import sys, duckdb
+duckdb.connect().execute(f"COPY (SELECT * FROM '{sys.argv[1]}') TO '{sys.argv[2]}' (HEADER)")
+PY
+    sed -e "s|^parquet = \"unique_$n.parquet\"|csv = \"unique_csv_$n.csv\"|" -e "s|unique_$n-|unique_csv_$n-|g" \
+      "$data/unique_$n.job.toml" > "$data/unique_csv_$n.job.toml"
+    echo "$n" > "$csv.rows"
+  fi
+}
+
 # `claims N`: makes sure $data/claims_N.duckdb holds N rows shaped like an
 # insurance-claims extract (id, age, a skewed 5-digit zip, sex, admission
 # date, income, occupation, region, education, diagnosis), written by DuckDB

@@ -12,8 +12,8 @@
 # near-unique extract with 5 QIs, zip masked, birth date by month / year /
 # decade, sex, race and marital status from small files); KANON_BENCH_EXTRACTS
 # picks (default "people patients"; also "claims": 8 QIs of every hierarchy
-# kind, and "unique": a near-unique Parquet extract of 5 QIs with a Parquet
-# release, bench/extract.sh).
+# kind, "unique": a near-unique Parquet extract of 5 QIs with a Parquet
+# release, and "unique_csv": the same rows as a CSV, bench/extract.sh).
 # Usage: bench/scale.sh [N …]   (default: 1000000 10000000 100000000). Writes
 # $KANON_BENCH_CSV (default bench/scale.csv).
 # Data (one database per N, generated once) in $KANON_BENCH_DIR (default
