@@ -25,6 +25,16 @@ duckdb_python() {
   "$data/venv/bin/python" - "$@"
 }
 
+# `person_hierarchies DIR`: the small hierarchy files of `patients` and
+# `unique` (sex, race, marital status) in DIR.
+person_hierarchies() {
+  mkdir -p "$1"
+  printf 'F;*\nM;*\n' > "$1/sex.csv"
+  printf 'White;*\nBlack;*\nAsian;*\nAmer-Indian;*\nOther;*\n' > "$1/race.csv"
+  printf 'Married;Partnered;*\nNever-married;Single;*\nDivorced;Formerly-married;*\nWidowed;Formerly-married;*\nSeparated;Formerly-married;*\n' \
+    > "$1/marital_status.csv"
+}
+
 # `patients N`: makes sure $data/patients_N.duckdb holds N rows shaped like a
 # hospital extract (id, a skewed 5-digit zip, birth date, sex, race, marital
 # status, diagnosis), written by DuckDB 2.0.0 (kanon's own version) from
@@ -57,11 +67,7 @@ ORDER BY i
 """)
 con.close()
 PY
-    mkdir -p "$data/patients-hierarchies"
-    printf 'F;*\nM;*\n' > "$data/patients-hierarchies/sex.csv"
-    printf 'White;*\nBlack;*\nAsian;*\nAmer-Indian;*\nOther;*\n' > "$data/patients-hierarchies/race.csv"
-    printf 'Married;Partnered;*\nNever-married;Single;*\nDivorced;Formerly-married;*\nWidowed;Formerly-married;*\nSeparated;Formerly-married;*\n' \
-      > "$data/patients-hierarchies/marital_status.csv"
+    person_hierarchies "$data/patients-hierarchies"
     cat > "$data/patients_$n.job.toml" <<TOML
 # A hospital-shaped extract (bench/extract.sh patients), the job's defaults.
 [source]
@@ -133,11 +139,7 @@ ORDER BY i
 ) TO '{pq}' (FORMAT parquet)
 """)
 PY
-    mkdir -p "$data/unique-hierarchies"
-    printf 'F;*\nM;*\n' > "$data/unique-hierarchies/sex.csv"
-    printf 'White;*\nBlack;*\nAsian;*\nAmer-Indian;*\nOther;*\n' > "$data/unique-hierarchies/race.csv"
-    printf 'Married;Partnered;*\nNever-married;Single;*\nDivorced;Formerly-married;*\nWidowed;Formerly-married;*\nSeparated;Formerly-married;*\n' \
-      > "$data/unique-hierarchies/marital_status.csv"
+    person_hierarchies "$data/unique-hierarchies"
     cat > "$data/unique_$n.job.toml" <<TOML
 # A near-unique extract (bench/extract.sh unique), the job's defaults.
 [source]

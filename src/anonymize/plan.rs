@@ -4,7 +4,7 @@
 
 use super::reuse::{self, ReusePlan};
 use crate::error::bad;
-use crate::job::{parse_levels, Budget, Job, OutputSpec, Reconstructed};
+use crate::job::{parse_levels, Budget, EngineKind, Job, OutputSpec, Reconstructed};
 use crate::options::{Algorithm, Metric, Reuse, Scheme};
 use crate::search::partitions::{DpChoice, Pruning};
 use anyhow::Result;
@@ -162,22 +162,23 @@ pub(crate) enum Feature {
     Limit,
 }
 
-/// What each engine runs besides full-domain searches, by its name
-/// ([`crate::job::EngineKind::name`]): a new engine adds its row.
+/// What each engine runs besides full-domain searches: a new engine adds its
+/// row (the match is exhaustive, so it cannot be forgotten).
 /// Columns: schemes, cell-based, `kanon limit`.
 #[rustfmt::skip]
-const ENGINES: [(&str, [bool; 3]); 3] = [
-    ("DuckDB",     [true, true, true]),
-    ("Spark",      [false, false, false]),
-    ("PostgreSQL", [false, false, false]),
-];
+fn runs_on(engine: &EngineKind) -> [bool; 3] {
+    match engine {
+        EngineKind::DuckDb      => [true, true, true],
+        EngineKind::Spark(_)    => [false, false, false],
+        EngineKind::Postgres(_) => [false, false, false],
+    }
+}
 
 /// The one place a feature is refused on an engine (exit 2): `Plan::new`
 /// asks it for the run, and the commands outside a plan ask it too.
 pub(crate) fn refuse_on_engine(job: &Job, feature: Feature) -> Result<()> {
     let engine = job.engine.kind.name();
-    let runs = ENGINES.iter().find(|(name, _)| *name == engine).is_some_and(|(_, runs)| runs[feature as usize]);
-    if runs {
+    if runs_on(&job.engine.kind)[feature as usize] {
         return Ok(());
     }
     let file = job.path.display();
