@@ -42,3 +42,20 @@ ALTER TABLE {{from}} RENAME TO {{to}}
 -- name: pseudonym
 -- HMAC-SHA-256 of the column's text under the shared key kk (PostgreSQL has SHA-256, not HMAC).
 encode(sha256(decode(kk.outer, 'hex') || sha256(decode(kk.inner, 'hex') || convert_to(CAST({{column}} AS TEXT), 'UTF8'))), 'hex')
+-- name: work_schema
+-- The run's work schema (kanon_work_<backend pid>), first on the search_path:
+-- work tables and shared tables go there, unlogged, where the planner may scan
+-- them in parallel (it may not scan temp tables so); dropped at the end.
+DROP SCHEMA IF EXISTS {{schema}} CASCADE; CREATE SCHEMA {{schema}}; SELECT set_config('search_path', '{{schema}}, ' || current_setting('search_path'), false)
+-- name: drop_schema
+DROP SCHEMA IF EXISTS {{schema}} CASCADE
+-- name: create_work
+DROP TABLE IF EXISTS {{name}}; CREATE UNLOGGED TABLE {{name}} AS {{select}}; ANALYZE {{name}}
+-- name: create_work_temp
+-- Without the right to create a schema: a temp table.
+DROP TABLE IF EXISTS pg_temp.{{name}}; CREATE TEMP TABLE {{name}} AS {{select}}; ANALYZE {{name}}
+-- name: drop_work
+DROP TABLE IF EXISTS {{name}}
+-- name: int_div
+-- Integer division of two integers, rounding toward zero.
+({{a}} / {{b}})

@@ -51,3 +51,10 @@ WHERE c.oid = $1 AND a.grantee <> c.relowner
 -- Table $1's owner, and whether it is another role than the session's.
 SELECT pg_get_userbyid(relowner)::text, relowner <> (SELECT oid FROM pg_roles WHERE rolname = current_user)
 FROM pg_class WHERE oid = $1
+-- name: backend_pid
+SELECT pg_backend_pid()
+-- name: stale_work_schemas
+-- Work schemas of sessions that ended without dropping theirs (killed runs).
+SELECT nspname::text FROM pg_namespace
+WHERE nspname LIKE 'kanon\_work\_%' AND substr(nspname, 12) ~ '^[0-9]+$'
+  AND substr(nspname, 12)::int NOT IN (SELECT pid FROM pg_stat_activity)

@@ -27,3 +27,13 @@ INSERT INTO {{table}} ({{columns}}) SELECT {{columns}} FROM kanon_appended_row
 -- name: pseudonym
 -- HMAC-SHA-256 of the column's text under the shared key kk (Spark has SHA-256, not HMAC).
 sha2(concat(unhex(kk.outer), unhex(sha2(concat(unhex(kk.inner), encode(CAST({{column}} AS STRING), 'UTF-8')), 256))), 256)
+-- name: create_work
+-- A work table kanon reads many times: cached in the session (a temp view).
+CACHE TABLE {{name}} AS {{select}}
+-- name: drop_work
+UNCACHE TABLE IF EXISTS {{name}}
+-- name: drop_work_view
+DROP VIEW IF EXISTS {{name}}
+-- name: int_div
+-- Integer division of two integers, rounding toward zero.
+({{a}} div {{b}})

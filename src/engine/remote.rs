@@ -55,4 +55,21 @@ pub(crate) trait RemoteEngine {
 
     /// The run history's table there (quoted), None when it has none yet.
     fn history(&self, job: &Job) -> Result<Option<String>>;
+
+    /// Run `statement` there for its effect.
+    fn execute(&self, statement: &str) -> Result<()>;
+
+    /// A statement or expression as this engine spells it: the section
+    /// `name` of its `sql/<engine>.sql`, slots unfilled.
+    fn spelling(&self, name: &str) -> &'static str;
+
+    /// `select` there as the work table `name` (unqualified, as `share`'s
+    /// names are), replaced: read many times by kanon and dropped by it
+    /// ([`Self::drop_work`]) or with the session. Spark caches it in the
+    /// session; PostgreSQL writes an unlogged table in the run's work
+    /// schema, which the planner may scan in parallel (a temp table it may not).
+    fn create_work(&self, name: &str, select: &str) -> Result<()>;
+
+    /// Drop the work table `name`, if there is one.
+    fn drop_work(&self, name: &str) -> Result<()>;
 }

@@ -518,6 +518,24 @@ impl RemoteEngine for Spark {
         Ok(|column| statement("pseudonym", &[("column", column)]))
     }
 
+    fn execute(&self, statement: &str) -> Result<()> {
+        Spark::execute(self, statement)
+    }
+
+    fn spelling(&self, name: &str) -> &'static str {
+        crate::sql::fragment(crate::sql::SPARK, name)
+    }
+
+    fn create_work(&self, name: &str, select: &str) -> Result<()> {
+        self.drop_work(name)?;
+        self.execute(&statement("create_work", &[("name", &ident(name)), ("select", select)]))
+    }
+
+    fn drop_work(&self, name: &str) -> Result<()> {
+        self.execute(&statement("drop_work", &[("name", &ident(name))]))?;
+        self.execute(&statement("drop_work_view", &[("name", &ident(name))]))
+    }
+
     fn history(&self, job: &Job) -> Result<Option<String>> {
         let runs = runs_name(job);
         Ok(self.exists(&runs)?.then(|| qualified(&runs)))

@@ -29,8 +29,10 @@ use std::sync::Arc;
 /// a release, whatever model of generalization found it.
 pub enum Recoding {
     /// A full-domain node: each QI at its level; `dropped` the suppressed
-    /// classes by their codes at those levels.
-    Levels { levels: Vec<u8>, dropped: Vec<Box<[i64]>> },
+    /// classes by their codes at those levels, or, when the evaluator ran on
+    /// the remote engine, `dropped_there`: the work table there that holds
+    /// them (columns c0… BIGINT; `dropped` is then empty).
+    Levels { levels: Vec<u8>, dropped: Vec<Box<[i64]>>, dropped_there: Option<String> },
     /// One partition per QI (Li & Li's schemes): per QI, `blocks[a][i]` is
     /// the block of leaf index `i` (the rank of the leaf code in
     /// `leaf_codes[a]`) and `labels[a]` the blocks' labels; `dropped` the
@@ -84,12 +86,12 @@ pub fn write(
         bail!("only a cell-based release has a reconstruction");
     }
     match (&source.remote, recoding) {
-        (Some(engine), Recoding::Levels { levels, dropped }) => {
+        (Some(engine), Recoding::Levels { levels, dropped, .. }) => {
             remote::write_levels(conn, engine.as_ref(), job, columns, levels, dropped, before_commit)
         }
         // The plan runs only full-domain searches on a remote engine.
         (Some(_), _) => unreachable!("a remote engine writes full-domain releases only"),
-        (None, Recoding::Levels { levels, dropped }) => {
+        (None, Recoding::Levels { levels, dropped, .. }) => {
             let maps = maps::levels(conn, job, columns, levels, dropped)?;
             let calls = functions::register(conn, maps, job, columns)?;
             publish::write_select(conn, job, out, columns, &calls, "kanon_source", before_commit)

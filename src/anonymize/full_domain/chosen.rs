@@ -71,7 +71,7 @@ fn in_memory(source: &Loaded, req: &Requirement, judged: &Judged, classes: &Node
 pub fn recoding(source: &Loaded, levels: &[u8], req: &Requirement) -> Result<Recoding> {
     write_node_classes(source, levels, None)?;
     let dropped = suppressed_classes(source, levels, req, &Judged::read(source, levels)?)?;
-    Ok(Recoding::Levels { levels: levels.to_vec(), dropped })
+    Ok(Recoding::Levels { levels: levels.to_vec(), dropped, dropped_there: None })
 }
 
 /// The classes a node suppresses: those under k or ℓ in `kanon_node_classes`

@@ -108,7 +108,7 @@ impl Search for FullDomain {
         drop(ev);
         let figures = measured.judged.kept_figures(source, &measured.dropped);
         Ok(Ok(Chosen {
-            recoding: Recoding::Levels { levels: best.levels.clone(), dropped: measured.dropped },
+            recoding: Recoding::Levels { levels: best.levels.clone(), dropped: measured.dropped, dropped_there: None },
             suppressed: best.outcome.suppressed,
             source_sizes,
             release_sizes: Some(measured.release_sizes),

@@ -55,6 +55,9 @@ pub struct Postgres {
     /// The source's schema once it is opened: where a release named without
     /// one goes (never where the search_path would put it).
     source_schema: RefCell<Option<String>>,
+    /// The run's work schema, once made (`Some(None)`: the user may not
+    /// create one, and work tables are temp tables).
+    work: RefCell<Option<Option<String>>>,
 }
 
 /// A table's place in PostgreSQL's catalog: its schema and name as stored
@@ -445,7 +448,7 @@ impl Postgres {
             bad(format!("{file}: [engine] url: cannot connect to PostgreSQL at {at}: {why}"))
         })?;
         client.batch_execute(&statement("session", &[])).context("setting up the PostgreSQL session")?;
-        Ok(Postgres { client: RefCell::new(client), at, file: file.to_string(), source_schema: RefCell::new(None) })
+        Ok(Postgres { client: RefCell::new(client), at, file: file.to_string(), source_schema: RefCell::new(None), work: RefCell::new(None) })
     }
 
     /// The relation a job names (`table` or `schema.table`, each part
@@ -675,12 +678,43 @@ impl Postgres {
         Ok(found.is_some())
     }
 
+    /// The run's work schema, made at the first work or shared table
+    /// (dropping those that killed runs left), first on the search_path;
+    /// None when the user may not create a schema.
+    fn work_schema(&self) -> Result<Option<String>> {
+        if let Some(work) = self.work.borrow().clone() {
+            return Ok(work);
+        }
+        let mut client = self.client.borrow_mut();
+        for row in client.query(catalog("stale_work_schemas"), &[])? {
+            let stale: String = row.get(0);
+            // Another session may drop it first; nothing is lost either way.
+            let _ = client.batch_execute(&statement("drop_schema", &[("schema", &ident(&stale))]));
+        }
+        let pid: i32 = client.query_one(catalog("backend_pid"), &[])?.get(0);
+        let schema = format!("kanon_work_{pid}");
+        let made = client.batch_execute(&statement("work_schema", &[("schema", &ident(&schema))])).is_ok();
+        crate::trace(|| format!("postgres: work schema {schema}: {made}"));
+        let work = made.then_some(schema);
+        *self.work.borrow_mut() = Some(work.clone());
+        Ok(work)
+    }
+
     /// Run a statement for its effect.
     pub fn execute(&self, statement: &str) -> Result<()> {
         self.client
             .borrow_mut()
             .batch_execute(&dialect(statement))
             .with_context(|| format!("running on PostgreSQL: {statement}"))
+    }
+}
+
+impl Drop for Postgres {
+    /// The work schema goes with the run (a killed run's, with the next run).
+    fn drop(&mut self) {
+        if let Some(Some(schema)) = self.work.get_mut().take() {
+            let _ = self.client.get_mut().batch_execute(&statement("drop_schema", &[("schema", &ident(&schema))]));
+        }
     }
 }
 
@@ -752,13 +786,22 @@ impl RemoteEngine for Postgres {
     /// The rows of the local query `select` (with `params`) as the
     /// PostgreSQL temporary table `name` (replaced), analyzed.
     fn share(&self, conn: &Connection, select: &str, params: &[i64], name: &str) -> Result<()> {
-        self.copy_into(
-            conn,
-            select,
-            params,
-            &format!("pg_temp.{}", ident(name)),
-            &format!("TEMP TABLE {}", ident(name)),
-        )
+        match self.work_schema()? {
+            Some(schema) => self.copy_into(
+                conn,
+                select,
+                params,
+                &format!("{}.{}", ident(&schema), ident(name)),
+                &format!("UNLOGGED TABLE {}.{}", ident(&schema), ident(name)),
+            ),
+            None => self.copy_into(
+                conn,
+                select,
+                params,
+                &format!("pg_temp.{}", ident(name)),
+                &format!("TEMP TABLE {}", ident(name)),
+            ),
+        }
     }
 
     /// Write `select` as the release `table` (in its schema, else the
@@ -860,6 +903,23 @@ impl RemoteEngine for Postgres {
         let (inner, outer) = key.pads_hex();
         self.share_secret_row("kanon_release_key", &[("inner", inner), ("outer", outer)])?;
         Ok(|column| statement("pseudonym", &[("column", column)]))
+    }
+
+    fn execute(&self, statement: &str) -> Result<()> {
+        Postgres::execute(self, statement)
+    }
+
+    fn spelling(&self, name: &str) -> &'static str {
+        crate::sql::fragment(crate::sql::POSTGRES, name)
+    }
+
+    fn create_work(&self, name: &str, select: &str) -> Result<()> {
+        let verb = if self.work_schema()?.is_some() { "create_work" } else { "create_work_temp" };
+        self.execute(&statement(verb, &[("name", &ident(name)), ("select", select)]))
+    }
+
+    fn drop_work(&self, name: &str) -> Result<()> {
+        self.execute(&statement("drop_work", &[("name", &ident(name))]))
     }
 
     fn history(&self, job: &Job) -> Result<Option<String>> {
