@@ -3,7 +3,9 @@
 # tests/spark.sh and bench/spark.sh. `start_server` installs pyspark (which
 # ships the server) into a virtual environment under the cargo target
 # directory once, starts the server on 127.0.0.1:$port (local[2], driver
-# memory $KANON_SPARK_MEMORY, default 512m) and waits until it answers;
+# memory $KANON_SPARK_MEMORY, default 512m; $KANON_SPARK_CONF, space-separated
+# key=value pairs, each passed as one more --conf, e.g.
+# KANON_SPARK_CONF="spark.driver.maxResultSize=256m") and waits until it answers;
 # `stop_server` stops it by its process id. start_server returns 1, with a
 # notice, when Java or pyspark is missing or the server does not come up.
 pyspark_version="4.2.1"
@@ -28,7 +30,8 @@ start_server() {
   fi
   local spark_home
   spark_home=$("$venv/bin/python" -c "import os, pyspark; print(os.path.dirname(pyspark.__file__))")
-  local work="$home/server-$port"
+  local work="$home/server-$port" conf=() kv
+  for kv in ${KANON_SPARK_CONF:-}; do conf+=(--conf "$kv"); done
   rm -rf "$work" && mkdir -p "$work"
   (
     cd "$work"
@@ -37,7 +40,7 @@ start_server() {
       --conf spark.connect.grpc.binding.address=127.0.0.1 \
       --conf spark.connect.grpc.binding.port="$port" \
       --conf spark.sql.warehouse.dir="$work/warehouse" \
-      --conf spark.ui.enabled=false \
+      --conf spark.ui.enabled=false "${conf[@]}" \
       --class org.apache.spark.sql.connect.service.SparkConnectServer spark-internal
   ) > "$work/server.log" 2>&1 &
   server_pid=$!
