@@ -91,7 +91,7 @@ echo "engine,rows,kanon_seconds,load_seconds,search_seconds,release_seconds,eval
 # file or folder `export_ENGINE` leaves), then kanon limit at DuckDB's node.
 measure() {
   local engine="$1" release="$2" rc=0
-  say "kanon run on $engine, $n rows"
+  say "kanon run on $engine, $n rows (load average $(cut -d ' ' -f 1-3 /proc/loadavg))"
   KANON_TRACE=1 /usr/bin/time -v -o "$logs/$engine-time.txt" "$kanon" run "$work/$engine.toml" --quiet \
     > /dev/null 2> "$logs/$engine-trace.log" || rc=$?
   if [ "$rc" != 0 ]; then
@@ -116,7 +116,7 @@ measure() {
     suppressed_ref=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["suppressed"])' "$logs/duckdb-report.json")
   fi
   if [ -n "$node" ]; then
-    say "kanon limit on $engine, $n rows, node $node"
+    say "kanon limit on $engine, $n rows, node $node (load average $(cut -d ' ' -f 1-3 /proc/loadavg))"
     if ! "$kanon" limit "$work/$engine.toml" --node "$node" --plain-only --quiet \
         > "$logs/$engine-limit.json" 2> "$logs/$engine-limit.log"; then
       say "  limit failed (NA): $(tail -n 1 "$logs/$engine-limit.log")"
