@@ -16,7 +16,8 @@
 #   psql's \copy.
 # - Spark: a local Spark Connect server (tools/spark-server.sh: local[2],
 #   driver memory $KANON_SPARK_MEMORY, default 4g, and $KANON_SPARK_CONF,
-#   default spark.driver.maxResultSize=256m) reading the Parquet file, warmed
+#   default spark.driver.maxResultSize=256m; a value given replaces it
+#   whole, so name maxResultSize there too) reading the Parquet file, warmed
 #   up by one unmeasured run on 20,000 rows; the release read from the
 #   server's warehouse directory.
 #
