@@ -17,3 +17,6 @@ CREATE OR REPLACE TEMP TABLE kanon_kids (child BIGINT, parent BIGINT, {{columns}
 INSERT INTO kanon_kids VALUES {{rows}}
 -- name: materialize
 CREATE OR REPLACE TEMP TABLE {{target}} AS {{select}}
+-- name: engine_rows
+-- The base set's rows there, brought back (sql/engine_evaluator.sql base_rows).
+SELECT n FROM kanon_engine_result

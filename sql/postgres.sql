@@ -59,3 +59,9 @@ DROP TABLE IF EXISTS {{name}}
 -- name: int_div
 -- Integer division of two integers, rounding toward zero.
 ({{a}} / {{b}})
+-- name: text
+TEXT
+-- name: value_list
+-- A class's (value code, records) list as text, v:n,v:n… in code order
+-- (the engine evaluator's per-class models read it in kanon).
+string_agg(CAST(v AS TEXT) || ':' || CAST(n AS TEXT), ',' ORDER BY v)

@@ -28,12 +28,20 @@ INSERT INTO {{table}} ({{columns}}) SELECT {{columns}} FROM kanon_appended_row
 -- HMAC-SHA-256 of the column's text under the shared key kk (Spark has SHA-256, not HMAC).
 sha2(concat(unhex(kk.outer), unhex(sha2(concat(unhex(kk.inner), encode(CAST({{column}} AS STRING), 'UTF-8')), 256))), 256)
 -- name: create_work
--- A work table kanon reads many times: cached in the session (a temp view).
-CACHE TABLE {{name}} AS {{select}}
+-- A work table kanon reads many times (written first with create_parquet): cached.
+CACHE TABLE {{table}}
+-- name: work_view
+CREATE OR REPLACE TEMPORARY VIEW {{name}} AS SELECT * FROM {{table}}
 -- name: drop_work
-UNCACHE TABLE IF EXISTS {{name}}
+UNCACHE TABLE IF EXISTS {{table}}
 -- name: drop_work_view
 DROP VIEW IF EXISTS {{name}}
 -- name: int_div
 -- Integer division of two integers, rounding toward zero.
 ({{a}} div {{b}})
+-- name: text
+STRING
+-- name: value_list
+-- A class's (value code, records) list as text, v:n,v:n… in code order
+-- (the engine evaluator's per-class models read it in kanon).
+array_join(transform(array_sort(collect_list(struct(v, n))), x -> concat(CAST(x.v AS STRING), ':', CAST(x.n AS STRING))), ',')

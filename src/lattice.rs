@@ -22,7 +22,7 @@ impl Node {
 
     /// Is `self` at or above `other` on every QI of `self` (a rollup source must
     /// cover all of `self`'s QIs at lower or equal levels)?
-    pub(crate) fn generalizes(&self, other: &Node) -> bool {
+    pub fn generalizes(&self, other: &Node) -> bool {
         self.attrs
             .iter()
             .zip(&self.levels)

@@ -11,7 +11,7 @@ use crate::engine::remote::{Remote, RemoteEngine};
 use crate::engine::types::ColumnType;
 use crate::error::bad;
 use crate::evaluator::{default_memory_rows, Backend, Evaluator};
-use crate::job::{Column, DistanceSpec, DiversityKind, Job};
+use crate::job::{Column, DistanceSpec, DiversityKind, EvaluatorSide, Job};
 use crate::measure::metrics::Dataset;
 use crate::measure::privacy::{ClassModels, Closeness, Distance};
 use anyhow::Result;
@@ -30,6 +30,8 @@ pub struct Loaded {
     pub(crate) models: Arc<ClassModels>,
     /// `[engine]` memory_rows and threads, for the evaluators.
     pub(crate) memory_rows: u64,
+    /// `[engine] evaluator`.
+    pub(crate) side: EvaluatorSide,
     pub(crate) threads: Option<usize>,
     /// The position column of `kanon_source_rows` ([`load_records`] only).
     pub(crate) position: Option<String>,
@@ -153,6 +155,8 @@ fn load_as(job: &Job, bar: &indicatif::ProgressBar, records: bool) -> Result<Loa
     let threads = job.engine.threads.map(|t| t as usize);
     let memory_rows = match job.engine.memory_rows {
         Some(rows) => rows,
+        // What comes back from a remote engine is held beside its Arrow copy: a few hundred MB at most.
+        None if remote.is_some() => crate::evaluator::REMOTE_MEMORY_ROWS,
         None => default_memory_rows(&conn, job.quasi_identifiers.len(), threads)?,
     };
     let extras = Extras {
@@ -161,6 +165,7 @@ fn load_as(job: &Job, bar: &indicatif::ProgressBar, records: bool) -> Result<Loa
         label: label.is_some(),
         spread: false,
     };
+    let side = job.engine.evaluator;
     let form = if records {
         let aliases: Vec<&str> = extra.iter().map(|e| e.0).collect();
         frequency::code_tables(&conn, job.quasi_identifiers.len(), &aliases)?;
@@ -168,8 +173,16 @@ fn load_as(job: &Job, bar: &indicatif::ProgressBar, records: bool) -> Result<Loa
     } else {
         bar.set_message(format!("grouping the {rows} source rows by their quasi-identifiers"));
         let form =
-            frequency::encode(&conn, remote.as_ref(), &input, &job.qi_names(), rows, &extra, &columns, memory_rows)?;
+            frequency::encode(&conn, remote.as_ref(), &input, &job.qi_names(), rows, &extra, &columns, memory_rows, side)?;
         trace("base frequency set");
+        if matches!(form, frequency::BaseForm::OnEngine { .. }) && job.risk.population_table.is_some() {
+            // F_j joins each class of the sample with the population's, which kanon reads locally.
+            return Err(bad(format!(
+                "{}: [risk] population_table is joined with the classes kanon holds; this base set stays on {} (more than [engine] memory_rows rows, or evaluator = \"engine\"): set [engine] evaluator = \"memory\" to bring it back",
+                job.path.display(),
+                job.engine.kind.name(),
+            )));
+        }
         form
     };
     let models = Arc::new(class_models(&conn, job, &columns)?);
@@ -180,19 +193,32 @@ fn load_as(job: &Job, bar: &indicatif::ProgressBar, records: bool) -> Result<Loa
         label: extras.label,
     };
     let base = frequency::Base::new(form);
-    Ok(Loaded { conn, columns, hierarchies, data, extras, base, models, memory_rows, threads, position, remote })
+    Ok(Loaded { conn, columns, hierarchies, data, extras, base, models, memory_rows, side, threads, position, remote })
 }
 
 impl Loaded {
     /// An evaluator over this data, on the backend the job's size calls for.
     pub fn evaluator(&self) -> Result<Evaluator<'_>> {
-        self.evaluator_on(Backend::Auto(self.memory_rows))
+        // `[engine] evaluator` forces a side; on DuckDB the engine's side is its SQL backend.
+        self.evaluator_on(match self.side {
+            EvaluatorSide::Auto => Backend::Auto(self.memory_rows),
+            EvaluatorSide::Memory => Backend::Memory,
+            EvaluatorSide::Engine => Backend::Sql,
+        })
     }
 
     /// An evaluator on a chosen backend (tests compare the two).
     pub fn evaluator_on(&self, backend: Backend) -> Result<Evaluator<'_>> {
-        Ok(Evaluator::new(&self.conn, &self.base, self.data.clone(), self.extras, backend, self.threads)?
-            .with_models(self.models.clone()))
+        Ok(Evaluator::new(
+            &self.conn,
+            &self.base,
+            self.data.clone(),
+            self.extras,
+            backend,
+            self.threads,
+            self.remote.as_deref(),
+        )?
+        .with_models(self.models.clone()))
     }
 }
 

@@ -107,7 +107,7 @@ pub(crate) struct FullDomainReport {
     pub(crate) algorithm: &'static str,
     /// Why that search (the one asked for, or kanon's pick).
     pub(crate) algorithm_reason: &'static str,
-    /// Where frequency sets were evaluated: "memory" or "sql".
+    /// Where frequency sets were evaluated: "memory", "sorted", "sql" (DuckDB), "engine" (Spark or PostgreSQL).
     pub(crate) evaluator: &'static str,
     pub(crate) metric: &'static str,
     pub(crate) metrics: ReleaseMetrics,

@@ -95,6 +95,7 @@ statements! {
     CANDIDATE_TABLES => "candidate_tables.sql",
     FREQUENCY_SETS => "frequency_sets.sql",
     EVALUATOR => "evaluator.sql",
+    ENGINE_EVALUATOR => "engine_evaluator.sql",
     HIERARCHY_TABLES => "hierarchy_tables.sql",
     // anonymize: the full-domain node chosen, measured.
     NODE_CLASSES => "node_classes.sql",

@@ -52,12 +52,15 @@ fn pg_rows(pg: &kanon::engine::postgres::Postgres, table: &str) -> Vec<String> {
 }
 
 /// A job's rows (a Parquet file) and its body below [output].
+#[derive(Clone)]
 struct Case {
     name: String,
     parquet: PathBuf,
     /// [output] lines beside the table and report.
     output: String,
     body: String,
+    /// [engine] lines beside the kind and url (PostgreSQL's job only).
+    engine: String,
 }
 
 /// Load `case` into PostgreSQL as `schema.table` (quoted names with spaces
@@ -108,8 +111,8 @@ fn both_engines(
     std::fs::write(
         &on_pg,
         format!(
-            "[engine]\nkind = \"postgres\"\nurl = \"{url}\"\n[source]\ntable = \"{source}\"\n[output]\ntable = \"{release}\"\nreport = \"{}-pg.json\"\n{}\n{}",
-            case.name, case.output, case.body
+            "[engine]\nkind = \"postgres\"\nurl = \"{url}\"\n{}\n[source]\ntable = \"{source}\"\n[output]\ntable = \"{release}\"\nreport = \"{}-pg.json\"\n{}\n{}",
+            case.engine, case.name, case.output, case.body
         ),
     )
     .unwrap();
@@ -117,8 +120,14 @@ fn both_engines(
     let said_pg = ok(dir, &["run", on_pg.to_str().unwrap(), "--quiet"]);
     let node = |s: &str| s.split(" at node ").nth(1).map(|t| t.split(':').next().unwrap().to_string());
     assert_eq!(node(&said_duck.stdout), node(&said_pg.stdout), "{}: nodes differ", case.name);
-    let (a, b) =
+    let (mut a, mut b) =
         (report(&dir.join(format!("{}-duckdb.json", case.name))), report(&dir.join(format!("{}-pg.json", case.name))));
+    if !case.engine.is_empty() {
+        // Where the evaluator ran is all that may differ.
+        let side = |r: &mut Value| r.as_object_mut().and_then(|o| o.remove("evaluator"));
+        assert_eq!(side(&mut b), Some(Value::from("engine")), "{}: the evaluator on PostgreSQL", case.name);
+        side(&mut a);
+    }
     assert_eq!(a, b, "{}: reports differ", case.name);
     let local = Connection::open(dir.join(format!("{}.duckdb", case.name))).unwrap();
     let (x, y) = (sorted_rows(&local, "release"), pg_rows(pg, lands));
@@ -149,7 +158,7 @@ fn demo(dir: &Path) -> Case {
     let job = std::fs::read_to_string(fixtures.join("job.toml")).unwrap();
     let body = job[job.find("[privacy]").unwrap()..]
         .replace("hierarchies/education.csv", &fixtures.join("hierarchies/education.csv").display().to_string());
-    Case { name: "demo".into(), parquet, output: "drop = [\"name\", \"ssn\"]".into(), body }
+    Case { name: "demo".into(), parquet, output: "drop = [\"name\", \"ssn\"]".into(), body, engine: String::new() }
 }
 
 /// `kanon generate`'s extract of `rows` rows as Parquet, with its job's QIs
@@ -171,7 +180,7 @@ fn generated(dir: &Path, rows: u64) -> Case {
     let body = format!(
         "[privacy]\nk = 5\nmax_suppression = 0.02\nl_diversity = {{ column = \"diagnosis\", l = 2 }}\n[search]\nmetric = \"glm\"\n{qis}"
     );
-    Case { name: "generated".into(), parquet, output: "drop = [\"row_id\"]".into(), body }
+    Case { name: "generated".into(), parquet, output: "drop = [\"row_id\"]".into(), body, engine: String::new() }
 }
 
 #[test]
@@ -198,8 +207,94 @@ fn the_demo_adult_and_a_generated_extract_are_the_same_on_postgres() {
                 root.join(format!("hierarchy_{q}.csv")).display()
             ));
         }
-        same_on_both(dir.path(), &url, &pg, &Case { name: "adult".into(), parquet, output: String::new(), body });
+        same_on_both(dir.path(), &url, &pg, &Case { name: "adult".into(), parquet, output: String::new(), body, engine: String::new() });
     }
+}
+
+/// With `[engine] evaluator = "engine"` the base frequency set stays in
+/// PostgreSQL and the search runs there (only histograms come back): the
+/// same node, report and rows as DuckDB's in-memory search, for each search,
+/// with distinct and entropy ℓ-diversity, t-closeness and suppressed classes.
+#[test]
+fn the_search_on_postgres_itself_gives_duckdbs_node_report_and_rows() {
+    let Some(url) = pg_url() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let pg = session(dir.path(), &url);
+    let there = "evaluator = \"engine\"".to_string();
+    // The demo by each search (a node is a query there), then top-down on a larger extract.
+    let demo = demo(dir.path());
+    for algorithm in ["incognito", "exhaustive", "topdown"] {
+        let body = demo.body.replace("algorithm = \"incognito\"", &format!("algorithm = \"{algorithm}\""));
+        let case = Case { name: format!("demo_{algorithm}"), body, engine: there.clone(), ..demo.clone() };
+        same_on_both(dir.path(), &url, &pg, &case);
+    }
+    // Entropy ℓ and t-closeness: each class's value list judged from the engine's text.
+    let mut models = demo.clone();
+    models.body = models.body.replace(
+        "l_diversity = { column = \"diagnosis\", l = 2 }",
+        "l_diversity = { column = \"diagnosis\", l = 2, kind = \"entropy\" }\n\
+         t_closeness = { column = \"diagnosis\", t = 0.4 }",
+    );
+    assert!(models.body.contains("t_closeness"));
+    same_on_both(dir.path(), &url, &pg, &Case { name: "demo_models_there".into(), engine: there.clone(), ..models });
+    let generated = generated(dir.path(), 20_000);
+    same_on_both(dir.path(), &url, &pg, &Case { name: "generated_there".into(), engine: there, ..generated });
+}
+
+/// The engine backend (the base set left in PostgreSQL) against the memory
+/// backend on the same rows, node by node: every full node's histogram
+/// (sizes, distinct sensitive values, glm's leaf sums), nodes over a subset
+/// of the QIs, nodes rolled up from a set kept there, the combinations and
+/// the source's class sizes.
+#[test]
+fn postgres_evaluates_every_node_as_the_memory_backend_does() {
+    use kanon::lattice::{Lattice, Node};
+    let Some(url) = pg_url() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let pg = session(dir.path(), &url);
+    let case = generated(dir.path(), 3_000);
+    pg.execute("DROP SCHEMA IF EXISTS \"Kanon nodes\" CASCADE; CREATE SCHEMA \"Kanon nodes\"").unwrap();
+    load(&pg, &case.parquet, "Kanon nodes.source");
+    let write = |name: &str, head: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, format!("{head}\n{}\n{}", case.output, case.body)).unwrap();
+        kanon::job::Job::load(&path).unwrap()
+    };
+    let there = write(
+        "there.toml",
+        &format!("[engine]\nkind = \"postgres\"\nurl = \"{url}\"\nevaluator = \"engine\"\n[source]\ntable = \"Kanon nodes.source\"\n[output]\ntable = \"o\""),
+    );
+    let here = write(
+        "here.toml",
+        &format!("[source]\nparquet = \"{}\"\n[output]\ndatabase = \"here.duckdb\"\ntable = \"o\"", case.parquet.display()),
+    );
+    let (there, here) = (kanon::load::load(&there).unwrap(), kanon::load::load(&here).unwrap());
+    let mut engine = there.evaluator().unwrap();
+    let mut memory = here.evaluator_on(kanon::evaluator::Backend::Memory).unwrap();
+    assert_eq!(engine.backend(), "engine");
+    let heights = here.data.heights.clone();
+    // Every 29th node of the lattice (a query each there), the bottom and the top among them.
+    let all = Lattice::new(heights.clone()).nodes();
+    let mut nodes: Vec<Node> = all.iter().step_by(29).cloned().map(Node::full).collect();
+    nodes.push(Node::full(all.last().unwrap().clone()));
+    // Nodes over two QIs, as Incognito asks.
+    for (a, b) in [(0, 1), (1, 3), (2, 4)] {
+        for la in 0..=heights[a] {
+            nodes.push(Node { attrs: vec![a, b], levels: vec![la, heights[b].min(1)] });
+        }
+    }
+    assert!(nodes.len() > 50);
+    assert_eq!(engine.histograms(&nodes).unwrap(), memory.histograms(&nodes).unwrap());
+    assert_eq!(engine.combinations().unwrap(), memory.combinations().unwrap());
+    assert_eq!(engine.source_sizes().unwrap(), memory.source_sizes().unwrap());
+    // Rolled up from a set kept there: the same again.
+    drop(engine);
+    let mut engine = there.evaluator().unwrap();
+    let hub = Node::full(vec![1; heights.len()]);
+    engine.materialize(&[(hub.clone(), None)]).unwrap();
+    let above: Vec<Node> = nodes.iter().filter(|n| n.generalizes(&hub)).cloned().collect();
+    assert!(above.len() > 5);
+    assert_eq!(engine.histograms(&above).unwrap(), memory.histograms(&above).unwrap());
 }
 
 #[test]
@@ -244,7 +339,13 @@ fn numbers_dates_timestamps_booleans_and_nulls_release_the_same_rows_on_postgres
     ] {
         body.push_str(&format!("[[quasi_identifiers]]\ncolumn = \"{q}\"\nhierarchy = {h}\n"));
     }
-    let case = Case { name: "types".into(), parquet, output: "pseudonymize = [\"id\", \"patient\"]".into(), body };
+    let case = Case {
+        name: "types".into(),
+        parquet,
+        output: "pseudonymize = [\"id\", \"patient\"]".into(),
+        body,
+        engine: String::new(),
+    };
     let job = same_on_both(dir.path(), &url, &pg, &case);
     // At the leaves (--node), every value must find itself in the maps PostgreSQL joins.
     let leaves = "d=0,n=0,day=0,ts=0,f=0,b=0,t=0";

@@ -601,7 +601,7 @@ fn the_base_set_grouped_in_memory_equals_the_engines() {
         // The memory evaluator first, while kanon_f0 may still be a view over the rows.
         let mut mem = loaded.evaluator_on(Backend::Memory).unwrap();
         let histograms = mem.histograms(&nodes).unwrap();
-        let (combinations, sizes) = (mem.combinations().unwrap(), mem.source_sizes());
+        let (combinations, sizes) = (mem.combinations().unwrap(), mem.source_sizes().unwrap());
         drop(mem);
         let mut sql = loaded.evaluator_on(Backend::Sql).unwrap();
         assert_eq!(sql.histograms(&nodes).unwrap(), histograms, "{case}");
@@ -749,7 +749,7 @@ fn the_sorted_base_equals_the_memory_evaluator() {
         }
         let (distinct, counted) = source_classes(&loaded.conn, &qis);
         assert_eq!(sorted.combinations().unwrap(), distinct, "{case}");
-        assert_eq!(sorted.source_sizes(), Some(counted), "{case}");
+        assert_eq!(sorted.source_sizes().unwrap(), Some(counted), "{case}");
     }
 }
 

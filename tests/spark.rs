@@ -45,6 +45,8 @@ struct Case {
     body: String,
     /// The [output] lines beside the table and report (drop, pseudonymize).
     output: String,
+    /// [engine] lines beside the kind and url (Spark's job only).
+    engine: &'static str,
 }
 
 /// A session of our own, for what the tests do on Spark themselves.
@@ -64,8 +66,9 @@ fn jobs(dir: &Path, case: &Case, url: &str, spark_source: &str, spark_table: &st
         case.body
     );
     let spark = format!(
-        "[engine]\nkind = \"spark\"\nurl = \"{url}\"\n[source]\n{spark_source}\n[output]\ntable = \"{spark_table}\"\n\
+        "[engine]\nkind = \"spark\"\nurl = \"{url}\"\n{}\n[source]\n{spark_source}\n[output]\ntable = \"{spark_table}\"\n\
          report = \"{}\"\n{}\n{}",
+        case.engine,
         dir.join(format!("{}-spark.json", case.name)).display(),
         case.output,
         case.body
@@ -109,10 +112,16 @@ fn same_on_both(dir: &Path, url: &str, spark: &kanon::engine::spark::Spark, case
     let said_spark = ok(dir, &["run", on_spark.to_str().unwrap(), "--quiet"]);
     let node = |s: &str| s.split(" at node ").nth(1).map(|t| t.split(':').next().unwrap().to_string());
     assert_eq!(node(&said_duck), node(&said_spark), "{}: nodes differ:\n{said_duck}\n{said_spark}", case.name);
-    let (a, b) = (
+    let (mut a, mut b) = (
         report(&dir.join(format!("{}-duckdb.json", case.name))),
         report(&dir.join(format!("{}-spark.json", case.name))),
     );
+    if !case.engine.is_empty() {
+        // Where the evaluator ran is all that may differ.
+        let side = |r: &mut serde_json::Value| r.as_object_mut().and_then(|o| o.remove("evaluator"));
+        assert_eq!(side(&mut b), Some("engine".into()), "{}: the evaluator on Spark", case.name);
+        side(&mut a);
+    }
     assert_eq!(a, b, "{}: reports differ", case.name);
     let (x, y) = (duckdb_rows(dir, case), spark_rows(spark, &out_table));
     assert!(!x.is_empty(), "{}: an empty release", case.name);
@@ -140,7 +149,7 @@ fn demo(dir: &Path) -> Case {
     let job = std::fs::read_to_string(fixtures.join("job.toml")).unwrap();
     let body = job[job.find("[privacy]").unwrap()..]
         .replace("hierarchies/education.csv", &fixtures.join("hierarchies/education.csv").display().to_string());
-    Case { name: "demo", parquet, body, output: "drop = [\"name\", \"ssn\"]".into() }
+    Case { name: "demo", parquet, body, output: "drop = [\"name\", \"ssn\"]".into(), engine: "" }
 }
 
 /// `kanon generate`'s extract of `rows` rows as Parquet, with its job's QIs;
@@ -177,7 +186,7 @@ fn generated(dir: &Path, rows: u64) -> Case {
         "[privacy]\nk = 5\nmax_suppression = 0.02\nl_diversity = {{ column = \"diagnosis\", l = 2 }}\n\
          [search]\nmetric = \"glm\"\nclass_column = \"sex\"\n{qis}"
     );
-    Case { name: "generated", parquet, body, output: "drop = [\"row_id\"]".into() }
+    Case { name: "generated", parquet, body, output: "drop = [\"row_id\"]".into(), engine: "" }
 }
 
 /// UCI Adult with its ARX hierarchies, when `../shared` has it.
@@ -191,7 +200,7 @@ fn adult(dir: &Path) -> Option<Case> {
             root.join(format!("hierarchy_{q}.csv")).display()
         ));
     }
-    Some(Case { name: "adult", parquet, body, output: String::new() })
+    Some(Case { name: "adult", parquet, body, output: String::new(), engine: "" })
 }
 
 #[test]
@@ -203,6 +212,34 @@ fn the_demo_and_adult_are_the_same_on_spark() {
     if let Some(case) = adult(dir.path()) {
         same_on_both(dir.path(), &url, &spark, &case, true);
     }
+}
+
+/// With `[engine] evaluator = "engine"` the base frequency set stays in
+/// Spark and the search runs there (only histograms come back): the same
+/// node, report and rows as DuckDB's in-memory search (top-down), with distinct and entropy ℓ-diversity, t-closeness, a class
+/// label and suppressed classes.
+#[test]
+fn the_search_on_spark_itself_gives_duckdbs_node_report_and_rows() {
+    let Some(url) = spark_url() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let spark = session(dir.path(), &url);
+    // The demo and a larger extract with a class label, by top-down (a query there costs Spark a second).
+    // Entropy ℓ and t-closeness: each class's value list judged from the engine's text.
+    let mut models = Case { name: "demo_models_there", engine: "evaluator = \"engine\"", ..demo(dir.path()) };
+    models.body = models.body.replace("algorithm = \"incognito\"", "algorithm = \"topdown\"");
+    models.body = models.body.replace(
+        "l_diversity = { column = \"diagnosis\", l = 2 }",
+        "l_diversity = { column = \"diagnosis\", l = 2, kind = \"entropy\" }\n\
+         t_closeness = { column = \"diagnosis\", t = 0.4 }",
+    );
+    assert!(models.body.contains("t_closeness"));
+    same_on_both(dir.path(), &url, &spark, &models, false);
+    let mut demo = demo(dir.path());
+    demo.body = demo.body.replace("algorithm = \"incognito\"", "algorithm = \"topdown\"");
+    same_on_both(dir.path(), &url, &spark, &Case { name: "demo_there", engine: "evaluator = \"engine\"", ..demo }, false);
+    let generated = generated(dir.path(), 20_000);
+    let case = Case { name: "generated_there", engine: "evaluator = \"engine\"", ..generated };
+    same_on_both(dir.path(), &url, &spark, &case, true);
 }
 
 #[test]
@@ -585,7 +622,7 @@ fn decimals_timestamps_doubles_and_booleans_key_the_same_rows_on_spark() {
     for q in ["d", "ts", "tz", "f", "b"] {
         body.push_str(&format!("[[quasi_identifiers]]\ncolumn = \"{q}\"\nhierarchy = \"suppress\"\n"));
     }
-    let case = Case { name: "types", parquet, body, output: String::new() };
+    let case = Case { name: "types", parquet, body, output: String::new(), engine: "" };
     let source = format!("parquet = \"{}\"", case.parquet.display());
     let (duck, on_spark) = jobs(dir.path(), &case, &url, &source, "kanon_test_types");
     for job in [&duck, &on_spark] {

@@ -11,6 +11,7 @@
 
 use crate::data::hierarchy::dim_table;
 use crate::engine::remote::Remote;
+use crate::job::EvaluatorSide;
 use crate::sql::{self, ident, list, render};
 use anyhow::{Context, Result};
 use duckdb::Connection;
@@ -195,6 +196,7 @@ pub(crate) fn encode(
     extra: &[(&str, &str)],
     columns: &[crate::engine::embedded::SourceColumn],
     memory_rows: u64,
+    side: EvaluatorSide,
 ) -> Result<BaseForm> {
     let n = qis.len();
     // Source value = code table value, NULL matching NULL, as the engine joins fastest.
@@ -249,6 +251,20 @@ pub(crate) fn encode(
     } else {
         BaseForm::Grouped
     };
+    if let (BaseForm::Grouped, Some(remote)) = (&form, remote) {
+        let select = render(
+            frag("grouped"),
+            &[
+                ("codes", &codes),
+                ("joins", &joins),
+                ("relation", &input.relation),
+                ("count", &input.count("src.")),
+                ("type", count),
+                ("group_by", &list(1..=n + extra.len(), ", ", |i| i.to_string())),
+            ],
+        );
+        return base_on_engine(conn, remote.as_ref(), &select, side, memory_rows);
+    }
     if form == BaseForm::Grouped {
         let select = render(
             frag("grouped"),
@@ -273,6 +289,37 @@ pub(crate) fn encode(
     }
     conn.execute_batch(sql::BASE_F0_NODE)?;
     Ok(form)
+}
+
+/// The base frequency set grouped on the remote engine as its work table
+/// `kanon_f0`; brought back (into the local `kanon_f0`) when it has at most
+/// `memory_rows` rows or the job asks for the memory side, left there
+/// otherwise (the engine backend, evaluator/engine.rs). Only its row count
+/// comes back to decide.
+fn base_on_engine(
+    conn: &Connection,
+    remote: &dyn crate::engine::remote::RemoteEngine,
+    select: &str,
+    side: EvaluatorSide,
+    memory_rows: u64,
+) -> Result<BaseForm> {
+    let base = crate::evaluator::engine::BASE;
+    remote.create_work(base, select, true).context("grouping the source")?;
+    remote.fetch(conn, sql::fragment(sql::ENGINE_EVALUATOR, "base_rows"), "kanon_engine_result")?;
+    let rows = conn.query_row(statement("engine_rows"), [], |r| r.get::<_, i64>(0))? as u64;
+    let there = match side {
+        EvaluatorSide::Engine => true,
+        EvaluatorSide::Memory => false,
+        EvaluatorSide::Auto => rows > memory_rows,
+    };
+    crate::trace(|| format!("base frequency set: {rows} rows, left on the engine: {there}"));
+    if there {
+        return Ok(BaseForm::OnEngine { rows });
+    }
+    remote.fetch(conn, &render(statement("share"), &[("table", base)]), "kanon_f0")?;
+    remote.drop_work(base)?;
+    conn.execute_batch(sql::BASE_F0_NODE)?;
+    Ok(BaseForm::Grouped)
 }
 
 /// The values each field of a coded row's packed key takes: per QI its
@@ -328,6 +375,9 @@ pub enum BaseForm {
     Grouped,
     /// No base frequency set: a pass over the records themselves.
     Absent,
+    /// `kanon_f0` a work table of the remote engine, left there (`rows` rows):
+    /// too large to bring back, or the job asked (`[engine] evaluator`).
+    OnEngine { rows: u64 },
 }
 
 impl BaseForm {

@@ -65,10 +65,12 @@ pub(crate) trait RemoteEngine {
 
     /// `select` there as the work table `name` (unqualified, as `share`'s
     /// names are), replaced: read many times by kanon and dropped by it
-    /// ([`Self::drop_work`]) or with the session. Spark caches it in the
-    /// session; PostgreSQL writes an unlogged table in the run's work
-    /// schema, which the planner may scan in parallel (a temp table it may not).
-    fn create_work(&self, name: &str, select: &str) -> Result<()>;
+    /// ([`Self::drop_work`]) or with the session. Spark writes a Parquet
+    /// table of the run's own name and caches it; PostgreSQL an unlogged
+    /// table in the run's work schema, which the planner may scan in
+    /// parallel (a temp table it may not).
+    /// `hot`: read by every step (the base set), worth Spark's memory.
+    fn create_work(&self, name: &str, select: &str, hot: bool) -> Result<()>;
 
     /// Drop the work table `name`, if there is one.
     fn drop_work(&self, name: &str) -> Result<()>;

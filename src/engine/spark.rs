@@ -46,6 +46,9 @@ const MESSAGE_BYTES: usize = 32 << 20;
 /// A Spark Connect session for one run.
 pub struct Spark {
     session: SparkSession,
+    /// This run's work tables in the catalog (their physical names), dropped
+    /// with the session.
+    work: std::cell::RefCell<Vec<String>>,
 }
 
 /// A statement as Spark spells it: `GROUPING(a, b)` is `grouping_id(a, b)`.
@@ -114,7 +117,7 @@ impl Spark {
         for (key, value) in [("spark.sql.ansi.enabled", "true"), ("spark.sql.ansi.doubleQuotedIdentifiers", "true")] {
             conf.set(key, value).with_context(|| format!("setting {key} on the Spark session"))?;
         }
-        Ok(Spark { session })
+        Ok(Spark { session, work: Default::default() })
     }
 
     /// The release table may not be the source under another spelling
@@ -317,6 +320,26 @@ impl Spark {
             }
         }
         Ok(out)
+    }
+}
+
+/// A work table's name in the catalog: the run's own (process and start
+/// time), so that runs at once do not meet.
+fn work_table(name: &str) -> String {
+    static RUN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let run = RUN.get_or_init(|| {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        format!("{}_{:x}", std::process::id(), nanos & 0xffff_ffff)
+    });
+    format!("kanon_work_{run}_{name}")
+}
+
+impl Drop for Spark {
+    /// The run's work tables go with it (a killed run's stay, named kanon_work_*).
+    fn drop(&mut self) {
+        for name in self.work.take() {
+            let _ = self.drop_work(&name);
+        }
     }
 }
 
@@ -526,14 +549,27 @@ impl RemoteEngine for Spark {
         crate::sql::fragment(crate::sql::SPARK, name)
     }
 
-    fn create_work(&self, name: &str, select: &str) -> Result<()> {
+    /// Written as a Parquet table of the catalog, cached, seen as the
+    /// temporary view `name`: a cached view over a query would still name
+    /// the work tables it was made from, which may go first.
+    fn create_work(&self, name: &str, select: &str, hot: bool) -> Result<()> {
         self.drop_work(name)?;
-        self.execute(&statement("create_work", &[("name", &ident(name)), ("select", select)]))
+        let table = ident(&work_table(name));
+        self.work.borrow_mut().push(name.to_string());
+        self.execute(&statement("create_parquet", &[("table", &table), ("select", select)]))?;
+        if hot {
+            self.execute(&statement("create_work", &[("table", &table)]))?;
+        }
+        self.execute(&statement("work_view", &[("name", &ident(name)), ("table", &table)]))
     }
 
     fn drop_work(&self, name: &str) -> Result<()> {
-        self.execute(&statement("drop_work", &[("name", &ident(name))]))?;
-        self.execute(&statement("drop_work_view", &[("name", &ident(name))]))
+        let table = ident(&work_table(name));
+        self.execute(&statement("drop_work", &[("table", &table)]))?;
+        self.execute(&drop_if_exists(&table))?;
+        self.execute(&statement("drop_work_view", &[("name", &ident(name))]))?;
+        self.work.borrow_mut().retain(|w| w != name);
+        Ok(())
     }
 
     fn history(&self, job: &Job) -> Result<Option<String>> {

@@ -11,6 +11,7 @@
 
 pub(crate) mod candidates;
 pub(crate) mod classes;
+pub(crate) mod engine;
 pub mod memory;
 pub(crate) mod sorted;
 pub(crate) mod sql;
@@ -25,6 +26,7 @@ use anyhow::Result;
 use duckdb::Connection;
 use memory::MemorySets;
 pub use memory::NodeClasses;
+use engine::EngineSets;
 use sql::SqlSets;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -37,6 +39,11 @@ fn statement(name: &str) -> &'static str {
 /// The largest base frequency set (rows) evaluated in memory when DuckDB's
 /// memory limit cannot be read.
 pub(crate) const MEMORY_ROWS: u64 = 10_000_000;
+
+/// The largest base frequency set brought back from a remote engine for the
+/// memory backend, by default (`[engine] memory_rows` sets another): at about
+/// 80 bytes a row with its Arrow copy, within a few hundred MB.
+pub(crate) const REMOTE_MEMORY_ROWS: u64 = 2_000_000;
 
 /// Bytes the memory backend holds at most per base row, with `qis` QIs and
 /// `threads` workers: the base set, a held set and a rollup's result as large
@@ -134,6 +141,8 @@ pub(crate) struct LevelStats {
 enum Sets<'c> {
     Memory(Box<MemorySets>),
     Sql(SqlSets<'c>),
+    /// On the remote engine that holds the base set (engine.rs).
+    Engine(Box<EngineSets<'c>>),
 }
 
 pub struct Evaluator<'c> {
@@ -159,7 +168,12 @@ impl<'c> Evaluator<'c> {
         extras: Extras,
         backend: Backend,
         threads: Option<usize>,
+        remote: Option<&'c dyn crate::engine::remote::RemoteEngine>,
     ) -> Result<Evaluator<'c>> {
+        if let (BaseForm::OnEngine { rows }, Some(remote)) = (base.form(), remote) {
+            let sets = EngineSets::new(remote, conn, &data.heights, rows, extras)?;
+            return Ok(Evaluator::with_sets(conn, data, extras, Sets::Engine(Box::new(sets))));
+        }
         let base_rows = || crate::data::frequency::base_rows(conn);
         // Coded rows above the memory backend's rows: the load chose a sorted base (sorted.rs).
         let sorted = match (backend, base.form()) {
@@ -253,16 +267,19 @@ impl<'c> Evaluator<'c> {
             Sets::Memory(m) if !self.extras.any() => Ok(m.base_rows()),
             Sets::Memory(m) => Ok(m.base_sizes().iter().map(|&(_, classes)| classes).sum()),
             Sets::Sql(s) if s.sorted().is_some() => Ok(s.sorted().map_or(0, |b| b.classes())),
+            Sets::Engine(e) if !self.extras.any() => Ok(e.base_rows()),
+            Sets::Engine(e) => Ok(e.source_sizes()?.iter().map(|&(_, classes)| classes).sum()),
             _ => crate::data::frequency::combinations(self.conn, self.data.heights.len(), self.extras),
         }
     }
 
     /// The source's class sizes (size, classes), when the base set is in memory.
-    pub fn source_sizes(&self) -> Option<Vec<(u64, u64)>> {
-        match &self.sets {
+    pub fn source_sizes(&self) -> Result<Option<Vec<(u64, u64)>>> {
+        Ok(match &self.sets {
             Sets::Memory(m) => Some(m.base_sizes()),
             Sets::Sql(s) => s.sorted().map(|b| b.sizes()),
-        }
+            Sets::Engine(e) => Some(e.source_sizes()?),
+        })
     }
 
     /// Does the SQL backend hold the base set itself, sorted ([`sorted`])?
@@ -271,12 +288,22 @@ impl<'c> Evaluator<'c> {
     }
 
     /// Which backend this evaluator uses: "memory", "sorted" (the SQL
-    /// backend with the base held sorted in kanon) or "sql".
+    /// backend with the base held sorted in kanon), "sql" (DuckDB's SQL) or
+    /// "engine" (the remote engine's SQL).
     pub fn backend(&self) -> &'static str {
         match &self.sets {
             Sets::Memory(_) => "memory",
             Sets::Sql(s) if s.sorted().is_some() => "sorted",
             Sets::Sql(_) => "sql",
+            Sets::Engine(_) => "engine",
+        }
+    }
+
+    /// The engine backend, when the base set stayed on the remote engine.
+    pub(crate) fn on_engine(&mut self) -> Option<&mut EngineSets<'c>> {
+        match &mut self.sets {
+            Sets::Engine(e) => Some(e),
+            _ => None,
         }
     }
 
@@ -367,6 +394,7 @@ impl<'c> Evaluator<'c> {
         let computed = match &mut self.sets {
             Sets::Memory(m) => m.histograms(&missing),
             Sets::Sql(s) => s.histograms(&missing, &self.cache)?,
+            Sets::Engine(e) => e.histograms(&missing)?,
         };
         self.remember(computed);
         Ok(nodes.iter().map(|n| self.cache[n].clone()).collect())
@@ -375,7 +403,7 @@ impl<'c> Evaluator<'c> {
     /// Evaluate `items` (node, the node below it whose kept frequency set it
     /// should roll up from, or None) and keep their frequency sets for the
     /// nodes above them.
-    pub(crate) fn materialize(&mut self, items: &[(Node, Option<Node>)]) -> Result<Vec<Histogram>> {
+    pub fn materialize(&mut self, items: &[(Node, Option<Node>)]) -> Result<Vec<Histogram>> {
         self.hold(items, |_| true)?;
         Ok(items.iter().map(|(n, _)| self.cache[n].clone()).collect())
     }
@@ -402,6 +430,7 @@ impl<'c> Evaluator<'c> {
                 }
                 computed
             }
+            Sets::Engine(e) => e.materialize(items, &self.cache)?,
         };
         self.remember(computed);
         Ok(())
@@ -427,6 +456,7 @@ impl<'c> Evaluator<'c> {
         let out = match &mut self.sets {
             Sets::Memory(m) => m.refuted(nodes, req.k, req.budget),
             Sets::Sql(s) => s.refuted(nodes, req.k, req.budget)?,
+            Sets::Engine(_) => vec![false; nodes.len()],
         };
         let proved = out.iter().filter(|&&r| r).count() as u64;
         self.evaluations += proved;
@@ -444,7 +474,7 @@ impl<'c> Evaluator<'c> {
     pub fn row_refutations(&self) -> u64 {
         match &self.sets {
             Sets::Memory(m) => m.row_refutations.load(std::sync::atomic::Ordering::Relaxed),
-            Sets::Sql(_) => 0,
+            Sets::Sql(_) | Sets::Engine(_) => 0,
         }
     }
 
@@ -455,6 +485,7 @@ impl<'c> Evaluator<'c> {
         match &mut self.sets {
             Sets::Memory(m) => m.refute_from = rows,
             Sets::Sql(s) => s.refute_from = rows,
+            Sets::Engine(_) => {}
         }
         self
     }
@@ -477,6 +508,7 @@ impl<'c> Evaluator<'c> {
         match &mut self.sets {
             Sets::Memory(m) => m.leaf_sums_from = k,
             Sets::Sql(s) => s.leaf_sums_from = k,
+            Sets::Engine(e) => e.leaf_sums_from = k,
         }
         self
     }
@@ -508,6 +540,7 @@ impl<'c> Evaluator<'c> {
         match &mut self.sets {
             Sets::Memory(m) => m.models = models,
             Sets::Sql(s) => s.models = models,
+            Sets::Engine(e) => e.models = models,
         }
         self
     }
@@ -522,6 +555,7 @@ impl<'c> Evaluator<'c> {
         match &mut self.sets {
             Sets::Memory(m) => m.retain(keep),
             Sets::Sql(s) => s.retain(keep)?,
+            Sets::Engine(e) => e.retain(keep)?,
         }
         Ok(())
     }

@@ -11,10 +11,24 @@ pub struct Engine {
     pub(crate) threads: Option<u64>,
     /// Largest base frequency set (rows) evaluated in memory; None: the default.
     pub(crate) memory_rows: Option<u64>,
+    /// `evaluator`: where a node's classes are counted.
+    pub(crate) evaluator: EvaluatorSide,
     pub(crate) memory_limit: Option<String>,
     pub(crate) temp_directory: Option<PathBuf>,
     /// Where the source is read and the release written.
     pub kind: EngineKind,
+}
+
+/// `[engine] evaluator`: where the search counts a node's classes. `Auto`
+/// (the default) holds the base frequency set in kanon when it has at most
+/// `memory_rows` rows and leaves it to the engine's SQL otherwise; `Memory`
+/// and `Engine` force a side (on DuckDB, the engine's side is its SQL backend).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum EvaluatorSide {
+    #[default]
+    Auto,
+    Memory,
+    Engine,
 }
 
 /// The engine a job runs on: embedded DuckDB (the default), or a server that
@@ -109,6 +123,7 @@ pub(super) struct RawEngine {
     url: Option<String>,
     threads: Option<u64>,
     memory_rows: Option<u64>,
+    evaluator: Option<String>,
     memory_limit: Option<String>,
     temp_directory: Option<String>,
 }
@@ -148,9 +163,20 @@ pub(super) fn settings(raw: &RawEngine, kind: EngineKind, job: &JobText) -> Resu
     if raw.threads == Some(0) {
         return Err(job.section("engine").bad("threads must be at least 1"));
     }
+    let evaluator = match raw.evaluator.as_deref() {
+        None | Some("auto") => EvaluatorSide::Auto,
+        Some("memory") => EvaluatorSide::Memory,
+        Some("engine") => EvaluatorSide::Engine,
+        Some(other) => {
+            return Err(job
+                .section("engine")
+                .bad(format_args!("evaluator must be \"auto\", \"memory\" or \"engine\", got \"{other}\"")))
+        }
+    };
     Ok(Engine {
         threads: raw.threads,
         memory_rows: raw.memory_rows,
+        evaluator,
         memory_limit: raw.memory_limit.clone(),
         temp_directory: raw.temp_directory.as_deref().map(|p| job.resolve(p)),
         kind,

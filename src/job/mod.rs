@@ -25,7 +25,7 @@ mod search;
 mod source;
 mod text;
 
-pub use engine::{Engine, EngineKind, SecretUrl};
+pub use engine::{Engine, EngineKind, EvaluatorSide, SecretUrl};
 pub use names::{local_table, name_parts, same_file};
 pub use output::{OutputSpec, OutputTable, Reconstructed, KEY_ENV};
 pub use privacy::{Budget, ClosenessSpec, DistanceSpec, Diversity, DiversityKind, Privacy};

@@ -20,6 +20,7 @@ pub(super) fn write_levels(
     columns: &[SourceColumn],
     levels: &[u8],
     dropped: &[Box<[i64]>],
+    dropped_there: Option<&str>,
     before_commit: Option<&super::BeforeCommit>,
 ) -> Result<Written> {
     let n = levels.len();
@@ -38,16 +39,22 @@ pub(super) fn write_levels(
         );
         remote.share(conn, &statement("release_map_shared", &[("map", &q)]), &[], &format!("kanon_release_map_{a}"))?;
     }
-    // The dropped classes, as a local table of their codes sent over.
-    conn.execute_batch(&statement("release_dropped", &[("columns", &list(0..n, ", ", |a| format!("c{a} BIGINT")))]))?;
-    let mut app = conn.appender_to_catalog_and_db("kanon_release_dropped", "temp", "main")?;
-    for class in dropped {
-        app.append_row(duckdb::appender_params_from_iter(class.iter()))?;
-    }
-    app.flush()?;
-    drop(app);
-    let dropped = statement("select_all", &[("relation", "kanon_release_dropped")]);
-    remote.share(conn, &dropped, &[], "kanon_release_dropped")?;
+    // The dropped classes: left there by the engine evaluator, or a local table of their codes sent over.
+    let dropped = match dropped_there {
+        Some(table) => table.to_string(),
+        None => {
+            conn.execute_batch(&statement("release_dropped", &[("columns", &list(0..n, ", ", |a| format!("c{a} BIGINT")))]))?;
+            let mut app = conn.appender_to_catalog_and_db("kanon_release_dropped", "temp", "main")?;
+            for class in dropped {
+                app.append_row(duckdb::appender_params_from_iter(class.iter()))?;
+            }
+            app.flush()?;
+            drop(app);
+            let dropped = statement("select_all", &[("relation", "kanon_release_dropped")]);
+            remote.share(conn, &dropped, &[], "kanon_release_dropped")?;
+            "kanon_release_dropped".to_string()
+        }
+    };
     let qis = job.qi_names();
     let out = &job.output;
     let mut joins = String::new();
@@ -77,7 +84,7 @@ pub(super) fn write_levels(
     });
     let select = render(
         sql::RELEASE_JOINED,
-        &[("columns", &select), ("joins", &joins), ("match", &list(0..n, " AND ", |a| format!("d.c{a} = m{a}.code")))],
+        &[("columns", &select), ("joins", &joins), ("match", &list(0..n, " AND ", |a| format!("d.c{a} = m{a}.code"))), ("dropped", &ident(&dropped))],
     );
     let rows = remote.write_table(table, &select, before_commit)?;
     Ok(Written { rows })

@@ -19,6 +19,8 @@ use std::collections::HashSet;
 pub(super) struct Measured {
     /// The classes the release suppresses, by their codes at the node's levels.
     pub(crate) dropped: Vec<Box<[i64]>>,
+    /// Or the remote engine's work table that holds them, when the evaluator ran there.
+    pub(crate) dropped_there: Option<String>,
     pub(crate) am: f64,
     /// The node's classes judged by the per-class models.
     pub(crate) judged: Judged,
@@ -30,8 +32,16 @@ pub(super) struct Measured {
 /// and the base frequency set exist).
 pub(super) fn measure(source: &Loaded, ev: &mut Evaluator, req: &Requirement, levels: &[u8]) -> Result<Measured> {
     let node = Node::full(levels.to_vec());
-    let mut classes = ev.classes(&node);
     let release_sizes = ev.histogram(&node)?.kept_sizes(req);
+    if let Some(there) = ev.on_engine() {
+        // The classes stay on the engine: their distinct value lists judged
+        // here, the suppressed ones a work table there, am summed there.
+        let judged = Judged::there(there.judge_there(levels, req)?);
+        let dropped_there = Some(there.suppress_there(levels, req)?);
+        let am = there.ambiguity(levels, req, &source.data)?;
+        return Ok(Measured { dropped: Vec::new(), dropped_there, am, judged, release_sizes });
+    }
+    let mut classes = ev.classes(&node);
     // The classes' value lists: from the set in memory, else off the base frequency set.
     let judged = match &mut classes {
         Some(c) => Judged::of_classes(source, &c.codes, std::mem::take(&mut c.lists)),
@@ -49,7 +59,7 @@ pub(super) fn measure(source: &Loaded, ev: &mut Evaluator, req: &Requirement, le
             (dropped, am)
         }
     };
-    Ok(Measured { dropped, am, judged, release_sizes })
+    Ok(Measured { dropped, dropped_there: None, am, judged, release_sizes })
 }
 
 /// The classes in memory: the suppressed ones and am without another scan.

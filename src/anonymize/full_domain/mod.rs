@@ -82,7 +82,7 @@ impl Search for FullDomain {
         // k is fixed here: classes under k are suppressed, so their glm terms are never needed.
         let mut ev = source.evaluator()?.leaf_sums_from(req.k);
         let combinations = ev.combinations()?;
-        let source_sizes = ev.source_sizes();
+        let source_sizes = ev.source_sizes()?;
         crate::trace(|| format!("run evaluator ({}) ready", ev.backend()));
         let (result, reused) = match &self.reuse {
             None => (self.search_lattice(plan, &mut ev, self.node.as_ref(), progress)?, None),
@@ -108,7 +108,11 @@ impl Search for FullDomain {
         drop(ev);
         let figures = measured.judged.kept_figures(source, &measured.dropped);
         Ok(Ok(Chosen {
-            recoding: Recoding::Levels { levels: best.levels.clone(), dropped: measured.dropped, dropped_there: None },
+            recoding: Recoding::Levels {
+                levels: best.levels.clone(),
+                dropped: measured.dropped,
+                dropped_there: measured.dropped_there,
+            },
             suppressed: best.outcome.suppressed,
             source_sizes,
             release_sizes: Some(measured.release_sizes),

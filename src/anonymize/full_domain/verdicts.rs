@@ -19,6 +19,9 @@ pub(super) struct Judged {
     lists: BTreeMap<Box<[i64]>, [Vec<(u32, u64)>; 2]>,
     /// The classes the models reject.
     pub(crate) rejected: Vec<Box<[i64]>>,
+    /// What the kept classes reach, judged on the remote engine's distinct
+    /// value lists (the classes themselves stay there).
+    there: Option<ClassFigures>,
 }
 
 impl Judged {
@@ -54,6 +57,11 @@ impl Judged {
         Ok(judged.judge(models))
     }
 
+    /// The verdicts the engine evaluator reached there: the kept classes' figures.
+    pub(crate) fn there(figures: Option<ClassFigures>) -> Judged {
+        Judged { there: figures, ..Judged::default() }
+    }
+
     /// The same from a node's classes in memory: per class its codes at the
     /// node's levels and its (code, records) lists, as [`Self::read`] reads
     /// them off the base frequency set.
@@ -61,7 +69,7 @@ impl Judged {
         if source.models.is_empty() {
             return Judged::default();
         }
-        Judged { lists: codes.iter().cloned().zip(lists).collect(), rejected: Vec::new() }.judge(&source.models)
+        Judged { lists: codes.iter().cloned().zip(lists).collect(), ..Judged::default() }.judge(&source.models)
     }
 
     /// The classes whose lists the models reject.
@@ -75,6 +83,9 @@ impl Judged {
     pub(crate) fn kept_figures(&self, source: &Loaded, dropped: &[Box<[i64]>]) -> Option<ClassFigures> {
         if source.models.is_empty() {
             return None;
+        }
+        if self.there.is_some() {
+            return self.there.clone();
         }
         let dropped: HashSet<&[i64]> = dropped.iter().map(|d| &d[..]).collect();
         let kept = self.lists.iter().filter(|(key, _)| !dropped.contains(&key[..]));

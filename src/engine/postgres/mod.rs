@@ -913,7 +913,7 @@ impl RemoteEngine for Postgres {
         crate::sql::fragment(crate::sql::POSTGRES, name)
     }
 
-    fn create_work(&self, name: &str, select: &str) -> Result<()> {
+    fn create_work(&self, name: &str, select: &str, _hot: bool) -> Result<()> {
         let verb = if self.work_schema()?.is_some() { "create_work" } else { "create_work_temp" };
         self.execute(&statement(verb, &[("name", &ident(name)), ("select", select)]))
     }

@@ -1,0 +1,573 @@
+//! The engine backend: on a remote engine (Spark, PostgreSQL) whose base
+//! frequency set is too large to bring back, the base set stays there as a
+//! work table (`kanon_f0`), and so do the frequency sets the searches keep
+//! for rollups. A node's histogram is one query there, rolled up from the
+//! smallest kept set below it (integer division of the codes, no join), and
+//! only the histogram comes back: a row per (class size, distinct sensitive
+//! values), whatever the data's size. The chosen node's suppressed classes
+//! stay there too, as a work table the release anti-joins.
+
+use crate::data::frequency::Extras;
+use crate::data::hierarchy::node_table;
+use crate::engine::remote::RemoteEngine;
+use crate::lattice::Node;
+use crate::measure::metrics::{ambiguity, Bucket, Dataset, Histogram, Requirement};
+use crate::measure::privacy::{ClassFigures, ClassModels};
+use crate::sql::{self, list, render};
+use anyhow::{Context, Result};
+use duckdb::types::Value;
+use duckdb::Connection;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// The base frequency set's work table there.
+pub(crate) const BASE: &str = "kanon_f0";
+
+/// The suppressed classes' work table there (columns c0… BIGINT).
+pub(crate) const SUPPRESSED: &str = "kanon_suppressed";
+
+/// The local table an aggregate brought back lands in.
+const RESULT: &str = "kanon_engine_result";
+
+fn statement(name: &str) -> &'static str {
+    sql::fragment(sql::ENGINE_EVALUATOR, name)
+}
+
+/// Nodes a query evaluates or keeps at most: one round trip for many (a
+/// query costs Spark a second or so before it reads a row).
+const BATCH: usize = 16;
+
+/// A node's frequency set kept there: its table, its id in it, its rows.
+struct Kept {
+    table: String,
+    id: i64,
+    rows: u64,
+}
+
+/// The frequency sets of one evaluator on a remote engine.
+pub(crate) struct EngineSets<'c> {
+    remote: &'c dyn RemoteEngine,
+    /// The local DuckDB the aggregates land in.
+    conn: &'c Connection,
+    n: usize,
+    extras: Extras,
+    /// Per QI and level: leaf code / divisor = code at that level.
+    divisors: Vec<Vec<i64>>,
+    base_rows: u64,
+    /// Kept frequency sets there, several nodes a table.
+    kept: HashMap<Node, Kept>,
+    /// Kept nodes per table: a table goes when its last node does.
+    tables: HashMap<String, usize>,
+    next_table: u64,
+    next_id: i64,
+    /// Leaf sums (glm) are computed for classes of at least this size only.
+    pub(super) leaf_sums_from: u64,
+    pub(super) models: Arc<ClassModels>,
+    /// Did [`Self::judge_there`] send rejected value lists there?
+    rejected: bool,
+}
+
+impl<'c> EngineSets<'c> {
+    /// The evaluator over the base set the load left there (`base_rows`
+    /// rows); each QI's leaves per (level, code) go there for glm.
+    pub(crate) fn new(
+        remote: &'c dyn RemoteEngine,
+        conn: &'c Connection,
+        heights: &[u8],
+        base_rows: u64,
+        extras: Extras,
+    ) -> Result<EngineSets<'c>> {
+        let n = heights.len();
+        for a in 0..n {
+            let leaves = render(statement("leaves"), &[("nodes", &node_table(a))]);
+            remote.share(conn, &leaves, &[], &leaves_table(a))?;
+        }
+        Ok(EngineSets {
+            remote,
+            conn,
+            n,
+            extras,
+            divisors: crate::data::hierarchy::divisors(conn, n)?,
+            base_rows,
+            kept: HashMap::new(),
+            tables: HashMap::new(),
+            next_table: 0,
+            next_id: 1,
+            leaf_sums_from: 0,
+            models: Arc::new(ClassModels::default()),
+            rejected: false,
+        })
+    }
+
+    /// Rows of the base frequency set there.
+    pub(crate) fn base_rows(&self) -> u64 {
+        self.base_rows
+    }
+
+    /// Run `select` there; its rows, brought back, in a fixed order.
+    fn rows(&self, select: &str) -> Result<Vec<Vec<Value>>> {
+        self.remote.fetch(self.conn, select, RESULT)?;
+        let q = render(statement("read"), &[("table", RESULT)]);
+        let mut stmt = self.conn.prepare(&q)?;
+        let width = stmt.column_count();
+        let mut rows = stmt.query([])?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next()? {
+            out.push((0..width).map(|i| r.get::<_, Value>(i)).collect::<duckdb::Result<Vec<_>>>()?);
+        }
+        Ok(out)
+    }
+
+    /// The set a node rolls up from: the kept set of fewest rows below it,
+    /// else the base; as a relation, the node below it, and its rows.
+    fn source_of(&self, node: &Node) -> (String, Option<Node>, u64) {
+        self.kept
+            .iter()
+            .filter(|(held, _)| node.generalizes(held))
+            .min_by_key(|(held, k)| (k.rows, k.id, held.levels.clone()))
+            .map(|(held, k)| {
+                let rows = render(statement("kept_rows"), &[("table", &k.table), ("id", &k.id.to_string())]);
+                (rows, Some(held.clone()), k.rows)
+            })
+            .unwrap_or_else(|| (BASE.to_string(), None, self.base_rows))
+    }
+
+    /// Per QI of `node`, its code at the node's level off `from`'s codes
+    /// (the base's when None): an integer division, or the code itself.
+    fn key_exprs(&self, node: &Node, from: Option<&Node>) -> Vec<String> {
+        node.attrs
+            .iter()
+            .zip(&node.levels)
+            .map(|(&a, &l)| {
+                let below = from.map_or(0, |p| p.attrs.iter().position(|&b| b == a).map_or(0, |i| p.levels[i]));
+                let divide = self.divisors[a][l as usize] / self.divisors[a][below as usize];
+                let code = format!("p.g{a}");
+                match divide {
+                    1 => code,
+                    d => render(self.remote.spelling("int_div"), &[("a", &code), ("b", &d.to_string())]),
+                }
+            })
+            .collect()
+    }
+
+    /// The classes of `node` off its source: k… (per QI of the node), size, ldiv.
+    fn classes_sql(&self, node: &Node) -> String {
+        let (source, from, _) = self.source_of(node);
+        let keys = self.key_exprs(node, from.as_ref());
+        render(
+            statement("classes"),
+            &[
+                ("keys", &list(keys.iter().enumerate(), ", ", |(i, k)| format!("{k} AS k{i}"))),
+                ("source", &source),
+                ("ldiv", if self.extras.sensitive { "count(DISTINCT p.s)" } else { "0" }),
+                ("group_by", &list(1..=keys.len(), ", ", |i| i.to_string())),
+            ],
+        )
+    }
+
+    /// The classes of `node` as the batch histogram query sums them
+    /// (`class_rows`), under the id `id`.
+    fn class_rows(&self, node: &Node, id: i64) -> String {
+        let mut joins = String::new();
+        if self.extras.label {
+            joins.push_str(&self.pairs_join(node, "majority", "y", "max(n)"));
+        }
+        if self.extras.spread {
+            joins.push_str(&self.pairs_join(node, "squares", "s", "sum(n * n)"));
+        }
+        let (lists, list_joins) = self.lists(node);
+        joins.push_str(&list_joins);
+        let mut glm = String::new();
+        for a in 0..self.n {
+            match node.attrs.iter().position(|&b| b == a) {
+                Some(i) => {
+                    joins.push_str(&format!(
+                        " LEFT JOIN {} n{i} ON n{i}.level = {} AND n{i}.code = c.k{i}",
+                        sql::ident(&leaves_table(a)),
+                        node.levels[i]
+                    ));
+                    glm.push_str(&format!(
+                        ", CAST(CASE WHEN c.size >= {} THEN c.size * (coalesce(n{i}.leaves, 1) - 1) ELSE 0 END AS BIGINT) AS glm{a}",
+                        self.leaf_sums_from
+                    ));
+                }
+                None => glm.push_str(&format!(", CAST(0 AS BIGINT) AS glm{a}")),
+            }
+        }
+        render(
+            statement("class_rows"),
+            &[
+                ("id", &id.to_string()),
+                ("glm", &glm),
+                ("minority", if self.extras.label { "c.size - majority.majority" } else { "0" }),
+                ("squares", if self.extras.spread { "squares.squares" } else { "0" }),
+                ("lists", &lists),
+                ("classes", &self.classes_sql(node)),
+                ("joins", &joins),
+            ],
+        )
+    }
+
+    /// The histograms of `nodes` (at most [`BATCH`]), in one query there.
+    fn batch(&self, nodes: &[Node]) -> Result<Vec<(Node, Histogram)>> {
+        let ids: Vec<i64> = (0..nodes.len() as i64).collect();
+        let union = list(nodes.iter().zip(&ids), " UNION ALL ", |(node, &id)| self.class_rows(node, id));
+        let lists = match (self.models.is_empty(), self.models.separate) {
+            (true, _) => "",
+            (false, false) => ", u.s_list",
+            (false, true) => ", u.s_list, u.t_list",
+        };
+        let q = render(
+            statement("histograms"),
+            &[
+                ("glm", &list(0..self.n, "", |a| format!(", CAST(sum(u.glm{a}) AS BIGINT) AS glm{a}"))),
+                ("lists", lists),
+                ("union", &union),
+            ],
+        );
+        let t = std::time::Instant::now();
+        let rows = self.rows(&q).with_context(|| format!("the histograms of {} nodes there", nodes.len()))?;
+        crate::trace(|| {
+            let first: Vec<String> = nodes.iter().take(2).map(|n| format!("{:?}", n.levels)).collect();
+            format!(
+                "engine: {} nodes ({}{}): {} buckets, {:.3}s",
+                nodes.len(),
+                first.join(" "),
+                if nodes.len() > 2 { " …" } else { "" },
+                rows.len(),
+                t.elapsed().as_secs_f64()
+            )
+        });
+        let n = self.n;
+        let mut out: Vec<Histogram> = vec![Histogram::default(); nodes.len()];
+        for r in rows {
+            let node = &nodes[int(&r[0]) as usize];
+            let admitted = match self.models.is_empty() {
+                true => true,
+                false => {
+                    let t = if self.models.separate { value_list(&r[7 + n])? } else { Vec::new() };
+                    self.models.admits(&value_list(&r[6 + n])?, &t)
+                }
+            };
+            out[int(&r[0]) as usize].buckets.push(Bucket {
+                size: int(&r[1]),
+                ldiv: int(&r[2]),
+                admitted,
+                classes: int(&r[3]),
+                leaf_sums: node.attrs.iter().map(|&a| int(&r[4 + a])).collect(),
+                minority: int(&r[4 + n]),
+                squares: int(&r[5 + n]),
+            });
+        }
+        Ok(nodes
+            .iter()
+            .cloned()
+            .zip(out)
+            .map(|(node, mut h)| {
+                h.merge_buckets();
+                (node, h)
+            })
+            .collect())
+    }
+
+    /// Per class of `node`, an aggregate of its (value, records) pairs of the
+    /// extra column `column` ({{aggregate}} over v and n), as a join to the
+    /// classes `c`: ` JOIN (…) name ON name.k0 = c.k0 …`.
+    fn pairs_join(&self, node: &Node, name: &str, column: &str, aggregate: &str) -> String {
+        let (source, from, _) = self.source_of(node);
+        let keys = self.key_exprs(node, from.as_ref());
+        let m = keys.len();
+        let q = render(
+            statement("pairs"),
+            &[
+                ("plain", &list(0..m, ", ", |i| format!("k{i}"))),
+                ("aggregate", aggregate),
+                ("name", name),
+                ("keys", &list(keys.iter().enumerate(), ", ", |(i, k)| format!("{k} AS k{i}"))),
+                ("column", column),
+                ("source", &source),
+                ("group_by", &list(1..=m + 1, ", ", |i| i.to_string())),
+            ],
+        );
+        format!(" JOIN ({q}) {name} ON {}", list(0..m, " AND ", |i| format!("{name}.k{i} = c.k{i}")))
+    }
+
+    /// The per-class models' value lists of `node`'s classes: their columns
+    /// (`, s_list.s_list[, t_list.t_list]`) and joins; none without such models.
+    fn lists(&self, node: &Node) -> (String, String) {
+        if self.models.is_empty() {
+            return (String::new(), String::new());
+        }
+        let aggregate = self.remote.spelling("value_list");
+        let (mut columns, mut joins) = (String::new(), String::new());
+        for (name, column) in std::iter::once(("s_list", "s")).chain(self.models.separate.then_some(("t_list", "t"))) {
+            joins.push_str(&self.pairs_join(node, name, column, aggregate));
+            columns.push_str(&format!(", {name}.{name}"));
+        }
+        (columns, joins)
+    }
+
+    /// The classes of `node` with their value lists (s_list, t_list) when
+    /// the job has per-class models; else just the classes.
+    fn listed_sql(&self, node: &Node) -> String {
+        if self.models.is_empty() {
+            return self.classes_sql(node);
+        }
+        let (lists, joins) = self.lists(node);
+        render(statement("listed"), &[("lists", &lists), ("classes", &self.classes_sql(node)), ("joins", &joins)])
+    }
+
+    /// The per-class models' verdicts at full node `levels`: the distinct
+    /// value lists of the classes k and ℓ keep come back and are judged
+    /// here; the rejected ones go there (`kanon_rejected_lists`), and what
+    /// the kept classes reach is returned. Nothing without such models.
+    pub(crate) fn judge_there(&mut self, levels: &[u8], req: &Requirement) -> Result<Option<ClassFigures>> {
+        if self.models.is_empty() {
+            return Ok(None);
+        }
+        let node = Node::full(levels.to_vec());
+        let columns = if self.models.separate { "c.s_list, c.t_list" } else { "c.s_list" };
+        let q = render(
+            statement("distinct_lists"),
+            &[
+                ("lists", columns),
+                ("classes", &self.listed_sql(&node)),
+                ("k", &req.k.to_string()),
+                ("l", &req.l.unwrap_or(0).to_string()),
+            ],
+        );
+        let mut kept = Vec::new();
+        let mut rejected = Vec::new();
+        for r in self.rows(&q)? {
+            let s = value_list(&r[0])?;
+            let t = if self.models.separate { value_list(&r[1])? } else { Vec::new() };
+            match self.models.admits(&s, &t) {
+                true => kept.push((s, t)),
+                false => rejected.push(r),
+            }
+        }
+        crate::trace(|| format!("engine: {} value lists kept, {} rejected", kept.len(), rejected.len()));
+        let figures = self.models.figures(kept.iter().map(|(s, t)| (s.as_slice(), t.as_slice())));
+        self.rejected = !rejected.is_empty();
+        if self.rejected {
+            let text = if self.models.separate { "s_list VARCHAR, t_list VARCHAR" } else { "s_list VARCHAR" };
+            self.conn.execute_batch(&render(statement("rejected_lists"), &[("columns", text)]))?;
+            let mut app = self.conn.appender("kanon_rejected_lists")?;
+            for r in &rejected {
+                app.append_row(duckdb::appender_params_from_iter(r.iter()))?;
+            }
+            app.flush()?;
+            drop(app);
+            let select = render(sql::fragment(sql::FREQUENCY_SETS, "share"), &[("table", "kanon_rejected_lists")]);
+            self.remote.share(self.conn, &select, &[], "kanon_rejected_lists")?;
+        }
+        Ok(Some(figures))
+    }
+
+    /// The join to the rejected value lists and the condition a class's
+    /// lists are among them (none when no list was rejected).
+    fn rejected_join(&self) -> (String, &'static str) {
+        if !self.rejected {
+            return (String::new(), "FALSE");
+        }
+        let t = if self.models.separate { " AND r.t_list = c.t_list" } else { "" };
+        (format!(" LEFT JOIN kanon_rejected_lists r ON r.s_list = c.s_list{t}"), "r.s_list IS NOT NULL")
+    }
+
+    /// The histograms of `missing` (none cached), each from the smallest
+    /// set below it, [`BATCH`] nodes a query.
+    pub(crate) fn histograms(&mut self, missing: &[Node]) -> Result<Vec<(Node, Histogram)>> {
+        let mut out = Vec::with_capacity(missing.len());
+        for chunk in missing.chunks(BATCH) {
+            out.extend(self.batch(chunk)?);
+        }
+        Ok(out)
+    }
+
+    /// Evaluate `items` and keep their frequency sets there for the nodes
+    /// above them: [`BATCH`] nodes a work table (a `node` column tells them
+    /// apart), each rolled up from the smallest set below it.
+    pub(crate) fn materialize(
+        &mut self,
+        items: &[(Node, Option<Node>)],
+        cached: &HashMap<Node, Histogram>,
+    ) -> Result<Vec<(Node, Histogram)>> {
+        let mut todo: Vec<Node> = items.iter().map(|(n, _)| n.clone()).filter(|n| !self.kept.contains_key(n)).collect();
+        todo.sort();
+        todo.dedup();
+        for chunk in todo.chunks(BATCH) {
+            let mut parts = Vec::with_capacity(chunk.len());
+            let mut ids = Vec::with_capacity(chunk.len());
+            for node in chunk {
+                let id = self.next_id;
+                self.next_id += 1;
+                let (source, from, _) = self.source_of(node);
+                let keys = self.key_exprs(node, from.as_ref());
+                let codes = list(0..self.n, ", ", |a| match node.attrs.iter().position(|&b| b == a) {
+                    Some(i) => format!("CAST({} AS BIGINT) AS g{a}", keys[i]),
+                    None => format!("CAST(NULL AS BIGINT) AS g{a}"),
+                });
+                let mut group_by = keys.clone();
+                group_by.extend(self.extras.names().iter().map(|c| format!("p.{c}")));
+                parts.push(render(
+                    statement("kept_set"),
+                    &[
+                        ("id", &id.to_string()),
+                        ("codes", &codes),
+                        ("extras", &self.extras.columns("p")),
+                        ("source", &source),
+                        ("group_by", &group_by.join(", ")),
+                    ],
+                ));
+                ids.push(id);
+            }
+            let table = format!("kanon_fs_{}", self.next_table);
+            self.next_table += 1;
+            let t = std::time::Instant::now();
+            self.remote.create_work(&table, &parts.join(" UNION ALL "), false)?;
+            crate::trace(|| format!("engine: {} sets kept in {table}, {:.3}s", chunk.len(), t.elapsed().as_secs_f64()));
+            self.tables.insert(table.clone(), chunk.len());
+            for (node, id) in chunk.iter().zip(ids) {
+                // Its own set is the smallest below it: none has fewer rows.
+                self.kept.insert(node.clone(), Kept { table: table.clone(), id, rows: 0 });
+            }
+        }
+        // Histograms known already are not read again.
+        let mut nodes: Vec<Node> = items.iter().map(|(n, _)| n.clone()).filter(|n| !cached.contains_key(n)).collect();
+        nodes.sort();
+        nodes.dedup();
+        let out = self.histograms(&nodes)?;
+        let known: Vec<(Node, u64)> =
+            out.iter().map(|(n, h)| (n, h)).chain(cached.iter()).map(|(n, h)| (n.clone(), h.classes())).collect();
+        for (node, classes) in known {
+            if let Some(k) = self.kept.get_mut(&node) {
+                if k.rows == 0 {
+                    k.rows = classes;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Drop the kept sets of nodes `keep` rejects.
+    pub(crate) fn retain(&mut self, keep: impl Fn(&Node) -> bool) -> Result<()> {
+        let gone: Vec<Node> = self.kept.keys().filter(|n| !keep(n)).cloned().collect();
+        for node in gone {
+            let Some(k) = self.kept.remove(&node) else { continue };
+            let left = self.tables.get_mut(&k.table).map(|c| {
+                *c -= 1;
+                *c
+            });
+            if left == Some(0) {
+                self.tables.remove(&k.table);
+                self.remote.drop_work(&k.table)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The base set's class sizes: (size, classes), for the risk before.
+    pub(crate) fn source_sizes(&self) -> Result<Vec<(u64, u64)>> {
+        let node = Node::full(vec![0; self.n]);
+        let q = render(statement("sizes"), &[("classes", &self.classes_sql(&node))]);
+        self.rows(&q)?
+            .into_iter()
+            .map(|r| match (&r[0], &r[1]) {
+                (Value::BigInt(s), Value::BigInt(c)) => Ok((*s as u64, *c as u64)),
+                other => Err(anyhow::anyhow!("a class size from the engine: {other:?}")),
+            })
+            .collect()
+    }
+
+    /// The classes `req` suppresses at full node `levels`, as the work table
+    /// [`SUPPRESSED`] there (codes c0…); never brought back.
+    pub(crate) fn suppress_there(&self, levels: &[u8], req: &Requirement) -> Result<String> {
+        let node = Node::full(levels.to_vec());
+        let (joins, rejected) = self.rejected_join();
+        let select = render(
+            statement("suppressed"),
+            &[
+                ("codes", &list(0..self.n, ", ", |a| format!("CAST(c.k{a} AS BIGINT) AS c{a}"))),
+                ("classes", &self.listed_sql(&node)),
+                ("joins", &joins),
+                ("k", &req.k.to_string()),
+                ("l", &req.l.unwrap_or(0).to_string()),
+                ("rejected", &format!(" OR {rejected}")),
+            ],
+        );
+        self.remote.create_work(SUPPRESSED, &select, false)?;
+        Ok(SUPPRESSED.to_string())
+    }
+
+    /// am of the release at full node `levels`: Σ size × Π leaves over the
+    /// kept classes, summed exactly there.
+    pub(crate) fn ambiguity(&self, levels: &[u8], req: &Requirement, data: &Dataset) -> Result<f64> {
+        let node = Node::full(levels.to_vec());
+        let (rejected_join, rejected) = self.rejected_join();
+        let joins = list(0..self.n, " ", |a| {
+            format!(
+                "JOIN {} h{a} ON h{a}.level = {} AND h{a}.code = c.k{a}",
+                sql::ident(&leaves_table(a)),
+                levels[a]
+            )
+        });
+        let q = render(
+            statement("ambiguity"),
+            &[
+                ("classes", &self.listed_sql(&node)),
+                ("product", &list(0..self.n, " * ", |a| format!("CAST(h{a}.leaves AS DECIMAL(38, 0))"))),
+                ("text", self.remote.spelling("text")),
+                ("joins", &format!("{joins}{rejected_join}")),
+                ("admitted", &format!(" AND NOT ({rejected})")),
+                ("k", &req.k.to_string()),
+                ("l", &req.l.unwrap_or(0).to_string()),
+            ],
+        );
+        let rows = self.rows(&q)?;
+        let (kept, records) = match rows.first().map(|r| (&r[0], &r[1])) {
+            Some((Value::Text(kept), Value::BigInt(records))) => (kept.parse::<u128>()? as f64, *records as f64),
+            other => anyhow::bail!("am's sums from the engine: {other:?}"),
+        };
+        Ok(ambiguity(kept, records, data))
+    }
+}
+
+/// An integer the engine sent back.
+fn int(v: &Value) -> u64 {
+    match v {
+        Value::BigInt(x) => *x as u64,
+        Value::Int(x) => *x as u64,
+        Value::HugeInt(x) => *x as u64,
+        Value::UBigInt(x) => *x,
+        Value::SmallInt(x) => *x as u64,
+        Value::TinyInt(x) => *x as u64,
+        _ => 0,
+    }
+}
+
+/// A value list as the engine spelled it (`value_list`: v:n,v:n… in code
+/// order) as the models read it.
+fn value_list(v: &Value) -> Result<Vec<(u32, u64)>> {
+    let Value::Text(text) = v else { anyhow::bail!("a value list from the engine: {v:?}") };
+    text.split(',')
+        .filter(|p| !p.is_empty())
+        .map(|pair| {
+            let (v, n) = pair.split_once(':').context("a value list's pair")?;
+            Ok((v.parse()?, n.parse()?))
+        })
+        .collect()
+}
+
+/// QI `a`'s leaves per (level, code), there.
+fn leaves_table(a: usize) -> String {
+    format!("kanon_leaves_{a}")
+}
+
+/// The kept sets go with the evaluator; the base set stays for the release.
+impl Drop for EngineSets<'_> {
+    fn drop(&mut self) {
+        for table in self.tables.keys() {
+            let _ = self.remote.drop_work(table);
+        }
+    }
+}
