@@ -35,7 +35,7 @@ fn statement(name: &str) -> &'static str {
 
 /// Nodes a query evaluates or keeps at most: one round trip for many (a
 /// query costs Spark a second or so before it reads a row).
-const BATCH: usize = 16;
+const BATCH: usize = 8;
 
 /// A node's frequency set kept there: its table, its id in it, its rows.
 struct Kept {
