@@ -6,6 +6,9 @@
 # memory $KANON_SPARK_MEMORY, default 512m) and waits until it answers;
 # `stop_server` stops it by its process id. start_server returns 1, with a
 # notice, when Java or pyspark is missing or the server does not come up.
+# $KANON_SPARK_STREAM_DURATION, when set (tests/spark.sh: 1s), is how long the
+# server sends one result stream before it ends it for the client to reattach
+# (Spark's default: 2m).
 pyspark_version="4.2.1"
 home="${CARGO_TARGET_DIR:-$HOME/.cache/kanon-target}/spark"
 venv="$home/venv-$pyspark_version"
@@ -29,6 +32,10 @@ start_server() {
   local spark_home
   spark_home=$("$venv/bin/python" -c "import os, pyspark; print(os.path.dirname(pyspark.__file__))")
   local work="$home/server-$port"
+  local stream=()
+  if [ -n "${KANON_SPARK_STREAM_DURATION:-}" ]; then
+    stream=(--conf "spark.connect.execute.reattachable.senderMaxStreamDuration=$KANON_SPARK_STREAM_DURATION")
+  fi
   rm -rf "$work" && mkdir -p "$work"
   (
     cd "$work"
@@ -37,7 +44,7 @@ start_server() {
       --conf spark.connect.grpc.binding.address=127.0.0.1 \
       --conf spark.connect.grpc.binding.port="$port" \
       --conf spark.sql.warehouse.dir="$work/warehouse" \
-      --conf spark.ui.enabled=false \
+      --conf spark.ui.enabled=false ${stream[@]+"${stream[@]}"} \
       --class org.apache.spark.sql.connect.service.SparkConnectServer spark-internal
   ) > "$work/server.log" 2>&1 &
   server_pid=$!

@@ -918,38 +918,43 @@ impl ReattachableResponseStream {
                     return Ok(Some(resp));
                 }
                 Ok(None) => {
-                    self.done = true;
-                    return Ok(None);
+                    // Patched in kanon's vendored copy: a server ends a reattachable
+                    // stream after senderMaxStreamDuration (2 min) or senderMaxStreamSize
+                    // without ResultComplete while the execution goes on; that end is not
+                    // the result's. Reattach from the last response id, as on an error.
+                    if self.iter.is_completed().await {
+                        self.done = true;
+                        return Ok(None);
+                    }
                 }
                 Err(status) => {
                     // Only reattach a still-running execution on a retriable drop.
                     if self.iter.is_completed().await || !self.retry_policy.can_retry(&status) {
                         return Err(SparkError::from_grpc_status(status));
                     }
-                    loop {
-                        let reattach = self.iter.create_reattach_request().await;
-                        let mut req = Request::new(reattach);
-                        self.attach_metadata(&mut req);
-                        match self.stub.reattach_execute(req).await {
-                            Ok(r) => {
-                                self.stream = r.into_inner();
-                                break;
-                            }
-                            Err(e) => {
-                                if self.retry_policy.can_retry(&e) {
-                                    if let Some(w) = self.retry_state.next_attempt(None) {
-                                        tokio::time::sleep(std::time::Duration::from_millis(w))
-                                            .await;
-                                        continue;
-                                    }
-                                }
-                                return Err(SparkError::from_grpc_status(e));
-                            }
-                        }
-                    }
-                    // Resume reading on the freshly reattached stream.
                 }
             }
+            loop {
+                let reattach = self.iter.create_reattach_request().await;
+                let mut req = Request::new(reattach);
+                self.attach_metadata(&mut req);
+                match self.stub.reattach_execute(req).await {
+                    Ok(r) => {
+                        self.stream = r.into_inner();
+                        break;
+                    }
+                    Err(e) => {
+                        if self.retry_policy.can_retry(&e) {
+                            if let Some(w) = self.retry_state.next_attempt(None) {
+                                tokio::time::sleep(std::time::Duration::from_millis(w)).await;
+                                continue;
+                            }
+                        }
+                        return Err(SparkError::from_grpc_status(e));
+                    }
+                }
+            }
+            // Resume reading on the freshly reattached stream.
         }
     }
 }
