@@ -662,3 +662,32 @@ fn a_spark_token_is_never_shown() {
     let parsed = kanon::job::Job::load(&job).unwrap();
     assert!(!format!("{parsed:?}").contains("sekrit-7f3a"), "Debug shows the token");
 }
+
+/// Spark ends a result stream after `senderMaxStreamDuration` (tests/spark.sh sets 1 s) without
+/// its ResultComplete, for the client to reattach where it left off; the vendored Spark client
+/// reattaches (vendor/apache-spark-connect-core). A query with nothing to send for seconds, one
+/// whose rows come over several streams, and a command, each running seconds, arrive whole.
+#[test]
+fn a_result_longer_than_the_servers_stream_arrives_whole() {
+    let Some(url) = spark_url() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let spark = session(dir.path(), &url);
+    let conn = Connection::open_in_memory().unwrap();
+    let local = |select: &str| -> String { conn.query_row(select, [], |r| r.get(0)).unwrap() };
+    // One row, after seconds of counting 40,000² pairs.
+    let pairs = "SELECT count(*) AS n FROM range(40000) a CROSS JOIN range(40000) b";
+    assert_eq!(spark.fetch(&conn, pairs, "pairs").unwrap(), 1, "the count never came");
+    assert_eq!(local("SELECT n::VARCHAR FROM pairs"), "1600000000");
+    // 20 rows, each sent when its partition (10^8 ids scanned) is done: over several streams.
+    let every = "SELECT id FROM range(0, 2000000000, 1, 20) WHERE id % 100000000 = 0";
+    let whole = "20 20 19000000000";
+    spark.fetch(&conn, every, "every").unwrap();
+    assert_eq!(local("SELECT format('{} {} {}', count(*), count(DISTINCT id), sum(id)) FROM every"), whole);
+    // A command returns when its table is whole.
+    spark.execute("DROP TABLE IF EXISTS kanon_test_stream").unwrap();
+    spark.execute(&format!("CREATE TABLE kanon_test_stream USING parquet AS {every}")).unwrap();
+    let made = "SELECT count(*) AS n, count(DISTINCT id) AS d, sum(id) AS s FROM kanon_test_stream";
+    spark.fetch(&conn, made, "made").unwrap();
+    assert_eq!(local("SELECT format('{} {} {}', n, d, s) FROM made"), whole);
+    spark.execute("DROP TABLE kanon_test_stream").unwrap();
+}

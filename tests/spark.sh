@@ -3,8 +3,11 @@
 # Connect server and the PostgreSQL ones against a real throwaway cluster.
 # Installs pyspark (which ships the server) into a virtual environment under
 # the cargo target directory once, starts the server on 127.0.0.1
-# (tools/spark-server.sh: local[2], 512 MB driver) and a PostgreSQL cluster in
-# a temporary folder (tools/pg-server.sh; a second, TLS-only one too), runs
+# (tools/spark-server.sh: local[2], 512 MB driver; it ends each result stream
+# after 1 s, as Spark does after 2 min, so any statement longer than that
+# makes the client reattach; KANON_SPARK_STREAM_DURATION= keeps Spark's
+# default) and a PostgreSQL cluster in a temporary folder
+# (tools/pg-server.sh; a second, TLS-only one too), runs
 # `cargo nextest` with KANON_SPARK_URL, KANON_PG_URL and KANON_PG_TLS_URL
 # (its CA: KANON_PG_TLS_CA) pointing at them, and stops them by their
 # process ids. A server that cannot start (no Java, no Python registry, no
@@ -24,6 +27,7 @@ trap 'stop_server; stop_pg; stop_pg_tls' EXIT
 # In CI (CI=true, as .ci/run sets it) a server that cannot start fails the
 # run at once, naming it; elsewhere its tests skip, listed after the run.
 in_ci() { [ "${CI:-}" = true ] || [ "${CI:-}" = 1 ]; }
+export KANON_SPARK_STREAM_DURATION="${KANON_SPARK_STREAM_DURATION-1s}"
 if start_server; then
   export KANON_SPARK_URL="sc://127.0.0.1:$port"
 elif in_ci; then

@@ -8,6 +8,9 @@
 # KANON_SPARK_CONF="spark.driver.maxResultSize=256m") and waits until it answers;
 # `stop_server` stops it by its process id. start_server returns 1, with a
 # notice, when Java or pyspark is missing or the server does not come up.
+# $KANON_SPARK_STREAM_DURATION, when set (tests/spark.sh: 1s), is how long the
+# server sends one result stream before it ends it for the client to reattach
+# (Spark's default: 2m).
 pyspark_version="4.2.1"
 home="${CARGO_TARGET_DIR:-$HOME/.cache/kanon-target}/spark"
 venv="$home/venv-$pyspark_version"
@@ -32,6 +35,9 @@ start_server() {
   spark_home=$("$venv/bin/python" -c "import os, pyspark; print(os.path.dirname(pyspark.__file__))")
   local work="$home/server-$port" conf=() kv
   for kv in ${KANON_SPARK_CONF:-}; do conf+=(--conf "$kv"); done
+  if [ -n "${KANON_SPARK_STREAM_DURATION:-}" ]; then
+    conf+=(--conf "spark.connect.execute.reattachable.senderMaxStreamDuration=$KANON_SPARK_STREAM_DURATION")
+  fi
   rm -rf "$work" && mkdir -p "$work"
   (
     cd "$work"
@@ -40,7 +46,7 @@ start_server() {
       --conf spark.connect.grpc.binding.address=127.0.0.1 \
       --conf spark.connect.grpc.binding.port="$port" \
       --conf spark.sql.warehouse.dir="$work/warehouse" \
-      --conf spark.ui.enabled=false "${conf[@]}" \
+      --conf spark.ui.enabled=false ${conf[@]+"${conf[@]}"} \
       --class org.apache.spark.sql.connect.service.SparkConnectServer spark-internal
   ) > "$work/server.log" 2>&1 &
   server_pid=$!
