@@ -172,8 +172,17 @@ fn load_as(job: &Job, bar: &indicatif::ProgressBar, records: bool) -> Result<Loa
         frequency::BaseForm::Absent
     } else {
         bar.set_message(format!("grouping the {rows} source rows by their quasi-identifiers"));
-        let form =
-            frequency::encode(&conn, remote.as_ref(), &input, &job.qi_names(), rows, &extra, &columns, memory_rows, side)?;
+        let form = frequency::encode(
+            &conn,
+            remote.as_ref(),
+            &input,
+            &job.qi_names(),
+            rows,
+            &extra,
+            &columns,
+            memory_rows,
+            side,
+        )?;
         trace("base frequency set");
         if matches!(form, frequency::BaseForm::OnEngine { .. }) && job.risk.population_table.is_some() {
             // F_j joins each class of the sample with the population's, which kanon reads locally.

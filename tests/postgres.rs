@@ -207,7 +207,12 @@ fn the_demo_adult_and_a_generated_extract_are_the_same_on_postgres() {
                 root.join(format!("hierarchy_{q}.csv")).display()
             ));
         }
-        same_on_both(dir.path(), &url, &pg, &Case { name: "adult".into(), parquet, output: String::new(), body, engine: String::new() });
+        same_on_both(
+            dir.path(),
+            &url,
+            &pg,
+            &Case { name: "adult".into(), parquet, output: String::new(), body, engine: String::new() },
+        );
     }
 }
 
@@ -266,7 +271,10 @@ fn postgres_evaluates_every_node_as_the_memory_backend_does() {
     );
     let here = write(
         "here.toml",
-        &format!("[source]\nparquet = \"{}\"\n[output]\ndatabase = \"here.duckdb\"\ntable = \"o\"", case.parquet.display()),
+        &format!(
+            "[source]\nparquet = \"{}\"\n[output]\ndatabase = \"here.duckdb\"\ntable = \"o\"",
+            case.parquet.display()
+        ),
     );
     let (there, here) = (kanon::load::load(&there).unwrap(), kanon::load::load(&here).unwrap());
     let mut engine = there.evaluator().unwrap();

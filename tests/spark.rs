@@ -238,7 +238,13 @@ fn the_search_on_spark_itself_gives_duckdbs_node_report_and_rows() {
     let mut demo = demo(dir.path());
     demo.body = demo.body.replace("algorithm = \"incognito\"", "algorithm = \"topdown\"\nclass_column = \"diagnosis\"");
     assert!(demo.body.contains("class_column"));
-    same_on_both(dir.path(), &url, &spark, &Case { name: "demo_there", engine: "evaluator = \"engine\"", ..demo }, true);
+    same_on_both(
+        dir.path(),
+        &url,
+        &spark,
+        &Case { name: "demo_there", engine: "evaluator = \"engine\"", ..demo },
+        true,
+    );
 }
 
 #[test]

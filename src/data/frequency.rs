@@ -291,6 +291,9 @@ pub(crate) fn encode(
     Ok(form)
 }
 
+/// The base frequency set's work table on a remote engine.
+pub(crate) const BASE_THERE: &str = "kanon_f0";
+
 /// The base frequency set grouped on the remote engine as its work table
 /// `kanon_f0`; brought back (into the local `kanon_f0`) when it has at most
 /// `memory_rows` rows or the job asks for the memory side, left there
@@ -303,7 +306,7 @@ fn base_on_engine(
     side: EvaluatorSide,
     memory_rows: u64,
 ) -> Result<BaseForm> {
-    let base = crate::evaluator::engine::BASE;
+    let base = BASE_THERE;
     remote.create_work(base, select, true).context("grouping the source")?;
     remote.fetch(conn, sql::fragment(sql::ENGINE_EVALUATOR, "base_rows"), "kanon_engine_result")?;
     let rows = conn.query_row(statement("engine_rows"), [], |r| r.get::<_, i64>(0))? as u64;

@@ -21,7 +21,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 /// The base frequency set's work table there.
-pub(crate) const BASE: &str = "kanon_f0";
+const BASE: &str = crate::data::frequency::BASE_THERE;
 
 /// The suppressed classes' work table there (columns c0… BIGINT).
 pub(crate) const SUPPRESSED: &str = "kanon_suppressed";
@@ -505,11 +505,7 @@ impl<'c> EngineSets<'c> {
         let node = Node::full(levels.to_vec());
         let (rejected_join, rejected) = self.rejected_join();
         let joins = list(0..self.n, " ", |a| {
-            format!(
-                "JOIN {} h{a} ON h{a}.level = {} AND h{a}.code = c.k{a}",
-                sql::ident(&leaves_table(a)),
-                levels[a]
-            )
+            format!("JOIN {} h{a} ON h{a}.level = {} AND h{a}.code = c.k{a}", sql::ident(&leaves_table(a)), levels[a])
         });
         let q = render(
             statement("ambiguity"),

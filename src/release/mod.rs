@@ -86,9 +86,16 @@ pub fn write(
         bail!("only a cell-based release has a reconstruction");
     }
     match (&source.remote, recoding) {
-        (Some(engine), Recoding::Levels { levels, dropped, dropped_there }) => {
-            remote::write_levels(conn, engine.as_ref(), job, columns, levels, dropped, dropped_there.as_deref(), before_commit)
-        }
+        (Some(engine), Recoding::Levels { levels, dropped, dropped_there }) => remote::write_levels(
+            conn,
+            engine.as_ref(),
+            job,
+            columns,
+            levels,
+            dropped,
+            dropped_there.as_deref(),
+            before_commit,
+        ),
         // The plan runs only full-domain searches on a remote engine.
         (Some(_), _) => unreachable!("a remote engine writes full-domain releases only"),
         (None, Recoding::Levels { levels, dropped, .. }) => {

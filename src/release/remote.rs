@@ -43,7 +43,10 @@ pub(super) fn write_levels(
     let dropped = match dropped_there {
         Some(table) => table.to_string(),
         None => {
-            conn.execute_batch(&statement("release_dropped", &[("columns", &list(0..n, ", ", |a| format!("c{a} BIGINT")))]))?;
+            conn.execute_batch(&statement(
+                "release_dropped",
+                &[("columns", &list(0..n, ", ", |a| format!("c{a} BIGINT")))],
+            ))?;
             let mut app = conn.appender_to_catalog_and_db("kanon_release_dropped", "temp", "main")?;
             for class in dropped {
                 app.append_row(duckdb::appender_params_from_iter(class.iter()))?;
@@ -84,7 +87,12 @@ pub(super) fn write_levels(
     });
     let select = render(
         sql::RELEASE_JOINED,
-        &[("columns", &select), ("joins", &joins), ("match", &list(0..n, " AND ", |a| format!("d.c{a} = m{a}.code"))), ("dropped", &ident(&dropped))],
+        &[
+            ("columns", &select),
+            ("joins", &joins),
+            ("match", &list(0..n, " AND ", |a| format!("d.c{a} = m{a}.code"))),
+            ("dropped", &ident(&dropped)),
+        ],
     );
     let rows = remote.write_table(table, &select, before_commit)?;
     Ok(Written { rows })
