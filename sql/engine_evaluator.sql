@@ -80,3 +80,13 @@ SELECT * FROM {{table}} ORDER BY ALL
 -- name: rejected_lists
 -- The value lists the per-class models reject, sent there.
 CREATE OR REPLACE TEMP TABLE kanon_rejected_lists ({{columns}})
+-- name: base_classes
+-- The base set's classes at the bottom node, with no extra codes: a row each already.
+SELECT {{keys}}, p.cnt AS size, 0 AS ldiv FROM {{source}} p
+-- name: refute
+-- Node {{id}}: the records in classes under {{k}} among the classes whose key
+-- hashes into the first {{parts}} of 64 (whole classes, so their sizes are
+-- exact): more than the budget proves the node infeasible.
+SELECT {{id}} AS node, CAST(coalesce(sum(c.size), 0) AS BIGINT) AS suppressed FROM (
+    SELECT {{keys}}, sum(p.cnt) AS size FROM {{source}} p WHERE mod({{hash}}, 64) < {{parts}} GROUP BY {{group_by}}
+) c WHERE c.size < {{k}}

@@ -250,7 +250,7 @@ fn the_search_on_postgres_itself_gives_duckdbs_node_report_and_rows() {
 /// backend on the same rows, node by node: every full node's histogram
 /// (sizes, distinct sensitive values, glm's leaf sums), nodes over a subset
 /// of the QIs, nodes rolled up from a set kept there, the combinations and
-/// the source's class sizes.
+/// the source's class sizes; and a node refuted on a sample is infeasible.
 #[test]
 fn postgres_evaluates_every_node_as_the_memory_backend_does() {
     use kanon::lattice::{Lattice, Node};
@@ -292,7 +292,17 @@ fn postgres_evaluates_every_node_as_the_memory_backend_does() {
         }
     }
     assert!(nodes.len() > 50);
-    assert_eq!(engine.histograms(&nodes).unwrap(), memory.histograms(&nodes).unwrap());
+    let expected = memory.histograms(&nodes).unwrap();
+    assert_eq!(engine.histograms(&nodes).unwrap(), expected);
+    // A node a sample of its classes proves infeasible there is infeasible, and some are.
+    let req = kanon::measure::metrics::Requirement { k: 5, l: None, budget: 10 };
+    let mut sampled = there.evaluator().unwrap().refute_from(0);
+    let refuted = sampled.refuted(&nodes, &req).unwrap();
+    for ((node, r), h) in nodes.iter().zip(&refuted).zip(&expected) {
+        assert!(!r || h.suppressed(&req) > req.budget, "{node:?} refuted but feasible");
+    }
+    assert!(refuted.iter().any(|&r| r), "no node refuted");
+    drop(sampled);
     assert_eq!(engine.combinations().unwrap(), memory.combinations().unwrap());
     assert_eq!(engine.source_sizes().unwrap(), memory.source_sizes().unwrap());
     // Rolled up from a set kept there: the same again.

@@ -33,6 +33,10 @@ fn statement(name: &str) -> &'static str {
     sql::fragment(sql::ENGINE_EVALUATOR, name)
 }
 
+/// The sample [`EngineSets::refuted`] groups: classes whose key hashes into
+/// the first this many of 64 parts (a sixteenth).
+const SAMPLE_PARTS: u64 = 4;
+
 /// Nodes a query evaluates or keeps at most: one round trip for many (a
 /// query costs Spark a second or so before it reads a row).
 const BATCH: usize = 8;
@@ -62,6 +66,8 @@ pub(crate) struct EngineSets<'c> {
     next_id: i64,
     /// Leaf sums (glm) are computed for classes of at least this size only.
     pub(super) leaf_sums_from: u64,
+    /// [`Self::refuted`] tries nothing on base sets of fewer rows.
+    pub(super) refute_from: u64,
     pub(super) models: Arc<ClassModels>,
     /// Did [`Self::judge_there`] send rejected value lists there?
     rejected: bool,
@@ -94,6 +100,7 @@ impl<'c> EngineSets<'c> {
             next_table: 0,
             next_id: 1,
             leaf_sums_from: 0,
+            refute_from: super::memory::REFUTE_FROM,
             models: Arc::new(ClassModels::default()),
             rejected: false,
         })
@@ -154,6 +161,11 @@ impl<'c> EngineSets<'c> {
     fn classes_sql(&self, node: &Node) -> String {
         let (source, from, _) = self.source_of(node);
         let keys = self.key_exprs(node, from.as_ref());
+        if from.is_none() && node.attrs.len() == self.n && node.levels.iter().all(|&l| l == 0) && !self.extras.any() {
+            // The base set's rows are the bottom node's classes: no grouping.
+            let keys = list(keys.iter().enumerate(), ", ", |(i, k)| format!("{k} AS k{i}"));
+            return render(statement("base_classes"), &[("keys", &keys), ("source", &source)]);
+        }
         render(
             statement("classes"),
             &[
@@ -372,6 +384,50 @@ impl<'c> EngineSets<'c> {
         }
         let t = if self.models.separate { " AND r.t_list = c.t_list" } else { "" };
         (format!(" LEFT JOIN kanon_rejected_lists r ON r.s_list = c.s_list{t}"), "r.s_list IS NOT NULL")
+    }
+
+    /// Which of `nodes` a sample of their classes proves to have more than
+    /// `budget` records in classes under `k` (as the other backends'
+    /// `refuted`): per node, the classes whose key hashes into the first
+    /// [`SAMPLE_PARTS`] of 64 are grouped off the base, one scan of it; a
+    /// batch of nodes a query. Nodes over a kept set roll up from it for less,
+    /// and are not tried; nor is anything on a base set under `refute_from` rows.
+    pub(crate) fn refuted(&self, nodes: &[Node], k: u64, budget: u64) -> Result<Vec<bool>> {
+        let mut out = vec![false; nodes.len()];
+        if self.base_rows < self.refute_from {
+            return Ok(out);
+        }
+        let tried: Vec<usize> =
+            (0..nodes.len()).filter(|&i| !self.kept.keys().any(|held| nodes[i].generalizes(held))).collect();
+        for chunk in tried.chunks(BATCH) {
+            let union = list(chunk, " UNION ALL ", |&i| {
+                let keys = self.key_exprs(&nodes[i], None);
+                // A hash of the class's key in 31 bits, step by step so that nothing overflows.
+                let hash = keys.iter().fold("CAST(0 AS BIGINT)".to_string(), |h, k| {
+                    format!("mod({h} * 1000003 + mod(CAST({k} AS BIGINT), 2147483647), 2147483647)")
+                });
+                render(
+                    statement("refute"),
+                    &[
+                        ("id", &i.to_string()),
+                        ("keys", &list(keys.iter().enumerate(), ", ", |(j, k)| format!("{k} AS k{j}"))),
+                        ("source", BASE),
+                        ("hash", &hash),
+                        ("parts", &SAMPLE_PARTS.to_string()),
+                        ("group_by", &list(1..=keys.len(), ", ", |j| j.to_string())),
+                        ("k", &k.to_string()),
+                    ],
+                )
+            });
+            let t = std::time::Instant::now();
+            for r in self.rows(&union)? {
+                out[int(&r[0]) as usize] = int(&r[1]) > budget;
+            }
+            crate::trace(|| {
+                format!("engine: {} nodes tried on a sample, {:.3}s", chunk.len(), t.elapsed().as_secs_f64())
+            });
+        }
+        Ok(out)
     }
 
     /// The histograms of `missing` (none cached), each from the smallest

@@ -456,7 +456,7 @@ impl<'c> Evaluator<'c> {
         let out = match &mut self.sets {
             Sets::Memory(m) => m.refuted(nodes, req.k, req.budget),
             Sets::Sql(s) => s.refuted(nodes, req.k, req.budget)?,
-            Sets::Engine(_) => vec![false; nodes.len()],
+            Sets::Engine(e) => e.refuted(nodes, req.k, req.budget)?,
         };
         let proved = out.iter().filter(|&&r| r).count() as u64;
         self.evaluations += proved;
@@ -485,7 +485,7 @@ impl<'c> Evaluator<'c> {
         match &mut self.sets {
             Sets::Memory(m) => m.refute_from = rows,
             Sets::Sql(s) => s.refute_from = rows,
-            Sets::Engine(_) => {}
+            Sets::Engine(e) => e.refute_from = rows,
         }
         self
     }
