@@ -37,3 +37,24 @@ DROP VIEW IF EXISTS {{name}}
 -- name: int_div
 -- Integer division of two integers, rounding toward zero.
 ({{a}} div {{b}})
+-- name: label_text
+-- The release's labels (src/release/plain.rs), exactly as the hierarchy gives them: a value's text.
+CAST({{x}} AS STRING)
+-- name: label_mask
+-- The last {{i}} characters of the text {{v}} masked (all of a shorter one).
+CASE WHEN length({{v}}) > {{i}} THEN concat(left({{v}}, length({{v}}) - {{i}}), repeat('*', {{i}})) ELSE repeat('*', length({{v}})) END
+-- name: label_interval
+-- [lo, lo + w) of an integral width w, lo = floor(x / w) * w over doubles as DuckDB computes it (floor gives a BIGINT).
+concat('[', CAST(floor(CAST({{x}} AS DOUBLE) / {{w}}) * {{w}} AS STRING), ', ', CAST(floor(CAST({{x}} AS DOUBLE) / {{w}}) * {{w}} + {{w}} AS STRING), ')')
+-- name: as_date
+CAST({{x}} AS DATE)
+-- name: label_month
+date_format({{d}}, 'yyyy-MM')
+-- name: label_quarter
+concat(date_format({{d}}, 'yyyy'), '-Q', CAST(quarter({{d}}) AS STRING))
+-- name: label_year
+CAST(year({{d}}) AS STRING)
+-- name: label_decade
+concat(CAST(year({{d}}) div 10 * 10 AS STRING), 's')
+-- name: label_century
+concat(CAST(year({{d}}) div 100 * 100 AS STRING), 's')

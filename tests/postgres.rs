@@ -771,3 +771,57 @@ fn postgres_connects_over_tls_as_libpq_does() {
         assert!(out.stderr.contains("server does not support TLS (sslmode=require)"), "{}", out.stderr);
     }
 }
+
+/// `kanon limit` on PostgreSQL measures there: the GROUP BY of the QIs and the
+/// plain recode-and-write run on the server, over the source's rows and QI
+/// combinations as DuckDB's limit counts them on the same rows; its table is
+/// dropped after; DuckDB's fallbacks are refused (exit 2, naming the flag).
+#[test]
+fn limit_runs_on_postgres_with_the_counts_of_duckdbs() {
+    let Some(url) = pg_url() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let pg = session(dir.path(), &url);
+    let case = demo(dir.path());
+    let schema = "Kanon limit";
+    pg.execute(&format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE; CREATE SCHEMA \"{schema}\"")).unwrap();
+    let source = format!("{schema}.Source Table");
+    load(&pg, &case.parquet, &source);
+    let duck = dir.path().join("limit-duckdb.toml");
+    std::fs::write(
+        &duck,
+        format!(
+            "[source]\nparquet = \"{}\"\n[output]\ndatabase = \"limit.duckdb\"\ntable = \"release\"\n{}\n{}",
+            case.parquet.display(),
+            case.output,
+            case.body
+        ),
+    )
+    .unwrap();
+    let on_pg =
+        pg_job(dir.path(), "limit-pg.toml", &url, &source, &format!("{schema}.Release"), &case.output, &case.body);
+    let node = "zip=2,age=3,birth_date=3,sex=0,education=2";
+    let limit = |job: &Path, extra: &[&str]| {
+        let out = run(dir.path(), &[&["limit", job.to_str().unwrap(), "--node", node, "--quiet"], extra].concat());
+        assert_eq!(out.code, 0, "{}", out.show());
+        serde_json::from_str::<Value>(out.stdout.trim()).unwrap()
+    };
+    let (a, b) = (limit(&duck, &[]), limit(&on_pg, &[]));
+    assert_eq!(b["rows"], 74, "{b}");
+    assert_eq!(a["rows"], b["rows"]);
+    assert!(b["combinations"].as_i64().is_some_and(|c| c > 1), "{b}");
+    assert_eq!(a["combinations"], b["combinations"]);
+    assert_eq!((b["group_by"].as_str(), b["written_as"].as_str()), (Some("group_by"), Some("table")));
+    let sum = b["group_by_seconds"].as_f64().unwrap() + b["write_seconds"].as_f64().unwrap();
+    assert!((b["total_seconds"].as_f64().unwrap() - sum).abs() < 1e-9, "{b}");
+    // No map-join figure on an engine; --plain-only says the same.
+    assert!(b["maps_write_seconds"].is_null() && b["maps_total_seconds"].is_null(), "{b}");
+    assert_eq!(limit(&on_pg, &["--plain-only"])["combinations"], a["combinations"]);
+    // Nothing left beside the source: no release, no limit table.
+    let left = "SELECT count(*) FROM pg_tables WHERE schemaname = 'Kanon limit' AND tablename <> 'Source Table'";
+    assert_eq!(pg_value(&pg, left), "0");
+    for flag in ["--hashed", "--scan"] {
+        let out = run(dir.path(), &["limit", on_pg.to_str().unwrap(), "--node", node, "--quiet", flag]);
+        assert_eq!(out.code, 2, "{flag}: {}", out.show());
+        assert!(out.stderr.contains(flag) && out.stderr.contains("PostgreSQL"), "{flag}: {}", out.stderr);
+    }
+}

@@ -626,3 +626,42 @@ fn a_spark_token_is_never_shown() {
     let parsed = kanon::job::Job::load(&job).unwrap();
     assert!(!format!("{parsed:?}").contains("sekrit-7f3a"), "Debug shows the token");
 }
+
+/// `kanon limit` on Spark measures there: the GROUP BY of the QIs (a cached
+/// work table) and the plain recode-and-write (a Parquet table of the
+/// catalog, dropped after) run on Spark, over the source's rows and QI
+/// combinations as DuckDB's limit counts them; DuckDB's fallbacks are
+/// refused (exit 2, naming the flag).
+#[test]
+fn limit_runs_on_spark_with_the_counts_of_duckdbs() {
+    let Some(url) = spark_url() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let spark = session(dir.path(), &url);
+    let mut case = demo(dir.path());
+    case.name = "limit";
+    let table = "kanon_test_limit";
+    let (duck, on_spark) = jobs(dir.path(), &case, &url, &format!("parquet = \"{}\"", case.parquet.display()), table);
+    let node = "zip=2,age=3,birth_date=3,sex=0,education=2";
+    let limit = |job: &Path| -> serde_json::Value {
+        let out = ok(dir.path(), &["limit", job.to_str().unwrap(), "--node", node, "--quiet"]);
+        serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
+    };
+    let (a, b) = (limit(&duck), limit(&on_spark));
+    assert_eq!(b["rows"], 74, "{b}");
+    assert_eq!(a["rows"], b["rows"]);
+    assert!(b["combinations"].as_i64().is_some_and(|c| c > 1), "{b}");
+    assert_eq!(a["combinations"], b["combinations"]);
+    assert_eq!((b["group_by"].as_str(), b["written_as"].as_str()), (Some("group_by"), Some("table")));
+    let sum = b["group_by_seconds"].as_f64().unwrap() + b["write_seconds"].as_f64().unwrap();
+    assert!((b["total_seconds"].as_f64().unwrap() - sum).abs() < 1e-9, "{b}");
+    assert!(b["maps_write_seconds"].is_null() && b["maps_total_seconds"].is_null(), "{b}");
+    // The limit's table is gone, and no release was written.
+    for name in [format!("{table}__kanon_limit"), table.to_string()] {
+        assert!(!spark.exists(&name).unwrap(), "{name} left behind");
+    }
+    for flag in ["--hashed", "--scan"] {
+        let (code, out) = kanon(dir.path(), &["limit", on_spark.to_str().unwrap(), "--node", node, "--quiet", flag]);
+        assert_eq!(code, 2, "{flag}: {out}");
+        assert!(out.contains(flag) && out.contains("Spark"), "{flag}: {out}");
+    }
+}

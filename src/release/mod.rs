@@ -15,6 +15,7 @@
 
 mod functions;
 mod maps;
+pub(crate) mod plain;
 mod publish;
 mod remote;
 
