@@ -38,3 +38,15 @@ WHERE n IS NOT NULL AND NOT coalesce(isfinite(CAST(n AS DOUBLE)) AND abs(CAST(n 
 -- or outside the years 1000-9999 (four digits, no era).
 SELECT count(*) FROM {{marginal}}
 WHERE n IS NOT NULL AND NOT coalesce(isfinite(n) AND year(n) BETWEEN 1000 AND 9999, false)
+-- name: class_codes
+-- One QI's codes among the suppressed classes ({{codes}}: c0… per QI).
+SELECT DISTINCT {{c}} AS code FROM {{codes}}
+-- name: local_codes
+CREATE OR REPLACE TEMP TABLE kanon_release_codes AS {{select}}
+-- name: code_labels
+-- Those codes with their labels at the node's level.
+CREATE OR REPLACE TEMP TABLE kanon_release_labels AS
+SELECT k.code, h.label FROM kanon_release_codes k JOIN {{nodes}} h ON h.level = {{level}} AND h.code = k.code
+-- name: labels_counted
+-- The labels, and how many are NULL (a file hierarchy's NULL leaf).
+SELECT count(*), count(*) - count(label) FROM kanon_release_labels
