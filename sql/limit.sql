@@ -66,3 +66,17 @@ SELECT count(*) FROM {{table}}
 -- name: detach
 -- Detaching writes the scratch database out (timed with the write).
 DETACH {{db}}
+-- name: engine_group_by
+-- On Spark or PostgreSQL (src/scale/limit/engine.rs), made a work table
+-- there: the same GROUP BY of the QI columns, on the engine itself.
+SELECT {{columns}}, count(*) AS cnt FROM kanon_source GROUP BY {{by}}
+-- name: engine_groups_counted
+-- Its combinations and the source's rows, counted there.
+SELECT count(*) AS combinations, CAST(coalesce(sum(cnt), 0) AS BIGINT) AS source_rows FROM {{groups}}
+-- name: engine_counted
+SELECT combinations, source_rows FROM kanon_limit_counted
+-- name: engine_write
+-- There, the plain write: every source row with each QI recoded as the
+-- release recodes it (src/release/plain.rs), written by the engine as a
+-- release is (then dropped).
+SELECT {{columns}} FROM kanon_source s {{joins}}

@@ -69,3 +69,27 @@ TEXT
 -- A class's (value code, records) list as text, v:n,v:n… in code order
 -- (the engine evaluator's per-class models read it in kanon).
 string_agg(CAST(v AS TEXT) || ':' || CAST(n AS TEXT), ',' ORDER BY v)
+-- name: label_text
+-- The release's labels (src/release/plain.rs), exactly as the hierarchy gives them: a value's text.
+CAST({{x}} AS text)
+-- name: label_mask
+-- The last {{i}} characters of the text {{v}} masked (all of a shorter one).
+CASE WHEN length({{v}}) > {{i}} THEN left({{v}}, length({{v}}) - {{i}}) || repeat('*', {{i}}) ELSE repeat('*', length({{v}})) END
+-- name: label_interval
+-- [lo, lo + w) of an integral width w, lo = floor(x / w) * w over doubles as DuckDB computes it.
+'[' || (CAST(floor(CAST({{x}} AS double precision) / {{w}}) AS bigint) * {{w}}) || ', ' || (CAST(floor(CAST({{x}} AS double precision) / {{w}}) AS bigint) * {{w}} + {{w}}) || ')'
+-- name: as_date
+CAST({{x}} AS date)
+-- name: label_month
+to_char({{d}}, 'YYYY-MM')
+-- name: label_quarter
+to_char({{d}}, 'YYYY-"Q"Q')
+-- name: label_year
+to_char({{d}}, 'YYYY')
+-- name: label_decade
+(CAST(extract(year FROM {{d}}) AS integer) / 10 * 10) || 's'
+-- name: label_century
+(CAST(extract(year FROM {{d}}) AS integer) / 100 * 100) || 's'
+-- name: explain
+-- The plan of a release statement (under KANON_TRACE): a parallel one has a Gather.
+EXPLAIN {{statement}}

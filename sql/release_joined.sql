@@ -1,10 +1,22 @@
--- The release as one statement of joins, for an engine that cannot call
--- kanon's scalar functions (Spark): every source row of a kept class, each
--- QI joined to its value map kanon_release_map_<a> (the value as the source
--- has it, the code of its group at the node, the group's label), a row
--- dropped when its class is one of the suppressed ones ({{dropped}}: shared,
--- or left there by the engine evaluator).
+-- The full-domain release on Spark or PostgreSQL (src/release/remote.rs),
+-- written there by the engine's write_table.
+-- name: recoded
+-- Every source row with each QI recoded by its plain expression or joined
+-- to its value map (kanon_release_map_<a>: a file hierarchy's), dropped
+-- columns left out.
 SELECT {{columns}}
 FROM kanon_source s
 {{joins}}
-WHERE NOT EXISTS (SELECT 1 FROM {{dropped}} d WHERE {{match}})
+-- name: kept
+-- The rows of the kept classes only: an anti-join of the recoded label tuple
+-- on the small table of the suppressed classes' labels (hash-joinable; on
+-- Spark broadcast).
+SELECT * FROM ({{recoded}}) r
+WHERE NOT EXISTS (SELECT 1 FROM kanon_release_suppressed d WHERE {{match}})
+-- name: suppressed
+-- The suppressed classes' label tuples (q0…), built there from their codes
+-- ({{codes}}: c0…, the codes at the node's levels) and each QI's
+-- kanon_release_label_<a> (code, label).
+SELECT DISTINCT {{labels}}
+FROM {{codes}} d
+{{joins}}

@@ -22,3 +22,31 @@ SELECT coalesce(sum(c.size * {{product}}), 0)::DOUBLE, coalesce(sum(c.size), 0):
 FROM kanon_node_classes c
 {{joins}}
 WHERE c.size >= ? AND c.ldiv >= ?{{rejected}}
+-- name: value_label
+-- On Spark or PostgreSQL, a QI no expression recodes: each value (n, as
+-- the source has it) with its label at the node's level ({{label}}), off its
+-- marginal and its hierarchy's text table.
+SELECT m.n, h.{{label}} AS label
+FROM {{marginal}} m JOIN {{h}} h ON m.{{col}} IS NOT DISTINCT FROM h.v0
+-- name: numbers_outside
+-- The values an engine's interval expression may not label as DuckDB does
+-- (not finite, or beyond 2^52 where doubles stop holding every integer).
+SELECT count(*) FROM {{marginal}}
+WHERE n IS NOT NULL AND NOT coalesce(isfinite(CAST(n AS DOUBLE)) AND abs(CAST(n AS DOUBLE)) < 4503599627370496, false)
+-- name: dates_outside
+-- The dates (or timestamps) an engine may not write as DuckDB does: infinite,
+-- or outside the years 1000-9999 (four digits, no era).
+SELECT count(*) FROM {{marginal}}
+WHERE n IS NOT NULL AND NOT coalesce(isfinite(n) AND year(n) BETWEEN 1000 AND 9999, false)
+-- name: class_codes
+-- One QI's codes among the suppressed classes ({{codes}}: c0… per QI).
+SELECT DISTINCT {{c}} AS code FROM {{codes}}
+-- name: local_codes
+CREATE OR REPLACE TEMP TABLE kanon_release_codes AS {{select}}
+-- name: code_labels
+-- Those codes with their labels at the node's level.
+CREATE OR REPLACE TEMP TABLE kanon_release_labels AS
+SELECT k.code, h.label FROM kanon_release_codes k JOIN {{nodes}} h ON h.level = {{level}} AND h.code = k.code
+-- name: labels_counted
+-- The labels, and how many are NULL (a file hierarchy's NULL leaf).
+SELECT count(*), count(*) - count(label) FROM kanon_release_labels

@@ -45,3 +45,24 @@ STRING
 -- A class's (value code, records) list as text, v:n,v:n… in code order
 -- (the engine evaluator's per-class models read it in kanon).
 array_join(transform(array_sort(collect_list(struct(v, n))), x -> concat(CAST(x.v AS STRING), ':', CAST(x.n AS STRING))), ',')
+-- name: label_text
+-- The release's labels (src/release/plain.rs), exactly as the hierarchy gives them: a value's text.
+CAST({{x}} AS STRING)
+-- name: label_mask
+-- The last {{i}} characters of the text {{v}} masked (all of a shorter one).
+CASE WHEN length({{v}}) > {{i}} THEN concat(left({{v}}, length({{v}}) - {{i}}), repeat('*', {{i}})) ELSE repeat('*', length({{v}})) END
+-- name: label_interval
+-- [lo, lo + w) of an integral width w, lo = floor(x / w) * w over doubles as DuckDB computes it (floor gives a BIGINT).
+concat('[', CAST(floor(CAST({{x}} AS DOUBLE) / {{w}}) * {{w}} AS STRING), ', ', CAST(floor(CAST({{x}} AS DOUBLE) / {{w}}) * {{w}} + {{w}} AS STRING), ')')
+-- name: as_date
+CAST({{x}} AS DATE)
+-- name: label_month
+date_format({{d}}, 'yyyy-MM')
+-- name: label_quarter
+concat(date_format({{d}}, 'yyyy'), '-Q', CAST(quarter({{d}}) AS STRING))
+-- name: label_year
+CAST(year({{d}}) AS STRING)
+-- name: label_decade
+concat(CAST(year({{d}}) div 10 * 10 AS STRING), 's')
+-- name: label_century
+concat(CAST(year({{d}}) div 100 * 100 AS STRING), 's')

@@ -890,3 +890,122 @@ fn postgres_connects_over_tls_as_libpq_does() {
         assert!(out.stderr.contains("server does not support TLS (sslmode=require)"), "{}", out.stderr);
     }
 }
+
+/// `kanon limit` on PostgreSQL measures there: the GROUP BY of the QIs and the
+/// plain recode-and-write run on the server, over the source's rows and QI
+/// combinations as DuckDB's limit counts them on the same rows; its table is
+/// dropped after; DuckDB's fallbacks are refused (exit 2, naming the flag).
+#[test]
+fn limit_runs_on_postgres_with_the_counts_of_duckdbs() {
+    let Some(url) = pg_url() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let pg = session(dir.path(), &url);
+    let case = demo(dir.path());
+    let schema = "Kanon limit";
+    pg.execute(&format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE; CREATE SCHEMA \"{schema}\"")).unwrap();
+    let source = format!("{schema}.Source Table");
+    load(&pg, &case.parquet, &source);
+    let duck = dir.path().join("limit-duckdb.toml");
+    std::fs::write(
+        &duck,
+        format!(
+            "[source]\nparquet = \"{}\"\n[output]\ndatabase = \"limit.duckdb\"\ntable = \"release\"\n{}\n{}",
+            case.parquet.display(),
+            case.output,
+            case.body
+        ),
+    )
+    .unwrap();
+    let on_pg =
+        pg_job(dir.path(), "limit-pg.toml", &url, &source, &format!("{schema}.Release"), &case.output, &case.body);
+    let node = "zip=2,age=3,birth_date=3,sex=0,education=2";
+    let limit = |job: &Path, extra: &[&str]| {
+        let out = run(dir.path(), &[&["limit", job.to_str().unwrap(), "--node", node, "--quiet"], extra].concat());
+        assert_eq!(out.code, 0, "{}", out.show());
+        serde_json::from_str::<Value>(out.stdout.trim()).unwrap()
+    };
+    let (a, b) = (limit(&duck, &[]), limit(&on_pg, &[]));
+    assert_eq!(b["rows"], 74, "{b}");
+    assert_eq!(a["rows"], b["rows"]);
+    assert!(b["combinations"].as_i64().is_some_and(|c| c > 1), "{b}");
+    assert_eq!(a["combinations"], b["combinations"]);
+    assert_eq!((b["group_by"].as_str(), b["written_as"].as_str()), (Some("group_by"), Some("table")));
+    let sum = b["group_by_seconds"].as_f64().unwrap() + b["write_seconds"].as_f64().unwrap();
+    assert!((b["total_seconds"].as_f64().unwrap() - sum).abs() < 1e-9, "{b}");
+    // No map-join figure on an engine; --plain-only says the same.
+    assert!(b["maps_write_seconds"].is_null() && b["maps_total_seconds"].is_null(), "{b}");
+    assert_eq!(limit(&on_pg, &["--plain-only"])["combinations"], a["combinations"]);
+    // Nothing left beside the source: no release, no limit table.
+    let left = "SELECT count(*) FROM pg_tables WHERE schemaname = 'Kanon limit' AND tablename <> 'Source Table'";
+    assert_eq!(pg_value(&pg, left), "0");
+    for flag in ["--hashed", "--scan"] {
+        let out = run(dir.path(), &["limit", on_pg.to_str().unwrap(), "--node", node, "--quiet", flag]);
+        assert_eq!(out.code, 2, "{flag}: {}", out.show());
+        assert!(out.stderr.contains(flag) && out.stderr.contains("PostgreSQL"), "{flag}: {}", out.stderr);
+    }
+}
+
+/// Every built-in hierarchy kind at every level, and a file hierarchy with a NULL leaf: the
+/// labels PostgreSQL's release writes (by its expressions, or its maps where the trace says
+/// so) are the ones DuckDB's release writes, row for row; and with suppressed classes (k > 1)
+/// the anti-join on their labels leaves out the rows DuckDB leaves out, with the same report.
+#[test]
+fn every_hierarchy_kind_releases_duckdbs_labels_on_postgres() {
+    use crate::util::{check_every_kind_recoding, every_kind, every_kind_node};
+    let Some(url) = pg_url() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let pg = session(dir.path(), &url);
+    let (parquet, qis) = every_kind(dir.path());
+    let schema = "Kanon kinds";
+    pg.execute(&format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE; CREATE SCHEMA \"{schema}\"")).unwrap();
+    let (source, release) = (format!("{schema}.Source Table"), format!("{schema}.Release"));
+    load(&pg, &parquet, &source);
+    let jobs = |k: u64| {
+        let body = format!("[privacy]\nk = {k}\nmax_suppression = 1.0\n{qis}");
+        let duck = dir.path().join(format!("kinds{k}-duckdb.toml"));
+        std::fs::write(
+            &duck,
+            format!(
+                "[source]\nparquet = \"{}\"\n[output]\ndatabase = \"kinds.duckdb\"\ntable = \"release\"\nreport = \"kinds-duckdb.json\"\n{body}",
+                parquet.display()
+            ),
+        )
+        .unwrap();
+        let on_pg = pg_job(
+            dir.path(),
+            &format!("kinds{k}-pg.toml"),
+            &url,
+            &source,
+            &release,
+            "report = \"kinds-pg.json\"",
+            &body,
+        );
+        (duck, on_pg)
+    };
+    // Releases node by node: (k, node, the level the trace is checked at).
+    let mut nodes: Vec<(u64, String, Option<u8>)> = (0..=6).map(|l| (1, every_kind_node(l), Some(l))).collect();
+    nodes.push((30, every_kind_node(4), Some(4)));
+    nodes.push((2, "code=2,zip=3,age=4,score=3,amount=1,day=6,ts=2,sex=0,grade=1".into(), None));
+    for (k, node, level) in nodes {
+        let (duck, on_pg) = jobs(k);
+        ok(dir.path(), &["run", duck.to_str().unwrap(), "--quiet", "--node", &node]);
+        let out = kanon_env(
+            dir.path(),
+            &["run", on_pg.to_str().unwrap(), "--quiet", "--node", &node],
+            &[("KANON_KEY", KEY), ("KANON_TRACE", "1")],
+        );
+        assert_eq!(out.code, 0, "{node}: {}", out.show());
+        if let Some(level) = level {
+            check_every_kind_recoding(&out.stderr, level);
+        }
+        let (a, b) = (report(&dir.path().join("kinds-duckdb.json")), report(&dir.path().join("kinds-pg.json")));
+        assert_eq!(a, b, "k = {k}, {node}: reports differ");
+        let suppressed = a["suppressed"].as_u64().unwrap();
+        assert_eq!(suppressed == 0, k == 1, "k = {k}, {node}: {suppressed} suppressed");
+        assert!(suppressed < 400, "k = {k}, {node}: everything suppressed");
+        let x = sorted_rows(&Connection::open(dir.path().join("kinds.duckdb")).unwrap(), "release");
+        let y = pg_rows(&pg, &release);
+        assert_eq!(x.len() as u64, 400 - suppressed);
+        assert!(x == y, "k = {k}, {node}: released rows differ (first: {:?} / {:?})", x.first(), y.first());
+    }
+}

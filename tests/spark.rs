@@ -697,3 +697,89 @@ fn a_result_longer_than_the_servers_stream_arrives_whole() {
     assert_eq!(local("SELECT format('{} {} {}', n, d, s) FROM made"), whole);
     spark.execute("DROP TABLE kanon_test_stream").unwrap();
 }
+
+/// `kanon limit` on Spark measures there: the GROUP BY of the QIs (a cached
+/// work table) and the plain recode-and-write (a Parquet table of the
+/// catalog, dropped after) run on Spark, over the source's rows and QI
+/// combinations as DuckDB's limit counts them; DuckDB's fallbacks are
+/// refused (exit 2, naming the flag).
+#[test]
+fn limit_runs_on_spark_with_the_counts_of_duckdbs() {
+    let Some(url) = spark_url() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let spark = session(dir.path(), &url);
+    let mut case = demo(dir.path());
+    case.name = "limit";
+    let table = "kanon_test_limit";
+    let (duck, on_spark) = jobs(dir.path(), &case, &url, &format!("parquet = \"{}\"", case.parquet.display()), table);
+    let node = "zip=2,age=3,birth_date=3,sex=0,education=2";
+    let limit = |job: &Path| -> serde_json::Value {
+        let out = ok(dir.path(), &["limit", job.to_str().unwrap(), "--node", node, "--quiet"]);
+        serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
+    };
+    let (a, b) = (limit(&duck), limit(&on_spark));
+    assert_eq!(b["rows"], 74, "{b}");
+    assert_eq!(a["rows"], b["rows"]);
+    assert!(b["combinations"].as_i64().is_some_and(|c| c > 1), "{b}");
+    assert_eq!(a["combinations"], b["combinations"]);
+    assert_eq!((b["group_by"].as_str(), b["written_as"].as_str()), (Some("group_by"), Some("table")));
+    let sum = b["group_by_seconds"].as_f64().unwrap() + b["write_seconds"].as_f64().unwrap();
+    assert!((b["total_seconds"].as_f64().unwrap() - sum).abs() < 1e-9, "{b}");
+    assert!(b["maps_write_seconds"].is_null() && b["maps_total_seconds"].is_null(), "{b}");
+    // The limit's table is gone, and no release was written.
+    for name in [format!("{table}__kanon_limit"), table.to_string()] {
+        assert!(!spark.exists(&name).unwrap(), "{name} left behind");
+    }
+    for flag in ["--hashed", "--scan"] {
+        let (code, out) = kanon(dir.path(), &["limit", on_spark.to_str().unwrap(), "--node", node, "--quiet", flag]);
+        assert_eq!(code, 2, "{flag}: {out}");
+        assert!(out.contains(flag) && out.contains("Spark"), "{flag}: {out}");
+    }
+}
+
+/// Every built-in hierarchy kind at every level, and a file hierarchy with a NULL leaf: the
+/// labels Spark's release writes (by its expressions, or its maps where the trace says so) are
+/// the ones DuckDB's release writes, row for row; and with suppressed classes (k > 1) the
+/// anti-join on their labels leaves out the rows DuckDB leaves out, with the same report.
+#[test]
+fn every_hierarchy_kind_releases_duckdbs_labels_on_spark() {
+    use crate::util::{check_every_kind_recoding, every_kind, every_kind_node};
+    let Some(url) = spark_url() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let spark = session(dir.path(), &url);
+    let (parquet, qis) = every_kind(dir.path());
+    let table = "kanon_test_kinds";
+    let source = format!("parquet = \"{}\"", parquet.display());
+    // Releases node by node: (k, node, the level the trace is checked at).
+    let mut nodes: Vec<(u64, String, Option<u8>)> = (0..=6).map(|l| (1, every_kind_node(l), Some(l))).collect();
+    nodes.push((30, every_kind_node(4), Some(4)));
+    nodes.push((2, "code=2,zip=3,age=4,score=3,amount=1,day=6,ts=2,sex=0,grade=1".into(), None));
+    for (k, node, level) in nodes {
+        let case = Case {
+            name: "kinds",
+            parquet: parquet.clone(),
+            body: format!("[privacy]\nk = {k}\nmax_suppression = 1.0\n{qis}"),
+            output: String::new(),
+            engine: "",
+        };
+        let (duck, on_spark) = jobs(dir.path(), &case, &url, &source, table);
+        ok(dir.path(), &["run", duck.to_str().unwrap(), "--quiet", "--node", &node]);
+        let out = crate::util::kanon_env(
+            dir.path(),
+            &["run", on_spark.to_str().unwrap(), "--quiet", "--node", &node],
+            &[("KANON_KEY", KEY), ("KANON_TRACE", "1")],
+        );
+        assert_eq!(out.code, 0, "{node}: {}", out.show());
+        if let Some(level) = level {
+            check_every_kind_recoding(&out.stderr, level);
+        }
+        let (a, b) = (report(&dir.path().join("kinds-duckdb.json")), report(&dir.path().join("kinds-spark.json")));
+        assert_eq!(a, b, "k = {k}, {node}: reports differ");
+        let suppressed = a["suppressed"].as_u64().unwrap();
+        assert_eq!(suppressed == 0, k == 1, "k = {k}, {node}: {suppressed} suppressed");
+        assert!(suppressed < 400, "k = {k}, {node}: everything suppressed");
+        let (x, y) = (duckdb_rows(dir.path(), &case), spark_rows(&spark, table));
+        assert_eq!(x.len() as u64, 400 - suppressed);
+        assert!(x == y, "k = {k}, {node}: released rows differ (first: {:?} / {:?})", x.first(), y.first());
+    }
+}

@@ -664,3 +664,80 @@ pub fn brute_rows(
         })
         .collect()
 }
+
+// ---------------------------------------------------------------------------------------------
+// Every built-in hierarchy kind on the column types the engines recode by expression, for the
+// engine release tests (tests/spark.rs, tests/postgres.rs).
+// ---------------------------------------------------------------------------------------------
+
+/// Per QI of [`every_kind`]: its column, hierarchy height, and the levels at which the release
+/// on Spark and PostgreSQL joins its value → label map (at the others an expression gives its
+/// labels): a double's, a decimal's or a timestamp's leaves (their text is not DuckDB's), a
+/// fractional width, a file hierarchy above its leaves.
+pub const EVERY_KIND: [(&str, u8, &[u8]); 9] = [
+    ("code", 4, &[]),
+    ("zip", 3, &[]),
+    ("age", 4, &[]),
+    ("score", 3, &[0]),
+    ("amount", 3, &[0, 1]),
+    ("day", 6, &[]),
+    ("ts", 3, &[0]),
+    ("sex", 1, &[]),
+    ("grade", 2, &[1, 2]),
+];
+
+/// 400 rows (a Parquet file in `dir`) whose QIs take every built-in hierarchy kind, and the
+/// job's QIs: text masked (values of several lengths: a `*` on top), an integer masked,
+/// integer / double / decimal intervals (negative values, a fractional width), every date
+/// unit over three centuries, a timestamp by month and year, a suppressed text, and a file
+/// hierarchy with a NULL leaf. Returns (parquet, the QIs' TOML).
+pub fn every_kind(dir: &Path) -> (PathBuf, String) {
+    let parquet = dir.join("kinds.parquet");
+    duckdb::Connection::open_in_memory()
+        .unwrap()
+        .execute_batch(&format!(
+            "COPY (SELECT i AS id, substr('ABCDEFG', 1, 1 + i % 5) || (i % 3)::VARCHAR AS code,
+                   (53700 + (i % 37) * 13)::INTEGER AS zip, ((i % 90) - 5)::INTEGER AS age,
+                   ((i % 61) - 20) * 0.75 AS score, ((i % 47) * 1.25)::DECIMAL(8,2) AS amount,
+                   DATE '1899-12-25' + (i * 97)::INTEGER AS day,
+                   TIMESTAMP '2023-12-31 22:30:00' + INTERVAL (i * 7) HOUR AS ts,
+                   ['F', 'M'][1 + i % 2] AS sex,
+                   CASE WHEN i % 10 = 3 THEN NULL ELSE ['a', 'b', 'c'][1 + i % 3] END AS grade
+                   FROM range(400) r(i)) TO '{}' (FORMAT PARQUET)",
+            parquet.display()
+        ))
+        .unwrap();
+    let grades = dir.join("grades.csv");
+    std::fs::write(&grades, "a;low;*\nb;low;*\nc;high;*\nNULL;unknown;*\n").unwrap();
+    let mut qis = String::new();
+    for (q, h) in [
+        ("code", "{ mask = 3 }".to_string()),
+        ("zip", "{ mask = 2 }".into()),
+        ("age", "{ intervals = [5, 10, 20] }".into()),
+        ("score", "{ intervals = [2, 10] }".into()),
+        ("amount", "{ intervals = [2.5, 5] }".into()),
+        ("day", "{ date = [\"month\", \"quarter\", \"year\", \"decade\", \"century\"] }".into()),
+        ("ts", "{ date = [\"month\", \"year\"] }".into()),
+        ("sex", "\"suppress\"".into()),
+        ("grade", format!("{{ file = \"{}\" }}", grades.display())),
+    ] {
+        qis.push_str(&format!("[[quasi_identifiers]]\ncolumn = \"{q}\"\nhierarchy = {h}\n"));
+    }
+    (parquet, qis)
+}
+
+/// The node of [`EVERY_KIND`] with every QI at `level`, or at its top when lower.
+pub fn every_kind_node(level: u8) -> String {
+    EVERY_KIND.iter().map(|(q, h, _)| format!("{q}={}", level.min(*h))).collect::<Vec<_>>().join(",")
+}
+
+/// Checks that `trace` (`KANON_TRACE`'s lines `recoding: … by …`) says each QI of
+/// [`EVERY_KIND`] at [`every_kind_node`]`(level)` was recoded as [`EVERY_KIND`] says.
+pub fn check_every_kind_recoding(trace: &str, level: u8) {
+    for (q, h, maps_at) in EVERY_KIND {
+        let l = level.min(h);
+        let how = if maps_at.contains(&l) { "its map" } else { "an expression" };
+        let line = format!("recoding: {q} at level {l} by {how}");
+        assert!(trace.contains(&line), "expected \"{line}\" in the trace:\n{trace}");
+    }
+}

@@ -74,4 +74,10 @@ pub(crate) trait RemoteEngine {
 
     /// Drop the work table `name`, if there is one.
     fn drop_work(&self, name: &str) -> Result<()>;
+
+    /// `select` written as a table beside the release `table`, as the
+    /// release is written (Spark: a Parquet table of its catalog;
+    /// PostgreSQL: a table in the release's schema, committed), then
+    /// dropped; the rows. What `kanon limit` times on the engine.
+    fn write_scratch(&self, table: &str, select: &str) -> Result<u64>;
 }

@@ -35,6 +35,8 @@ pub(crate) const UNREAD: &str = "unread Spark type ";
 /// Suffixes of the release's temporary and previous tables beside the target.
 const TMP: &str = "__kanon_tmp";
 const PREVIOUS: &str = "__kanon_previous";
+/// Suffix of `kanon limit`'s table beside the release.
+const SCRATCH: &str = "__kanon_limit";
 /// What both suffixes start with.
 pub(crate) const SIDE_TABLES: &str = "__kanon_";
 
@@ -570,6 +572,19 @@ impl RemoteEngine for Spark {
         self.execute(&statement("drop_work_view", &[("name", &ident(name))]))?;
         self.work.borrow_mut().retain(|w| w != name);
         Ok(())
+    }
+
+    fn write_scratch(&self, table: &str, select: &str) -> Result<u64> {
+        // Beside the release, under the swap's own suffix (never a source's name).
+        let scratch = qualified(&format!("{table}{SCRATCH}"));
+        self.execute(&drop_if_exists(&scratch))?;
+        let written = self
+            .execute(&statement("create_parquet", &[("table", &scratch), ("select", select)]))
+            .and_then(|()| self.count(&scratch));
+        let dropped = self.execute(&drop_if_exists(&scratch));
+        let rows = written?;
+        dropped?;
+        Ok(rows)
     }
 
     fn history(&self, job: &Job) -> Result<Option<String>> {

@@ -11,10 +11,13 @@
 //! are recodings of that one shape; cells ([`CellRecoding`]) have the same
 //! one pass, the row's cluster coming from its source position, its cells
 //! from the cluster. [`publish`] swaps the result in. On Spark or PostgreSQL a full-domain
-//! recoding is one statement of joins run there ([`remote`]).
+//! recoding is one statement run there ([`remote`]): each QI recoded by the
+//! plain SQL expression that gives its labels ([`plain`], which `kanon limit`
+//! times too), a join only for a QI that needs its value map.
 
 mod functions;
 mod maps;
+pub(crate) mod plain;
 mod publish;
 mod remote;
 
@@ -86,16 +89,11 @@ pub fn write(
         bail!("only a cell-based release has a reconstruction");
     }
     match (&source.remote, recoding) {
-        (Some(engine), Recoding::Levels { levels, dropped, dropped_there }) => remote::write_levels(
-            conn,
-            engine.as_ref(),
-            job,
-            columns,
-            levels,
-            dropped,
-            dropped_there.as_deref(),
-            before_commit,
-        ),
+        (Some(engine), Recoding::Levels { levels, dropped, dropped_there }) => {
+            let heights: Vec<u8> = source.hierarchies.iter().map(|h| h.height).collect();
+            let there = dropped_there.as_deref();
+            remote::write_levels(conn, engine.as_ref(), job, columns, &heights, levels, dropped, there, before_commit)
+        }
         // The plan runs only full-domain searches on a remote engine.
         (Some(_), _) => unreachable!("a remote engine writes full-domain releases only"),
         (None, Recoding::Levels { levels, dropped, .. }) => {

@@ -1,72 +1,43 @@
-//! The full-domain release on a remote engine (Spark, PostgreSQL).
+//! The full-domain release on a remote engine (Spark, PostgreSQL): one
+//! statement there, each QI recoded by its plain expression ([`super::plain`],
+//! a join only for a QI that needs its map), the suppressed classes' rows
+//! left out by an anti-join on their labels.
 
+use super::plain;
 use super::Written;
-use crate::data::hierarchy::{code_table, dim_table, node_table};
+use crate::data::hierarchy::node_table;
 use crate::engine::embedded::{statement, SourceColumn};
 use crate::engine::remote::RemoteEngine;
 use crate::job::Job;
-use crate::sql::{self, ident, list, render};
+use crate::sql::{self, fragment, ident, list, render};
 use anyhow::{Context, Result};
 use duckdb::Connection;
 
-/// The full-domain release where the source lives ([`crate::engine::remote`]): the
-/// value maps (each source value as it is, its group's code at the node and
-/// label) and the suppressed classes go to the session as small tables, and
-/// one statement of joins ([`sql::RELEASE_JOINED`]) writes the release table there.
+/// The suppressed classes' labels there (`kanon_release_suppressed`).
+const SUPPRESSED: &str = "kanon_release_suppressed";
+
+/// The full-domain release where the source lives ([`crate::engine::remote`]):
+/// the QIs recoded at `levels` (hierarchies of `heights`), the rows of the
+/// suppressed classes left out: `dropped` (their codes at those levels, here)
+/// or, when `dropped_there` names it, the work table there that holds them.
+/// Written by the engine's `write_table`, swapped in with `before_commit`.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn write_levels(
     conn: &Connection,
     remote: &dyn RemoteEngine,
     job: &Job,
     columns: &[SourceColumn],
+    heights: &[u8],
     levels: &[u8],
     dropped: &[Box<[i64]>],
     dropped_there: Option<&str>,
     before_commit: Option<&super::BeforeCommit>,
 ) -> Result<Written> {
-    let n = levels.len();
     let table = job.output.remote_table.as_deref().context("a remote job names its release table")?;
-    for (a, &l) in levels.iter().enumerate() {
-        let q = render(
-            sql::fragment(sql::RELEASE_MAP, "value_map"),
-            &[
-                ("n", "k.n"),
-                ("code", &format!("c{l}")),
-                ("codes", &code_table(a)),
-                ("dim", &dim_table(a)),
-                ("nodes", &node_table(a)),
-                ("level", &l.to_string()),
-            ],
-        );
-        remote.share(conn, &statement("release_map_shared", &[("map", &q)]), &[], &format!("kanon_release_map_{a}"))?;
-    }
-    // The dropped classes: left there by the engine evaluator, or a local table of their codes sent over.
-    let dropped = match dropped_there {
-        Some(table) => table.to_string(),
-        None => {
-            conn.execute_batch(&statement(
-                "release_dropped",
-                &[("columns", &list(0..n, ", ", |a| format!("c{a} BIGINT")))],
-            ))?;
-            let mut app = conn.appender_to_catalog_and_db("kanon_release_dropped", "temp", "main")?;
-            for class in dropped {
-                app.append_row(duckdb::appender_params_from_iter(class.iter()))?;
-            }
-            app.flush()?;
-            drop(app);
-            let dropped = statement("select_all", &[("relation", "kanon_release_dropped")]);
-            remote.share(conn, &dropped, &[], "kanon_release_dropped")?;
-            "kanon_release_dropped".to_string()
-        }
-    };
     let qis = job.qi_names();
     let out = &job.output;
-    let mut joins = String::new();
-    for (a, q) in qis.iter().enumerate() {
-        let t = columns.iter().find(|c| &c.name == q).map_or("", |c| c.type_name.as_str());
-        let nullable = crate::engine::embedded::has_null(conn, &crate::data::hierarchy::code_table(a))?;
-        let on = remote.same_value(&format!("s.{}", ident(q)), &format!("m{a}.n"), t, nullable);
-        joins.push_str(&format!("\nJOIN kanon_release_map_{a} m{a} ON {on}"));
-    }
+    let recoding = plain::recoding_on_engine(conn, remote, job, columns, levels, heights)?;
+    let mut joins = recoding.joins;
     let pseudonym = match out.pseudonymize.is_empty() {
         true => None,
         false => {
@@ -78,22 +49,92 @@ pub(super) fn write_levels(
     let select = list(columns.iter().filter(|c| !out.drop.iter().any(|d| d.name == c.name)), ", ", |c| {
         let name = ident(&c.name);
         match qis.iter().position(|q| *q == c.name) {
-            Some(a) => format!("m{a}.label AS {name}"),
+            Some(a) => format!("{} AS {name}", recoding.labels[a]),
             None if out.pseudonymize.iter().any(|p| p.name == c.name) => {
                 format!("{} AS {name}", pseudonym.expect("a key was shared")(&format!("s.{name}")))
             }
             None => format!("s.{name}"),
         }
     });
-    let select = render(
-        sql::RELEASE_JOINED,
-        &[
-            ("columns", &select),
-            ("joins", &joins),
-            ("match", &list(0..n, " AND ", |a| format!("d.c{a} = m{a}.code"))),
-            ("dropped", &ident(&dropped)),
-        ],
-    );
+    let recoded = render(fragment(sql::RELEASE_JOINED, "recoded"), &[("columns", &select), ("joins", &joins)]);
+    let select = match suppressed(conn, remote, levels, dropped, dropped_there)? {
+        // No class suppressed: no join at all.
+        None => recoded,
+        Some(nullable) => {
+            let matched = list(qis.iter().enumerate(), " AND ", |(a, q)| {
+                remote.same_value(&format!("r.{}", ident(q)), &format!("d.q{a}"), "VARCHAR", nullable[a])
+            });
+            render(fragment(sql::RELEASE_JOINED, "kept"), &[("recoded", &recoded), ("match", &matched)])
+        }
+    };
     let rows = remote.write_table(table, &select, before_commit)?;
+    let _ = remote.drop_work(SUPPRESSED);
     Ok(Written { rows })
+}
+
+/// The suppressed classes' label tuples as the work table [`SUPPRESSED`]
+/// there (q0…, one per QI), or None when no class is suppressed. Built there
+/// from the classes' codes (sent from `dropped`, or already there in
+/// `dropped_there`) and, per QI, the labels of the codes among them (looked
+/// up here, sent there: one row per code, never one per source value).
+/// Returns per QI whether a label is NULL.
+fn suppressed(
+    conn: &Connection,
+    remote: &dyn RemoteEngine,
+    levels: &[u8],
+    dropped: &[Box<[i64]>],
+    dropped_there: Option<&str>,
+) -> Result<Option<Vec<bool>>> {
+    let n = levels.len();
+    let codes = match dropped_there {
+        Some(there) => there.to_string(),
+        None if dropped.is_empty() => return Ok(None),
+        None => {
+            conn.execute_batch(&statement(
+                "release_dropped",
+                &[("columns", &list(0..n, ", ", |a| format!("c{a} BIGINT")))],
+            ))?;
+            let mut app = conn.appender_to_catalog_and_db("kanon_release_dropped", "temp", "main")?;
+            for class in dropped {
+                app.append_row(duckdb::appender_params_from_iter(class.iter()))?;
+            }
+            app.flush()?;
+            drop(app);
+            let all = statement("select_all", &[("relation", "kanon_release_dropped")]);
+            remote.share(conn, &all, &[], "kanon_release_dropped").context("sending the suppressed classes")?;
+            "kanon_release_dropped".to_string()
+        }
+    };
+    let mut nullable = Vec::with_capacity(n);
+    for (a, &l) in levels.iter().enumerate() {
+        let distinct =
+            render(fragment(sql::RELEASE_MAP, "class_codes"), &[("codes", &ident(&codes)), ("c", &format!("c{a}"))]);
+        match dropped_there {
+            Some(_) => {
+                let found = remote.fetch(conn, &distinct, "kanon_release_codes")?;
+                if found == 0 {
+                    return Ok(None);
+                }
+            }
+            None => conn.execute_batch(&render(fragment(sql::RELEASE_MAP, "local_codes"), &[("select", &distinct)]))?,
+        }
+        conn.execute_batch(&render(
+            fragment(sql::RELEASE_MAP, "code_labels"),
+            &[("nodes", &node_table(a)), ("level", &l.to_string())],
+        ))?;
+        let (labels, nulls): (i64, i64) =
+            conn.query_row(fragment(sql::RELEASE_MAP, "labels_counted"), [], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        crate::trace(|| format!("release: {labels} labels of QI {a} among the suppressed classes"));
+        nullable.push(nulls > 0);
+        let all = statement("select_all", &[("relation", "kanon_release_labels")]);
+        remote.share(conn, &all, &[], &format!("kanon_release_label_{a}"))?;
+    }
+    let labels = list(0..n, ", ", |a| format!("l{a}.label AS q{a}"));
+    let joins = list(0..n, "\n", |a| format!("JOIN kanon_release_label_{a} l{a} ON d.c{a} = l{a}.code"));
+    let select = render(
+        fragment(sql::RELEASE_JOINED, "suppressed"),
+        &[("labels", &labels), ("codes", &ident(&codes)), ("joins", &joins)],
+    );
+    remote.create_work(SUPPRESSED, &select, false).context("building the suppressed classes' labels")?;
+    Ok(Some(nullable))
 }

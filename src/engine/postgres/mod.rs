@@ -200,6 +200,19 @@ fn carry_over(tx: &mut postgres::Transaction, oid: u32, tmp: &str) -> Result<()>
     Ok(())
 }
 
+/// `CREATE TABLE table AS select` in `tx` (`create`: which, a section of
+/// sql/postgres.sql); the rows. Under KANON_TRACE its plan first: PostgreSQL
+/// runs CREATE TABLE AS in parallel, and a parallel plan has a Gather.
+fn create_as(tx: &mut postgres::Transaction, create: &str, table: &str, select: &str) -> Result<u64> {
+    let create = statement(create, &[("table", table), ("select", select)]);
+    crate::trace(|| {
+        let plan = tx.query(&statement("explain", &[("statement", &create)]), &[]);
+        let plan = plan.map(|rows| rows.iter().map(|r| r.get::<_, String>(0)).collect::<Vec<_>>().join("\n  "));
+        format!("postgres: the plan of {table}:\n  {}", plan.unwrap_or_else(|e| e.to_string()))
+    });
+    tx.execute(&create, &[]).context("writing the release on PostgreSQL")
+}
+
 /// A statement as PostgreSQL spells it: it has no TINYINT (the narrowest
 /// integer the base set's codes take elsewhere).
 fn dialect(statement: &str) -> String {
@@ -448,7 +461,13 @@ impl Postgres {
             bad(format!("{file}: [engine] url: cannot connect to PostgreSQL at {at}: {why}"))
         })?;
         client.batch_execute(&statement("session", &[])).context("setting up the PostgreSQL session")?;
-        Ok(Postgres { client: RefCell::new(client), at, file: file.to_string(), source_schema: RefCell::new(None), work: RefCell::new(None) })
+        Ok(Postgres {
+            client: RefCell::new(client),
+            at,
+            file: file.to_string(),
+            source_schema: RefCell::new(None),
+            work: RefCell::new(None),
+        })
     }
 
     /// The relation a job names (`table` or `schema.table`, each part
@@ -920,6 +939,19 @@ impl RemoteEngine for Postgres {
 
     fn drop_work(&self, name: &str) -> Result<()> {
         self.execute(&statement("drop_work", &[("name", &ident(name))]))
+    }
+
+    fn write_scratch(&self, table: &str, select: &str) -> Result<u64> {
+        let select = dialect(select);
+        let place = self.place_of(table)?;
+        let scratch = Place { schema: place.schema, name: format!("{}__kanon_limit", place.name) }.quoted();
+        let mut client = self.client.borrow_mut();
+        client.batch_execute(&statement("drop_if_exists", &[("table", &scratch)]))?;
+        let mut tx = client.transaction()?;
+        let rows = create_as(&mut tx, "create_as", &scratch, &select)?;
+        tx.commit()?;
+        client.batch_execute(&statement("drop_if_exists", &[("table", &scratch)]))?;
+        Ok(rows)
     }
 
     fn history(&self, job: &Job) -> Result<Option<String>> {

@@ -17,12 +17,18 @@
 //! `group_by_failed_after_seconds` says how long the GROUP BY ran before it
 //! failed. Building the hierarchies is timed apart (`hierarchy_seconds`).
 //!
+//! On Spark and PostgreSQL ([`engine`]) both halves run on the engine: the
+//! GROUP BY as a work table there, the write as the engine writes a release
+//! (a Parquet table of Spark's catalog, a table of PostgreSQL), each QI by
+//! the expression that gives its labels (the release's own,
+//! [`crate::release::plain`]); no map-join figure, no fallbacks.
+//!
 //! Stage by stage: [`Plan`] settles the options → [`yardstick`] times the
 //! GROUP BY → the hierarchies and their value → label maps are built →
-//! [`write`] times the recode-and-write ([`recode`] says how each QI is
+//! [`write`] times the recode-and-write ([`plain`] says how each QI is
 //! recoded) → the [`Report`].
 
-mod recode;
+mod engine;
 mod write;
 mod yardstick;
 
@@ -33,9 +39,9 @@ use crate::error::bad;
 use crate::job::{parse_levels, Job};
 use crate::load::check_columns;
 use crate::progress::spinner;
+use crate::release::plain::{self, Recode};
 use crate::sql::{self, fragment, render};
 use anyhow::{Context, Result};
-use recode::Recode;
 use serde::Serialize;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -102,6 +108,9 @@ pub(crate) struct Report {
 pub(crate) fn run(plan: &Plan, quiet: bool) -> Result<Report> {
     let job = &plan.job;
     crate::anonymize::plan::refuse_on_engine(job, crate::anonymize::plan::Feature::Limit)?;
+    if !matches!(job.engine.kind, crate::job::EngineKind::DuckDb) {
+        return engine::run(plan, quiet);
+    }
     let (conn, columns) = embedded::open(job)?;
     check_columns(job, &columns)?;
     let qis = job.qi_names();
@@ -118,7 +127,7 @@ pub(crate) fn run(plan: &Plan, quiet: bool) -> Result<Report> {
     let kind = Written::of(job);
     // The plain-SQL limit: each QI by the cheapest expression of its hierarchy.
     let plain: Vec<Recode> =
-        (0..qis.len()).map(|a| recode::plain(job, &columns, a, plan.levels[a], heights[a])).collect();
+        (0..qis.len()).map(|a| plain::duckdb_limit(job, &columns, a, plan.levels[a], heights[a])).collect();
     let start = Instant::now();
     let written = write::write(&conn, job, &columns, &qis, &plain, &scratch.path().join("plain"), kind)?;
     let plain_seconds = start.elapsed().as_secs_f64();
@@ -151,34 +160,50 @@ pub(crate) fn run(plan: &Plan, quiet: bool) -> Result<Report> {
 }
 
 /// The hierarchies as `kanon run` builds them (the generated ones need the
-/// marginals), and each QI's value → label map at its level. Their heights.
-fn maps(conn: &duckdb::Connection, job: &Job, qis: &[String], levels: &[u8]) -> Result<Vec<u8>> {
+/// marginals, scanned where the source is), checked against the node's
+/// `levels`. Their heights.
+fn hierarchies(
+    conn: &duckdb::Connection,
+    remote: Option<&crate::engine::remote::Remote>,
+    job: &Job,
+    qis: &[String],
+    levels: &[u8],
+) -> Result<Vec<u8>> {
     let files = hierarchy::load_files(conn, job)?;
-    frequency::scan_source(conn, None, &frequency::Input::source(), qis, &[])?;
+    frequency::scan_source(conn, remote, &frequency::Input::source(), qis, &[])?;
     let hierarchies = hierarchy::finish(conn, job, files)?;
-    for (a, (h, &l)) in hierarchies.iter().zip(levels).enumerate() {
+    for (h, &l) in hierarchies.iter().zip(levels) {
         if l > h.height {
             return Err(bad(format!(
                 "--node: level {l} of \"{}\" is above its hierarchy's height {}",
                 h.column, h.height
             )));
         }
+    }
+    Ok(hierarchies.iter().map(|h| h.height).collect())
+}
+
+/// The hierarchies ([`hierarchies`]) and each QI's value → label map at its
+/// level. Their heights.
+fn maps(conn: &duckdb::Connection, job: &Job, qis: &[String], levels: &[u8]) -> Result<Vec<u8>> {
+    let heights = hierarchies(conn, None, job, qis, levels)?;
+    for (a, (column, &l)) in qis.iter().zip(levels).enumerate() {
         conn.execute_batch(&render(
             fragment(sql::LIMIT, "map"),
             &[
-                ("map", &recode::map_table(a)),
+                ("map", &write::map_table(a)),
                 ("label", &format!("v{l}")),
                 ("h", &h_table(a)),
                 ("marginal", &hierarchy::marginal_table(a)),
                 ("col", &format!("v{a}")),
             ],
         ))
-        .with_context(|| format!("building the value → label map of \"{}\"", h.column))?;
+        .with_context(|| format!("building the value → label map of \"{column}\""))?;
     }
-    Ok(hierarchies.iter().map(|h| h.height).collect())
+    Ok(heights)
 }
 
-fn check_rows(written: i64, rows: i64) -> Result<()> {
+pub(super) fn check_rows(written: i64, rows: i64) -> Result<()> {
     if written != rows {
         anyhow::bail!("the recode-and-write wrote {written} rows, the source has {rows}");
     }

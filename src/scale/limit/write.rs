@@ -2,15 +2,20 @@
 //! the job's release would be (a table of a fresh database, a Parquet or a
 //! CSV file), into a scratch folder beside the output.
 
-use super::recode::{map_table, Recode};
 use crate::engine::embedded::SourceColumn;
 use crate::error::bad;
 use crate::job::Job;
+use crate::release::plain::Recode;
 use crate::sql::{self, fragment, ident, list, literal, render};
 use anyhow::{Context, Result};
 use duckdb::Connection;
 use std::path::Path;
 use tempfile::TempDir;
+
+/// The value → label map of QI `a` at its level.
+pub(super) fn map_table(a: usize) -> String {
+    format!("kanon_limit_map{a}")
+}
 
 /// Catalog name of the scratch database.
 const SCRATCH: &str = "kanon_limit";
