@@ -82,7 +82,7 @@ SELECT * FROM {{table}} ORDER BY ALL
 CREATE OR REPLACE TEMP TABLE kanon_rejected_lists ({{columns}})
 -- name: base_classes
 -- The base set's classes at the bottom node, with no extra codes: a row each already.
-SELECT {{keys}}, p.cnt AS size, 0 AS ldiv FROM {{source}} p
+SELECT {{keys}}, CAST(p.cnt AS BIGINT) AS size, CAST(0 AS BIGINT) AS ldiv FROM {{source}} p
 -- name: refute
 -- Node {{id}}: the records in classes under {{k}} among the classes whose key
 -- hashes into the first {{parts}} of 64 (whole classes, so their sizes are

@@ -528,10 +528,7 @@ impl<'c> EngineSets<'c> {
         let q = render(statement("sizes"), &[("classes", &self.classes_sql(&node))]);
         self.rows(&q)?
             .into_iter()
-            .map(|r| match (&r[0], &r[1]) {
-                (Value::BigInt(s), Value::BigInt(c)) => Ok((*s as u64, *c as u64)),
-                other => Err(anyhow::anyhow!("a class size from the engine: {other:?}")),
-            })
+            .map(|r| Ok((int(&r[0]), int(&r[1]))))
             .collect()
     }
 
