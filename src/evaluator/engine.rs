@@ -1,10 +1,10 @@
 //! The engine backend: on a remote engine (Spark, PostgreSQL) whose base
 //! frequency set is too large to bring back, the base set stays there as a
 //! work table (`kanon_f0`), and so do the frequency sets the searches keep
-//! for rollups. A node's histogram is one query there, rolled up from the
-//! smallest kept set below it (integer division of the codes, no join), and
-//! only the histogram comes back: a row per (class size, distinct sensitive
-//! values), whatever the data's size. The chosen node's suppressed classes
+//! for rollups. A batch of nodes' histograms is one query there, each node
+//! rolled up from the smallest kept set below it (integer division of the
+//! codes, no join), and only the histograms come back: a row per (class
+//! size, distinct sensitive values), whatever the data's size. The chosen node's suppressed classes
 //! stay there too, as a work table the release anti-joins.
 
 use crate::data::frequency::Extras;
