@@ -45,7 +45,9 @@ pub(super) fn measure(
         (Recoding::Levels { .. } | Recoding::Partitions { .. }, Some(release)) if population.is_none() => {
             sizes(release)
         }
-        (Recoding::Levels { levels, dropped, .. }, _) => node_classes(source, job, levels, dropped, population.as_deref())?,
+        (Recoding::Levels { levels, dropped, .. }, _) => {
+            node_classes(source, job, levels, dropped, population.as_deref())?
+        }
         (Recoding::Partitions { leaf_codes, blocks, dropped, .. }, _) => {
             partition_classes(source, leaf_codes, blocks, dropped)?
         }

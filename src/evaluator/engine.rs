@@ -526,10 +526,7 @@ impl<'c> EngineSets<'c> {
     pub(crate) fn source_sizes(&self) -> Result<Vec<(u64, u64)>> {
         let node = Node::full(vec![0; self.n]);
         let q = render(statement("sizes"), &[("classes", &self.classes_sql(&node))]);
-        self.rows(&q)?
-            .into_iter()
-            .map(|r| Ok((int(&r[0]), int(&r[1]))))
-            .collect()
+        self.rows(&q)?.into_iter().map(|r| Ok((int(&r[0]), int(&r[1])))).collect()
     }
 
     /// The classes `req` suppresses at full node `levels`, as the work table
