@@ -32,8 +32,6 @@ DROP TABLE IF EXISTS pg_temp.{{table}}; CREATE TEMP TABLE {{table}} ({{columns}}
 CREATE TABLE {{table}} AS {{select}}
 -- name: empty
 DELETE FROM {{table}}
--- name: insert
-INSERT INTO {{table}} ({{columns}}) {{select}}
 -- name: drop_if_exists
 DROP TABLE IF EXISTS {{table}}
 -- name: drop
@@ -93,3 +91,13 @@ to_char({{d}}, 'YYYY')
 -- name: explain
 -- The plan of a release statement (under KANON_TRACE): a parallel one has a Gather.
 EXPLAIN {{statement}}
+-- name: parallel_release
+-- For the release's transaction: a row passed from a worker to the leader costs what the leader's own row does (cpu_tuple_cost's default), not ten times that.
+SET LOCAL parallel_tuple_cost = 0.01
+-- name: create_built
+-- The release's rows built apart (CREATE TABLE AS may run in parallel, INSERT ... SELECT never), then copied.
+CREATE UNLOGGED TABLE {{table}} AS {{select}}
+-- name: create_built_temp
+CREATE TEMP TABLE {{table}} AS {{select}}
+-- name: copy_built
+INSERT INTO {{table}} ({{columns}}) SELECT {{columns}} FROM {{built}}

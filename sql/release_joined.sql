@@ -20,3 +20,6 @@ WHERE NOT EXISTS (SELECT 1 FROM kanon_release_suppressed d WHERE {{match}})
 SELECT DISTINCT {{labels}}
 FROM {{codes}} d
 {{joins}}
+-- name: label_equal
+-- A recoded label and a suppressed class's, neither NULL.
+{{row}} = {{class}}

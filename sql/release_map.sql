@@ -41,8 +41,6 @@ WHERE n IS NOT NULL AND NOT coalesce(isfinite(n) AND year(n) BETWEEN 1000 AND 99
 -- name: class_codes
 -- One QI's codes among the suppressed classes ({{codes}}: c0… per QI).
 SELECT DISTINCT {{c}} AS code FROM {{codes}}
--- name: local_codes
-CREATE OR REPLACE TEMP TABLE kanon_release_codes AS {{select}}
 -- name: code_labels
 -- Those codes with their labels at the node's level.
 CREATE OR REPLACE TEMP TABLE kanon_release_labels AS
@@ -50,3 +48,9 @@ SELECT k.code, h.label FROM kanon_release_codes k JOIN {{nodes}} h ON h.level = 
 -- name: labels_counted
 -- The labels, and how many are NULL (a file hierarchy's NULL leaf).
 SELECT count(*), count(*) - count(label) FROM kanon_release_labels
+-- name: local_suppressed
+-- The suppressed classes' label tuples, here (they are sent there).
+CREATE OR REPLACE TEMP TABLE kanon_release_suppressed AS {{select}}
+-- name: suppressed_nulls
+-- Per QI, the suppressed classes whose label is NULL (a file hierarchy's NULL leaf).
+SELECT {{nulls}} FROM kanon_release_suppressed

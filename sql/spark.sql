@@ -66,3 +66,6 @@ CAST(year({{d}}) AS STRING)
 concat(CAST(year({{d}}) div 10 * 10 AS STRING), 's')
 -- name: label_century
 concat(CAST(year({{d}}) div 100 * 100 AS STRING), 's')
+-- name: explain
+-- The physical plan of a release (under KANON_TRACE).
+EXPLAIN {{select}}

@@ -750,11 +750,19 @@ fn every_hierarchy_kind_releases_duckdbs_labels_on_spark() {
     let (parquet, qis) = every_kind(dir.path());
     let table = "kanon_test_kinds";
     let source = format!("parquet = \"{}\"", parquet.display());
-    // Releases node by node: (k, node, the level the trace is checked at).
-    let mut nodes: Vec<(u64, String, Option<u8>)> = (0..=6).map(|l| (1, every_kind_node(l), Some(l))).collect();
-    nodes.push((30, every_kind_node(4), Some(4)));
-    nodes.push((2, "code=2,zip=3,age=4,score=3,amount=1,day=6,ts=2,sex=0,grade=1".into(), None));
-    for (k, node, level) in nodes {
+    // Releases node by node: (k, node, the level the trace is checked at, whether the
+    // suppressed classes are read from a work table there, as an engine-side evaluator leaves them).
+    let mut nodes: Vec<(u64, String, Option<u8>, bool)> =
+        (0..=6).map(|l| (1, every_kind_node(l), Some(l), false)).collect();
+    let mixed = "code=2,zip=3,age=4,score=3,amount=1,day=6,ts=2,sex=0,grade=1";
+    // By century and grade: the 2000s' two rows of a NULL grade are a suppressed class.
+    let null_class = "code=4,zip=3,age=4,score=3,amount=3,day=5,ts=3,sex=1,grade=0";
+    for there in [false, true] {
+        nodes.push((30, every_kind_node(4), Some(4), there));
+        nodes.push((2, mixed.into(), None, there));
+        nodes.push((3, null_class.into(), None, there));
+    }
+    for (k, node, level, there) in nodes {
         let case = Case {
             name: "kinds",
             parquet: parquet.clone(),
@@ -767,12 +775,14 @@ fn every_hierarchy_kind_releases_duckdbs_labels_on_spark() {
         let out = crate::util::kanon_env(
             dir.path(),
             &["run", on_spark.to_str().unwrap(), "--quiet", "--node", &node],
-            &[("KANON_KEY", KEY), ("KANON_TRACE", "1")],
+            &[("KANON_KEY", KEY), ("KANON_TRACE", "1"), ("KANON_DROPPED_THERE", if there { "1" } else { "" })],
         );
         assert_eq!(out.code, 0, "{node}: {}", out.show());
         if let Some(level) = level {
             check_every_kind_recoding(&out.stderr, level);
         }
+        // Read there, each QI's labels of the suppressed classes come back by their codes.
+        assert_eq!(out.stderr.contains("labels of QI 0 among the suppressed classes"), there, "{node}");
         let (a, b) = (report(&dir.path().join("kinds-duckdb.json")), report(&dir.path().join("kinds-spark.json")));
         assert_eq!(a, b, "k = {k}, {node}: reports differ");
         let suppressed = a["suppressed"].as_u64().unwrap();

@@ -239,6 +239,23 @@ impl Spark {
         Ok(())
     }
 
+    /// Spark's physical plan of `select`, for the trace (or why there is none).
+    fn plan(&self, select: &str) -> String {
+        let explained = match self.session.sql(&statement("explain", &[("select", &dialect(select))])) {
+            Ok(frame) => frame.collect_record_batches(),
+            Err(e) => return e.to_string(),
+        };
+        let batches = match explained {
+            Ok(batches) => batches,
+            Err(e) => return e.to_string(),
+        };
+        let column = batches.first().map(|b| b.column(0).clone());
+        column
+            .as_ref()
+            .and_then(|c| c.as_any().downcast_ref::<arrow58::array::StringArray>())
+            .map_or_else(|| "no plan".into(), |plan| plan.value(0).to_string())
+    }
+
     fn count(&self, relation: &str) -> Result<u64> {
         let batches = self.session.sql(&statement("count", &[("relation", relation)]))?.collect_record_batches()?;
         let batch = batches.first().context("a count from Spark")?;
@@ -499,10 +516,16 @@ impl RemoteEngine for Spark {
         let drop_tmp = || {
             let _ = self.execute(&drop_if_exists(&q_tmp));
         };
+        let started = std::time::Instant::now();
+        let trace =
+            |what: &str| crate::trace(|| format!("spark: release {what}: {:.3}s", started.elapsed().as_secs_f64()));
+        crate::trace(|| format!("spark: the plan of the release:\n{}", self.plan(select)));
         let built = self
             .execute(&statement("create_parquet", &[("table", &q_tmp), ("select", select)]))
             .context("writing the release on Spark")
+            .inspect(|()| trace("written"))
             .and_then(|()| self.count(&q_tmp))
+            .inspect(|_| trace("counted"))
             .and_then(|rows| self.execute(&drop_if_exists(&q_previous)).map(|()| rows));
         let rows = built.inspect_err(|_| drop_tmp())?;
         let had_previous = self.exists(table)?;
@@ -530,6 +553,7 @@ impl RemoteEngine for Spark {
             return Err(e);
         }
         self.execute(&drop_if_exists(&q_previous))?;
+        trace("swapped, its history row appended");
         Ok(rows)
     }
 

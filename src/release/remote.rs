@@ -61,8 +61,14 @@ pub(super) fn write_levels(
         // No class suppressed: no join at all.
         None => recoded,
         Some(nullable) => {
+            // A QI whose suppressed labels have no NULL matches on plain `=`: a row
+            // whose label is NULL matches none of them either way. Fewer, simpler keys.
             let matched = list(qis.iter().enumerate(), " AND ", |(a, q)| {
-                remote.same_value(&format!("r.{}", ident(q)), &format!("d.q{a}"), "VARCHAR", nullable[a])
+                let (row, class) = (format!("r.{}", ident(q)), format!("d.q{a}"));
+                match nullable[a] {
+                    true => remote.same_value(&row, &class, "VARCHAR", true),
+                    false => render(fragment(sql::RELEASE_JOINED, "label_equal"), &[("row", &row), ("class", &class)]),
+                }
             });
             render(fragment(sql::RELEASE_JOINED, "kept"), &[("recoded", &recoded), ("match", &matched)])
         }
@@ -72,12 +78,13 @@ pub(super) fn write_levels(
     Ok(Written { rows })
 }
 
-/// The suppressed classes' label tuples as the work table [`SUPPRESSED`]
-/// there (q0…, one per QI), or None when no class is suppressed. Built there
-/// from the classes' codes (sent from `dropped`, or already there in
-/// `dropped_there`) and, per QI, the labels of the codes among them (looked
-/// up here, sent there: one row per code, never one per source value).
-/// Returns per QI whether a label is NULL.
+/// The suppressed classes' label tuples as the table [`SUPPRESSED`] there
+/// (q0…, one per QI), or None when no class is suppressed; per QI whether a
+/// label is NULL. From `dropped`, the labels are looked up here and the
+/// tuples sent (one round trip); from `dropped_there` (the evaluator's work
+/// table there), see [`labels_there`]. `KANON_DROPPED_THERE` sends `dropped`
+/// there first and takes that path (for its tests, before an evaluator
+/// leaves classes there).
 fn suppressed(
     conn: &Connection,
     remote: &dyn RemoteEngine,
@@ -86,37 +93,60 @@ fn suppressed(
     dropped_there: Option<&str>,
 ) -> Result<Option<Vec<bool>>> {
     let n = levels.len();
-    let codes = match dropped_there {
-        Some(there) => there.to_string(),
-        None if dropped.is_empty() => return Ok(None),
-        None => {
-            conn.execute_batch(&statement(
-                "release_dropped",
-                &[("columns", &list(0..n, ", ", |a| format!("c{a} BIGINT")))],
-            ))?;
-            let mut app = conn.appender_to_catalog_and_db("kanon_release_dropped", "temp", "main")?;
-            for class in dropped {
-                app.append_row(duckdb::appender_params_from_iter(class.iter()))?;
-            }
-            app.flush()?;
-            drop(app);
-            let all = statement("select_all", &[("relation", "kanon_release_dropped")]);
-            remote.share(conn, &all, &[], "kanon_release_dropped").context("sending the suppressed classes")?;
-            "kanon_release_dropped".to_string()
-        }
-    };
+    if let Some(there) = dropped_there {
+        return labels_there(conn, remote, levels, there);
+    }
+    if dropped.is_empty() {
+        return Ok(None);
+    }
+    conn.execute_batch(&statement("release_dropped", &[("columns", &list(0..n, ", ", |a| format!("c{a} BIGINT")))]))?;
+    let mut app = conn.appender_to_catalog_and_db("kanon_release_dropped", "temp", "main")?;
+    for class in dropped {
+        app.append_row(duckdb::appender_params_from_iter(class.iter()))?;
+    }
+    app.flush()?;
+    drop(app);
+    if std::env::var("KANON_DROPPED_THERE").is_ok_and(|v| !v.is_empty()) {
+        let all = statement("select_all", &[("relation", "kanon_release_dropped")]);
+        remote.share(conn, &all, &[], "kanon_release_dropped_sent")?;
+        let sent = statement("select_all", &[("relation", "kanon_release_dropped_sent")]);
+        remote.create_work("kanon_release_dropped", &sent, false)?;
+        return labels_there(conn, remote, levels, "kanon_release_dropped");
+    }
+    let joins = list(levels.iter().enumerate(), "\n", |(a, l)| {
+        format!("JOIN {} l{a} ON l{a}.level = {l} AND l{a}.code = d.c{a}", node_table(a))
+    });
+    let labels = render(
+        fragment(sql::RELEASE_JOINED, "suppressed"),
+        &[
+            ("labels", &list(0..n, ", ", |a| format!("l{a}.label AS q{a}"))),
+            ("codes", "kanon_release_dropped"),
+            ("joins", &joins),
+        ],
+    );
+    conn.execute_batch(&render(fragment(sql::RELEASE_MAP, "local_suppressed"), &[("select", &labels)]))?;
+    let nulls = list(0..n, ", ", |a| format!("count(*) - count(q{a})"));
+    let nullable =
+        conn.query_row(&render(fragment(sql::RELEASE_MAP, "suppressed_nulls"), &[("nulls", &nulls)]), [], |r| {
+            (0..n).map(|a| Ok(r.get::<_, i64>(a)? > 0)).collect::<duckdb::Result<Vec<bool>>>()
+        })?;
+    let all = statement("select_all", &[("relation", "kanon_release_suppressed")]);
+    remote.share(conn, &all, &[], SUPPRESSED).context("sending the suppressed classes' labels")?;
+    Ok(Some(nullable))
+}
+
+/// [`suppressed`] from the classes' codes in the table `codes` there: per QI
+/// the codes among them are fetched (one row per code), their labels looked
+/// up here and sent there, and the label tuples built there as the work
+/// table [`SUPPRESSED`].
+fn labels_there(conn: &Connection, remote: &dyn RemoteEngine, levels: &[u8], codes: &str) -> Result<Option<Vec<bool>>> {
+    let n = levels.len();
     let mut nullable = Vec::with_capacity(n);
     for (a, &l) in levels.iter().enumerate() {
         let distinct =
-            render(fragment(sql::RELEASE_MAP, "class_codes"), &[("codes", &ident(&codes)), ("c", &format!("c{a}"))]);
-        match dropped_there {
-            Some(_) => {
-                let found = remote.fetch(conn, &distinct, "kanon_release_codes")?;
-                if found == 0 {
-                    return Ok(None);
-                }
-            }
-            None => conn.execute_batch(&render(fragment(sql::RELEASE_MAP, "local_codes"), &[("select", &distinct)]))?,
+            render(fragment(sql::RELEASE_MAP, "class_codes"), &[("codes", &ident(codes)), ("c", &format!("c{a}"))]);
+        if remote.fetch(conn, &distinct, "kanon_release_codes")? == 0 {
+            return Ok(None);
         }
         conn.execute_batch(&render(
             fragment(sql::RELEASE_MAP, "code_labels"),
@@ -133,7 +163,7 @@ fn suppressed(
     let joins = list(0..n, "\n", |a| format!("JOIN kanon_release_label_{a} l{a} ON d.c{a} = l{a}.code"));
     let select = render(
         fragment(sql::RELEASE_JOINED, "suppressed"),
-        &[("labels", &labels), ("codes", &ident(&codes)), ("joins", &joins)],
+        &[("labels", &labels), ("codes", &ident(codes)), ("joins", &joins)],
     );
     remote.create_work(SUPPRESSED, &select, false).context("building the suppressed classes' labels")?;
     Ok(Some(nullable))

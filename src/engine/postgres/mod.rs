@@ -201,9 +201,14 @@ fn carry_over(tx: &mut postgres::Transaction, oid: u32, tmp: &str) -> Result<()>
 }
 
 /// `CREATE TABLE table AS select` in `tx` (`create`: which, a section of
-/// sql/postgres.sql); the rows. Under KANON_TRACE its plan first: PostgreSQL
-/// runs CREATE TABLE AS in parallel, and a parallel plan has a Gather.
+/// sql/postgres.sql); the rows. PostgreSQL may run CREATE TABLE AS in
+/// parallel (never INSERT … SELECT), but every row goes to the leader, and
+/// at the default cost of passing a row up (`parallel_tuple_cost`) it
+/// plans the release serially: the transaction lowers that cost, so the
+/// workers share the per-row work (labels, the anti-join). Under
+/// KANON_TRACE the plan first: a parallel one has a Gather.
 fn create_as(tx: &mut postgres::Transaction, create: &str, table: &str, select: &str) -> Result<u64> {
+    tx.batch_execute(&statement("parallel_release", &[]))?;
     let create = statement(create, &[("table", table), ("select", select)]);
     crate::trace(|| {
         let plan = tx.query(&statement("explain", &[("statement", &create)]), &[]);
@@ -719,6 +724,17 @@ impl Postgres {
         Ok(work)
     }
 
+    /// Where the release's rows are built before they are copied into a
+    /// release that keeps its table: (the statement's name, the table), an
+    /// unlogged table in the work schema (a temp one without it).
+    fn built_rows(&self) -> Result<(&'static str, String)> {
+        let name = ident("kanon_release_rows");
+        Ok(match self.work_schema()? {
+            Some(schema) => ("create_built", format!("{}.{name}", ident(&schema))),
+            None => ("create_built_temp", format!("pg_temp.{name}")),
+        })
+    }
+
     /// Run a statement for its effect.
     pub fn execute(&self, statement: &str) -> Result<()> {
         self.client
@@ -844,6 +860,7 @@ impl RemoteEngine for Postgres {
         let place = self.place_of(table)?;
         let target = place.quoted();
         let file = &self.file;
+        let built = self.built_rows()?;
         let mut client = self.client.borrow_mut();
         // The release's columns, as CREATE TABLE … AS would make them.
         let columns: Vec<(String, u32, i32)> = client
@@ -855,9 +872,7 @@ impl RemoteEngine for Postgres {
             .collect();
         let mut tx = client.transaction()?;
         let rows = match find(&mut tx, &target)? {
-            None => tx
-                .execute(&statement("create_as", &[("table", &target), ("select", &select)]), &[])
-                .context("writing the release on PostgreSQL")?,
+            None => create_as(&mut tx, "create_as", &target, &select)?,
             Some(old) if !matches!(old.kind.as_str(), "r" | "p") => {
                 return Err(bad(format!(
                 "{file}: [output] table \"{table}\" ({}) is a {} in PostgreSQL; the release is a table kanon writes",
@@ -873,14 +888,22 @@ impl RemoteEngine for Postgres {
                     c
                 };
                 if sorted(&had) == sorted(&columns) {
+                    // Built apart, then copied in: PostgreSQL may run CREATE TABLE AS
+                    // in parallel, never INSERT … SELECT.
+                    let (create, built) = &built;
+                    tx.batch_execute(&statement("drop_if_exists", &[("table", built)]))?;
+                    create_as(&mut tx, create, built, &select)?;
                     tx.execute(&statement("empty", &[("table", &target)]), &[])
                         .context("emptying the previous release")?;
                     let names = list(&columns, ", ", |(n, _, _)| ident(n));
-                    tx.execute(
-                        &statement("insert", &[("table", &target), ("columns", &names), ("select", &select)]),
-                        &[],
-                    )
-                    .context("writing the release on PostgreSQL")?
+                    let rows = tx
+                        .execute(
+                            &statement("copy_built", &[("table", &target), ("columns", &names), ("built", built)]),
+                            &[],
+                        )
+                        .context("writing the release on PostgreSQL")?;
+                    tx.batch_execute(&statement("drop", &[("table", built)]))?;
+                    rows
                 } else {
                     let depending = dependents(&mut tx, old.oid)?;
                     if !depending.is_empty() {
@@ -897,9 +920,7 @@ impl RemoteEngine for Postgres {
                     let tmp =
                         Place { schema: place.schema.clone(), name: format!("{}__kanon_tmp", place.name) }.quoted();
                     tx.batch_execute(&statement("drop_if_exists", &[("table", &tmp)]))?;
-                    let rows = tx
-                        .execute(&statement("create_as", &[("table", &tmp), ("select", &select)]), &[])
-                        .context("writing the release on PostgreSQL")?;
+                    let rows = create_as(&mut tx, "create_as", &tmp, &select)?;
                     carry_over(&mut tx, old.oid, &tmp)?;
                     tx.batch_execute(&statement("drop", &[("table", &target)]))?;
                     tx.batch_execute(&statement("rename", &[("from", &tmp), ("to", &ident(&place.name))]))?;
