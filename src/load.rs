@@ -37,6 +37,38 @@ pub struct Loaded {
     pub(crate) position: Option<String>,
     /// The engine the source lives in (`[engine] kind = "spark"` or `"postgres"`).
     pub(crate) remote: Option<Remote>,
+    /// With `[privacy] person`: the source's persons and their rows.
+    pub(crate) persons: Option<PersonStats>,
+}
+
+/// The source's persons (`[privacy] person`), off the person column's marginal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PersonStats {
+    pub persons: u64,
+    /// Rows per person: the least, the median (the lower middle one) and the most.
+    pub rows_per_person: [u64; 3],
+}
+
+/// The persons of the person column's marginal `kanon_marg_p`; a NULL person exits 2.
+fn person_stats(conn: &Connection, job: &Job, person: &Column) -> Result<PersonStats> {
+    let (persons, nulls, least, median, most) =
+        conn.query_row(crate::sql::fragment(crate::sql::PERSONS, "stats"), [], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, i64>(2)?,
+                r.get::<_, i64>(3)?,
+                r.get::<_, i64>(4)?,
+            ))
+        })?;
+    if nulls > 0 {
+        return Err(bad(format!(
+            "{}: person column \"{}\" is NULL in some rows; every row needs its person",
+            job.at(person),
+            person.name
+        )));
+    }
+    Ok(PersonStats { persons: persons as u64, rows_per_person: [least as u64, median as u64, most as u64] })
 }
 
 /// Check that every column the job names exists in the source.
@@ -50,6 +82,9 @@ pub(crate) fn check_columns(job: &Job, columns: &[SourceColumn]) -> Result<()> {
     }
     if let Some(c) = &job.class_column {
         named.push((c, "class column"));
+    }
+    if let Some(c) = &job.privacy.person {
+        named.push((c, "person column"));
     }
     for (col, role) in named {
         if !columns.iter().any(|c| c.name == col.name) {
@@ -125,7 +160,9 @@ fn load_as(job: &Job, bar: &indicatif::ProgressBar, records: bool) -> Result<Loa
     let closeness = job.closeness_column().map(|c| c.name.as_str());
     let label = job.class_column.as_ref().map(|c| c.name.as_str());
     // The extra columns the frequency sets carry: (alias, column).
-    let extra: Vec<(&str, &str)> = [("s", sensitive), ("t", closeness), ("y", label)]
+    // The person column's codes (`p`) make the base set a set of (person, tuple) pairs.
+    let person = job.privacy.person.as_ref().map(|c| c.name.as_str());
+    let extra: Vec<(&str, &str)> = [("s", sensitive), ("t", closeness), ("y", label), ("p", person)]
         .into_iter()
         .filter_map(|(alias, c)| c.map(|c| (alias, c)))
         .collect();
@@ -149,6 +186,7 @@ fn load_as(job: &Job, bar: &indicatif::ProgressBar, records: bool) -> Result<Loa
         return Err(bad(format!("{}: the source, {}, has no rows", job.path.display(), job.source.describe())));
     }
     trace("scan");
+    let persons = job.privacy.person.as_ref().map(|c| person_stats(&conn, job, c)).transpose()?;
     bar.set_message("building the hierarchies");
     let hierarchies = hierarchy::finish(&conn, job, files)?;
     trace("hierarchies");
@@ -200,9 +238,24 @@ fn load_as(job: &Job, bar: &indicatif::ProgressBar, records: bool) -> Result<Loa
         heights: hierarchies.iter().map(|h| h.height).collect(),
         leaves: hierarchies.iter().map(|h| h.leaves).collect(),
         label: extras.label,
+        persons: persons.map(|p| p.persons),
     };
     let base = frequency::Base::new(form);
-    Ok(Loaded { conn, columns, hierarchies, data, extras, base, models, memory_rows, side, threads, position, remote })
+    Ok(Loaded {
+        conn,
+        columns,
+        hierarchies,
+        data,
+        extras,
+        base,
+        models,
+        memory_rows,
+        side,
+        threads,
+        position,
+        remote,
+        persons,
+    })
 }
 
 impl Loaded {

@@ -122,6 +122,27 @@ pub(crate) struct FullDomainReport {
     /// `[search] reuse`: whether the previous node was kept (only when reuse is asked).
     #[serde(flatten)]
     pub(crate) reuse: Option<ReuseReport>,
+    /// `[privacy] person`: the persons beside the rows.
+    #[serde(flatten)]
+    pub(crate) persons: Option<PersonsReport>,
+}
+
+/// With `[privacy] person`: k, the budget and the risk count persons.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct PersonsReport {
+    pub(crate) persons_in: u64,
+    pub(crate) persons_out: u64,
+    pub(crate) suppressed_persons: u64,
+    pub(crate) rows_per_person: RowsPerPerson,
+}
+
+/// The source's rows per person.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct RowsPerPerson {
+    pub(crate) min: u64,
+    /// The lower middle value.
+    pub(crate) median: u64,
+    pub(crate) max: u64,
 }
 
 /// The report's account of reuse (flattened into a full-domain report).

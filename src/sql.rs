@@ -96,6 +96,7 @@ statements! {
     FREQUENCY_SETS => "frequency_sets.sql",
     EVALUATOR => "evaluator.sql",
     ENGINE_EVALUATOR => "engine_evaluator.sql",
+    PERSONS => "persons.sql",
     HIERARCHY_TABLES => "hierarchy_tables.sql",
     // anonymize: the full-domain node chosen, measured.
     NODE_CLASSES => "node_classes.sql",

@@ -11,6 +11,7 @@ mod init;
 mod models;
 mod nightly;
 mod pbg;
+mod persons;
 mod postgres;
 mod props;
 mod release;

@@ -96,9 +96,16 @@ pub(crate) fn run(plan: &Plan, quiet: bool) -> Result<()> {
         Model::Cells { .. } => load_records(job, &phase)?,
         _ => load_showing(job, &phase)?,
     };
-    let rows = source.data.rows;
-    if job.privacy.k > rows {
-        return Err(bad(format!("{}: k = {} is above the number of rows ({rows})", job.path.display(), job.privacy.k)));
+    let (units, unit) = match source.data.persons {
+        Some(persons) => (persons, "persons"),
+        None => (source.data.rows, "rows"),
+    };
+    if job.privacy.k > units {
+        return Err(bad(format!(
+            "{}: k = {} is above the number of {unit} ({units})",
+            job.path.display(),
+            job.privacy.k
+        )));
     }
     match &plan.model {
         Model::FullDomain { node, reuse } => {

@@ -90,6 +90,14 @@ impl Plan {
         if job.algorithm.cell_based() {
             refuse_on_engine(&job, Feature::CellBased)?;
         }
+        let generalization = if job.algorithm.cell_based() {
+            Some("cell-based generalization")
+        } else if scheme.is_some() || job.metric == Metric::Hdm {
+            Some("the scheme search")
+        } else {
+            None
+        };
+        refuse_with_person(&job, generalization)?;
         if scheme.is_some() || job.metric == Metric::Hdm {
             refuse_on_engine(&job, Feature::Scheme)?;
         }
@@ -160,17 +168,43 @@ pub(crate) enum Feature {
     CellBased,
     /// `kanon limit`, which times the plain GROUP BY and write where the source is.
     Limit,
+    /// `[privacy] person`: classes of persons by their rows' signatures.
+    Persons,
 }
 
 /// What each engine runs besides full-domain searches: a new engine adds its
 /// row (the match is exhaustive, so it cannot be forgotten).
-/// Columns: schemes, cell-based, `kanon limit`.
+/// Columns: schemes, cell-based, `kanon limit`, `person`.
 #[rustfmt::skip]
-fn runs_on(engine: &EngineKind) -> [bool; 3] {
+fn runs_on(engine: &EngineKind) -> [bool; 4] {
     match engine {
-        EngineKind::DuckDb      => [true, true, true],
-        EngineKind::Spark(_)    => [false, false, true],
-        EngineKind::Postgres(_) => [false, false, true],
+        EngineKind::DuckDb      => [true, true, true, true],
+        EngineKind::Spark(_)    => [false, false, true, false],
+        EngineKind::Postgres(_) => [false, false, true, false],
+    }
+}
+
+/// What `[privacy] person` does not combine with (exit 2, naming it):
+/// `generalization` is the run's model when it is not full-domain.
+pub(crate) fn refuse_with_person(job: &Job, generalization: Option<&str>) -> Result<()> {
+    let Some(person) = &job.privacy.person else {
+        return Ok(());
+    };
+    refuse_on_engine(job, Feature::Persons)?;
+    let other = [
+        (generalization.map(str::to_string)),
+        job.privacy.diversity.as_ref().map(|d| format!("l-diversity (l_diversity on \"{}\")", d.column.name)),
+        job.privacy.closeness.as_ref().map(|t| format!("t-closeness (t_closeness on \"{}\")", t.column.name)),
+        job.class_column.as_ref().map(|c| format!("a class column (\"{}\", for metric cm)", c.name)),
+        job.risk.population_table.as_ref().map(|_| "[risk] population_table".to_string()),
+    ];
+    match other.into_iter().flatten().next() {
+        Some(what) => Err(bad(format!(
+            "{}: [privacy] person = \"{}\" counts persons; it does not combine with {what} yet: kanon runs full-domain searches for k over persons",
+            job.at(person),
+            person.name
+        ))),
+        None => Ok(()),
     }
 }
 
@@ -188,6 +222,9 @@ pub(crate) fn refuse_on_engine(job: &Job, feature: Feature) -> Result<()> {
         ),
         Feature::Limit => format!(
             "{file}: this command runs on the DuckDB engine only; on {engine}, `kanon run`, `check` and `pareto` take full-domain jobs"
+        ),
+        Feature::Persons => format!(
+            "{file}: [privacy] person runs on the DuckDB engine for now, not on {engine}"
         ),
     }))
 }

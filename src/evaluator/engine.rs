@@ -269,6 +269,7 @@ impl<'c> EngineSets<'c> {
                 leaf_sums: node.attrs.iter().map(|&a| int(&r[4 + a])).collect(),
                 minority: int(&r[4 + n]),
                 squares: int(&r[5 + n]),
+                rows: None,
             });
         }
         Ok(nodes

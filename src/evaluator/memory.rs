@@ -427,7 +427,7 @@ fn push_indices(array: &dyn Array, lookup: &Lookup, a: usize, col: &mut Vec<u32>
 }
 
 /// One QI's column of an Arrow batch as i64 (DuckDB gives the narrow types of `kanon_f0`).
-fn ints(array: &dyn Array, out: &mut Vec<i64>) -> Result<()> {
+pub(super) fn ints(array: &dyn Array, out: &mut Vec<i64>) -> Result<()> {
     match array.data_type() {
         DataType::Int8 => out.extend(array.as_primitive::<Int8Type>().values().iter().map(|&v| v as i64)),
         DataType::Int16 => out.extend(array.as_primitive::<Int16Type>().values().iter().map(|&v| v as i64)),
@@ -1240,6 +1240,7 @@ impl MemorySets {
                     leaf_sums: vec![0; width],
                     minority: 0,
                     squares: 0,
+                    rows: None,
                 });
             }
             let bucket = &mut buckets[b];

@@ -13,6 +13,7 @@ pub(crate) mod candidates;
 pub(crate) mod classes;
 pub(crate) mod engine;
 pub mod memory;
+pub(crate) mod persons;
 pub(crate) mod sorted;
 pub(crate) mod sql;
 
@@ -143,6 +144,8 @@ enum Sets<'c> {
     Sql(SqlSets<'c>),
     /// On the remote engine that holds the base set (engine.rs).
     Engine(Box<EngineSets<'c>>),
+    /// Classes of persons (`[privacy] person`, persons.rs).
+    Persons(Box<persons::PersonSets<'c>>),
 }
 
 pub struct Evaluator<'c> {
@@ -175,6 +178,16 @@ impl<'c> Evaluator<'c> {
             return Ok(Evaluator::with_sets(conn, data, extras, Sets::Engine(Box::new(sets))));
         }
         let base_rows = || crate::data::frequency::base_rows(conn);
+        if data.persons.is_some() {
+            base.as_table(conn)?;
+            let memory = match backend {
+                Backend::Auto(limit) => base_rows()? <= limit,
+                Backend::Memory => true,
+                Backend::Sql => false,
+            };
+            let sets = persons::PersonSets::new(conn, &data.heights, memory)?;
+            return Ok(Evaluator::with_sets(conn, data, extras, Sets::Persons(Box::new(sets))));
+        }
         // Coded rows above the memory backend's rows: the load chose a sorted base (sorted.rs).
         let sorted = match (backend, base.form()) {
             (Backend::Auto(limit), BaseForm::Sorted { divisors }) if data.rows > limit => {
@@ -269,16 +282,24 @@ impl<'c> Evaluator<'c> {
             Sets::Sql(s) if s.sorted().is_some() => Ok(s.sorted().map_or(0, |b| b.classes())),
             Sets::Engine(e) if !self.extras.any() => Ok(e.base_rows()),
             Sets::Engine(e) => Ok(e.source_sizes()?.iter().map(|&(_, classes)| classes).sum()),
+            Sets::Persons(p) => p.combinations(),
             _ => crate::data::frequency::combinations(self.conn, self.data.heights.len(), self.extras),
         }
     }
 
     /// The source's class sizes (size, classes), when the base set is in memory.
-    pub fn source_sizes(&self) -> Result<Option<Vec<(u64, u64)>>> {
+    pub fn source_sizes(&mut self) -> Result<Option<Vec<(u64, u64)>>> {
+        if let Sets::Persons(_) = &self.sets {
+            // The bottom node's classes of persons.
+            let bottom = Node::full(vec![0; self.data.heights.len()]);
+            let sizes = self.histogram(&bottom)?.buckets.iter().map(|b| (b.size, b.classes)).collect();
+            return Ok(Some(sizes));
+        }
         Ok(match &self.sets {
             Sets::Memory(m) => Some(m.base_sizes()),
             Sets::Sql(s) => s.sorted().map(|b| b.sizes()),
             Sets::Engine(e) => Some(e.source_sizes()?),
+            Sets::Persons(_) => None,
         })
     }
 
@@ -296,6 +317,16 @@ impl<'c> Evaluator<'c> {
             Sets::Sql(s) if s.sorted().is_some() => "sorted",
             Sets::Sql(_) => "sql",
             Sets::Engine(_) => "engine",
+            Sets::Persons(p) if p.in_memory() => "memory",
+            Sets::Persons(_) => "sql",
+        }
+    }
+
+    /// The person classes' sets, with `[privacy] person`.
+    pub(crate) fn persons(&self) -> Option<&persons::PersonSets<'c>> {
+        match &self.sets {
+            Sets::Persons(p) => Some(p),
+            _ => None,
         }
     }
 
@@ -395,6 +426,7 @@ impl<'c> Evaluator<'c> {
             Sets::Memory(m) => m.histograms(&missing),
             Sets::Sql(s) => s.histograms(&missing, &self.cache)?,
             Sets::Engine(e) => e.histograms(&missing)?,
+            Sets::Persons(p) => p.histograms(&missing)?,
         };
         self.remember(computed);
         Ok(nodes.iter().map(|n| self.cache[n].clone()).collect())
@@ -431,6 +463,14 @@ impl<'c> Evaluator<'c> {
                 computed
             }
             Sets::Engine(e) => e.materialize(items, &self.cache)?,
+            Sets::Persons(p) => {
+                // Each node is a pass over the pairs: nothing to roll up from.
+                let mut todo: Vec<Node> =
+                    items.iter().map(|(n, _)| n.clone()).filter(|n| !self.cache.contains_key(n)).collect();
+                todo.sort();
+                todo.dedup();
+                p.histograms(&todo)?
+            }
         };
         self.remember(computed);
         Ok(())
@@ -457,6 +497,8 @@ impl<'c> Evaluator<'c> {
             Sets::Memory(m) => m.refuted(nodes, req.k, req.budget),
             Sets::Sql(s) => s.refuted(nodes, req.k, req.budget)?,
             Sets::Engine(e) => e.refuted(nodes, req.k, req.budget)?,
+            // No sample settles persons: a person's rows are not a sample of its classes.
+            Sets::Persons(_) => vec![false; nodes.len()],
         };
         let proved = out.iter().filter(|&&r| r).count() as u64;
         self.evaluations += proved;
@@ -474,7 +516,7 @@ impl<'c> Evaluator<'c> {
     pub fn row_refutations(&self) -> u64 {
         match &self.sets {
             Sets::Memory(m) => m.row_refutations.load(std::sync::atomic::Ordering::Relaxed),
-            Sets::Sql(_) | Sets::Engine(_) => 0,
+            Sets::Sql(_) | Sets::Engine(_) | Sets::Persons(_) => 0,
         }
     }
 
@@ -486,6 +528,7 @@ impl<'c> Evaluator<'c> {
             Sets::Memory(m) => m.refute_from = rows,
             Sets::Sql(s) => s.refute_from = rows,
             Sets::Engine(e) => e.refute_from = rows,
+            Sets::Persons(_) => {}
         }
         self
     }
@@ -509,6 +552,7 @@ impl<'c> Evaluator<'c> {
             Sets::Memory(m) => m.leaf_sums_from = k,
             Sets::Sql(s) => s.leaf_sums_from = k,
             Sets::Engine(e) => e.leaf_sums_from = k,
+            Sets::Persons(_) => {}
         }
         self
     }
@@ -541,6 +585,8 @@ impl<'c> Evaluator<'c> {
             Sets::Memory(m) => m.models = models,
             Sets::Sql(s) => s.models = models,
             Sets::Engine(e) => e.models = models,
+            // The plan refuses per-class models with persons.
+            Sets::Persons(_) => {}
         }
         self
     }
@@ -556,6 +602,7 @@ impl<'c> Evaluator<'c> {
             Sets::Memory(m) => m.retain(keep),
             Sets::Sql(s) => s.retain(keep)?,
             Sets::Engine(e) => e.retain(keep)?,
+            Sets::Persons(_) => {}
         }
         Ok(())
     }

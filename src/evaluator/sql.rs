@@ -518,6 +518,7 @@ impl<'c> SqlSets<'c> {
                 leaf_sums,
                 minority: r.get::<_, i64>(4 + n)? as u64,
                 squares: r.get::<_, i64>(5 + n)? as u64,
+                rows: None,
             });
         }
         if judged {
@@ -556,6 +557,7 @@ fn histogram_of(node: &Node, sums: &SizeSums) -> Histogram {
             leaf_sums: node.attrs.iter().map(|&a| leaf_sums[a]).collect(),
             minority: 0,
             squares: 0,
+            rows: None,
         })
         .collect();
     Histogram { buckets }

@@ -105,6 +105,22 @@ pub(super) fn check_column_roles(
             )));
         }
     }
+    if let Some(person) = &privacy.person {
+        let at = job.line(person.line).section("privacy");
+        if is_qi(&person.name) || sensitive().any(|c| c.name == person.name) {
+            return Err(at.bad(format_args!(
+                "person column \"{}\" identifies persons; it cannot also be a quasi-identifier or the sensitive column",
+                person.name
+            )));
+        }
+        let hidden = (output.drop.iter().chain(&output.pseudonymize)).any(|c| c.name == person.name);
+        if !hidden {
+            return Err(at.bad(format_args!(
+                "person column \"{}\" would go out in clear: add it to [output] drop or [output] pseudonymize",
+                person.name
+            )));
+        }
+    }
     for c in sensitive() {
         if is_qi(&c.name) {
             return Err(job

@@ -67,6 +67,9 @@ pub struct Privacy {
     pub(crate) budget_given: bool,
     pub(crate) diversity: Option<Diversity>,
     pub(crate) closeness: Option<ClosenessSpec>,
+    /// `person`: the column that identifies a person; classes and k then count
+    /// persons, each with the set of its rows' generalized tuples.
+    pub(crate) person: Option<Column>,
 }
 
 impl Privacy {
@@ -102,6 +105,7 @@ pub(super) struct RawPrivacy {
     max_suppression: Option<toml::Value>,
     l_diversity: Option<RawDiversity>,
     t_closeness: Option<RawCloseness>,
+    person: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -143,6 +147,7 @@ pub(super) fn parse(raw: &RawPrivacy, job: &JobText) -> Result<Privacy> {
         budget_given: raw.max_suppression.is_some(),
         diversity: raw.l_diversity.as_ref().map(|d| diversity(d, job)).transpose()?,
         closeness: raw.t_closeness.as_ref().map(|t| closeness(t, job)).transpose()?,
+        person: raw.person.as_ref().map(|p| job.column(p)),
     })
 }
 

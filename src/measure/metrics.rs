@@ -23,6 +23,33 @@ pub struct Bucket {
     /// Σ over these classes of Σ over sensitive values v of count(class, v)²
     /// (0 unless the evaluator was asked for it: `Extras::spread`).
     pub(crate) squares: u64,
+    /// With `[privacy] person`, where `size` counts persons: the rows these
+    /// classes hold ([`Bucket::records`], [`Bucket::row_squares`]).
+    pub(crate) rows: Option<PersonRows>,
+}
+
+/// A person-level bucket's rows: loss stays over rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PersonRows {
+    /// Rows of the persons in these classes.
+    pub(crate) rows: u64,
+    /// What these classes add to Σ over released tuples t of (rows released
+    /// with t)², when they are released beside every class of more persons
+    /// (dm over the released rows; see docs/semantics.md).
+    pub(crate) squares: u64,
+}
+
+impl Bucket {
+    /// Rows in these classes (a class's size counts rows unless it counts persons).
+    pub(crate) fn records(&self) -> u64 {
+        self.rows.map_or(self.size * self.classes, |r| r.rows)
+    }
+
+    /// dm's share of these classes when kept with every larger one: Σ size²
+    /// over rows.
+    pub(crate) fn row_squares(&self) -> u64 {
+        self.rows.map_or(self.classes * self.size * self.size, |r| r.squares)
+    }
 }
 
 /// A node's class-size histogram, ordered by (size, ldiv, admitted).
@@ -59,6 +86,15 @@ pub struct Dataset {
     pub(crate) leaves: Vec<u64>,
     /// Is there a class column (for cm)?
     pub(crate) label: bool,
+    /// With `[privacy] person`: the source's persons (k and the budget count them).
+    pub persons: Option<u64>,
+}
+
+impl Dataset {
+    /// What k and the suppression budget count: persons, or rows.
+    pub fn units(&self) -> u64 {
+        self.persons.unwrap_or(self.rows)
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -90,7 +126,10 @@ impl Metrics {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
     pub feasible: bool,
+    /// Units (rows, or persons with `[privacy] person`) suppressed.
     pub suppressed: u64,
+    /// Rows suppressed (`suppressed` unless units are persons).
+    pub suppressed_rows: u64,
     /// Smallest kept class (None when nothing is kept).
     pub k: Option<u64>,
     /// Fewest distinct sensitive values in a kept class (None when not asked or nothing kept).
@@ -113,6 +152,10 @@ impl Histogram {
                     }
                     last.minority += b.minority;
                     last.squares += b.squares;
+                    if let (Some(x), Some(y)) = (&mut last.rows, b.rows) {
+                        x.rows += y.rows;
+                        x.squares += y.squares;
+                    }
                 }
                 _ => out.push(b),
             }
@@ -213,14 +256,15 @@ impl Histogram {
         let n = data.heights.len();
         let suppressed = self.suppressed(req);
         let kept: Vec<&Bucket> = self.buckets.iter().filter(|b| req.keeps(b)).collect();
-        let mut glm = (suppressed * n as u64) as f64;
+        let suppressed_rows: u64 = self.buckets.iter().filter(|b| !req.keeps(b)).map(|b| b.records()).sum();
+        let mut glm = (suppressed_rows * n as u64) as f64;
         for (a, &leaves) in data.leaves.iter().enumerate() {
             if leaves > 1 {
                 let sum: u64 = kept.iter().map(|b| b.leaf_sums[a]).sum();
                 glm += sum as f64 / (leaves - 1) as f64;
             }
         }
-        let dm: u64 = kept.iter().map(|b| b.classes * b.size * b.size).sum::<u64>() + suppressed * data.rows;
+        let dm: u64 = kept.iter().map(|b| b.row_squares()).sum::<u64>() + suppressed_rows * data.rows;
         let precision = 1.0
             - levels
                 .iter()
@@ -231,10 +275,12 @@ impl Histogram {
         let cells = (data.rows * n as u64) as f64;
         let minority: u64 = kept.iter().map(|b| b.minority).sum();
         let cm =
-            data.label.then(|| if data.rows > 0 { (minority + suppressed) as f64 / data.rows as f64 } else { 0.0 });
+            data.label
+                .then(|| if data.rows > 0 { (minority + suppressed_rows) as f64 / data.rows as f64 } else { 0.0 });
         Outcome {
             feasible: suppressed <= req.budget,
             suppressed,
+            suppressed_rows,
             k: kept.iter().map(|b| b.size).min(),
             l: req.l.and(kept.iter().map(|b| b.ldiv).min()),
             classes: kept.iter().map(|b| b.classes).sum(),
@@ -271,11 +317,11 @@ mod tests {
     use super::*;
 
     fn data() -> Dataset {
-        Dataset { rows: 10, heights: vec![2, 1], leaves: vec![5, 3], label: false }
+        Dataset { rows: 10, heights: vec![2, 1], leaves: vec![5, 3], label: false, persons: None }
     }
 
     fn bucket(size: u64, classes: u64, ldiv: u64, leaf_sums: Vec<u64>) -> Bucket {
-        Bucket { size, ldiv, admitted: true, classes, leaf_sums, minority: 0, squares: 0 }
+        Bucket { size, ldiv, admitted: true, classes, leaf_sums, minority: 0, squares: 0, rows: None }
     }
 
     #[test]

@@ -170,14 +170,14 @@ mod tests {
     use crate::measure::metrics::Bucket;
 
     fn bucket(size: u64, classes: u64, ldiv: u64, squares: u64) -> Bucket {
-        Bucket { size, ldiv, admitted: true, classes, leaf_sums: vec![0], minority: 0, squares }
+        Bucket { size, ldiv, admitted: true, classes, leaf_sums: vec![0], minority: 0, squares, rows: None }
     }
 
     #[test]
     fn indices_follow_the_definitions() {
         // Classes: one of 1 (ldiv 1), two of 3 (ldiv 2, squares 5 each), one of 4 (ldiv 1, 16).
         let h = Histogram { buckets: vec![bucket(1, 1, 1, 1), bucket(3, 2, 2, 10), bucket(4, 1, 1, 16)] };
-        let data = Dataset { rows: 11, heights: vec![1], leaves: vec![2], label: false };
+        let data = Dataset { rows: 11, heights: vec![1], leaves: vec![2], label: false, persons: None };
         let all = [Objective::K, Objective::L, Objective::Sk, Objective::Sl, Objective::Dm];
         // Budget 1: the class of 1 is suppressed, k = 3.
         let s = score(&h, &[0], 1, &data, &all);

@@ -35,7 +35,9 @@ pub enum Recoding {
     /// classes by their codes at those levels, or, when the evaluator ran on
     /// the remote engine, `dropped_there`: the work table there that holds
     /// them (columns c0… BIGINT; `dropped` is then empty).
-    Levels { levels: Vec<u8>, dropped: Vec<Box<[i64]>>, dropped_there: Option<String> },
+    /// With `persons_dropped`, the persons in `kanon_dropped_persons` (by
+    /// person code) are left out with all their rows (`[privacy] person`).
+    Levels { levels: Vec<u8>, dropped: Vec<Box<[i64]>>, dropped_there: Option<String>, persons_dropped: bool },
     /// One partition per QI (Li & Li's schemes): per QI, `blocks[a][i]` is
     /// the block of leaf index `i` (the rank of the leaf code in
     /// `leaf_codes[a]`) and `labels[a]` the blocks' labels; `dropped` the
@@ -89,17 +91,27 @@ pub fn write(
         bail!("only a cell-based release has a reconstruction");
     }
     match (&source.remote, recoding) {
-        (Some(engine), Recoding::Levels { levels, dropped, dropped_there }) => {
+        (Some(engine), Recoding::Levels { levels, dropped, dropped_there, .. }) => {
             let heights: Vec<u8> = source.hierarchies.iter().map(|h| h.height).collect();
             let there = dropped_there.as_deref();
             remote::write_levels(conn, engine.as_ref(), job, columns, &heights, levels, dropped, there, before_commit)
         }
         // The plan runs only full-domain searches on a remote engine.
         (Some(_), _) => unreachable!("a remote engine writes full-domain releases only"),
-        (None, Recoding::Levels { levels, dropped, .. }) => {
+        (None, Recoding::Levels { levels, dropped, persons_dropped, .. }) => {
             let maps = maps::levels(conn, job, columns, levels, dropped)?;
             let calls = functions::register(conn, maps, job, columns)?;
-            publish::write_select(conn, job, out, columns, &calls, "kanon_source", before_commit)
+            let relation = match (&job.privacy.person, persons_dropped) {
+                (Some(person), true) => {
+                    conn.execute_batch(&crate::sql::render(
+                        crate::sql::fragment(crate::sql::PERSONS, "kept_source"),
+                        &[("person", &crate::sql::ident(&person.name)), ("dropped", "kanon_dropped_persons")],
+                    ))?;
+                    "kanon_source_persons"
+                }
+                _ => "kanon_source",
+            };
+            publish::write_select(conn, job, out, columns, &calls, relation, before_commit)
         }
         (None, Recoding::Partitions { leaf_codes, blocks, labels, dropped }) => {
             let maps = maps::partitions(conn, job, columns, leaf_codes, blocks, labels, dropped)?;

@@ -33,6 +33,12 @@ pub(super) struct Measured {
 pub(super) fn measure(source: &Loaded, ev: &mut Evaluator, req: &Requirement, levels: &[u8]) -> Result<Measured> {
     let node = Node::full(levels.to_vec());
     let release_sizes = ev.histogram(&node)?.kept_sizes(req);
+    if let Some(persons) = ev.persons() {
+        // Persons of the classes under k go with all their rows: a table the release anti-joins.
+        persons.drop_persons(levels, req.k)?;
+        let am = persons.ambiguity(levels, &source.data)?;
+        return Ok(Measured { dropped: Vec::new(), dropped_there: None, am, judged: Judged::default(), release_sizes });
+    }
     if let Some(there) = ev.on_engine() {
         // The classes stay on the engine: their distinct value lists judged
         // here, the suppressed ones a work table there, am summed there.
@@ -81,7 +87,7 @@ fn in_memory(source: &Loaded, req: &Requirement, judged: &Judged, classes: &Node
 pub fn recoding(source: &Loaded, levels: &[u8], req: &Requirement) -> Result<Recoding> {
     write_node_classes(source, levels, None)?;
     let dropped = suppressed_classes(source, levels, req, &Judged::read(source, levels)?)?;
-    Ok(Recoding::Levels { levels: levels.to_vec(), dropped, dropped_there: None })
+    Ok(Recoding::Levels { levels: levels.to_vec(), dropped, dropped_there: None, persons_dropped: false })
 }
 
 /// The classes a node suppresses: those under k or ℓ in `kanon_node_classes`

@@ -18,7 +18,7 @@ use crate::measure::privacy::ClassFigures;
 use crate::options::Algorithm;
 use crate::progress::Progress;
 use crate::release::Recoding;
-use crate::report::{by_qi, FullDomainReport, ModelReport, ReleaseMetrics, ReuseReport};
+use crate::report::{by_qi, FullDomainReport, ModelReport, PersonsReport, ReleaseMetrics, ReuseReport, RowsPerPerson};
 use crate::search::{self, exhaustive, incognito, topdown, Problem, SearchResult};
 use anyhow::Result;
 
@@ -48,6 +48,7 @@ pub(super) struct NodeAccount {
     evaluated: u64,
     am: f64,
     figures: Option<ClassFigures>,
+    persons: Option<crate::load::PersonStats>,
 }
 
 pub(super) fn prepare(
@@ -57,8 +58,9 @@ pub(super) fn prepare(
     source: &Loaded,
 ) -> Result<FullDomain> {
     let job = &plan.job;
-    let rows = source.data.rows;
-    let req = Requirement { k: job.privacy.k, l: job.privacy.distinct_l(), budget: job.privacy.budget.rows(rows) };
+    // With `[privacy] person` the budget counts persons.
+    let units = source.data.units();
+    let req = Requirement { k: job.privacy.k, l: job.privacy.distinct_l(), budget: job.privacy.budget.rows(units) };
     let lattice = Lattice::new(source.data.heights.clone());
     if let Some(levels) = node {
         if let Some((h, l)) = lattice.heights.iter().zip(levels).find(|(h, l)| l > h) {
@@ -112,8 +114,9 @@ impl Search for FullDomain {
                 levels: best.levels.clone(),
                 dropped: measured.dropped,
                 dropped_there: measured.dropped_there,
+                persons_dropped: source.persons.is_some(),
             },
-            suppressed: best.outcome.suppressed,
+            suppressed: best.outcome.suppressed_rows,
             source_sizes,
             release_sizes: Some(measured.release_sizes),
             account: NodeAccount {
@@ -128,6 +131,7 @@ impl Search for FullDomain {
                 evaluated,
                 am: measured.am,
                 figures,
+                persons: source.persons,
             },
         }))
     }
@@ -208,14 +212,32 @@ impl Account for NodeAccount {
             lattice_size: searched.lattice.size(),
             heights: by_qi(&qis, &searched.lattice.heights),
             reuse: self.reused.clone(),
+            persons: self.persons.map(|p| PersonsReport {
+                persons_in: p.persons,
+                persons_out: p.persons - best.outcome.suppressed,
+                suppressed_persons: best.outcome.suppressed,
+                rows_per_person: RowsPerPerson {
+                    min: p.rows_per_person[0],
+                    median: p.rows_per_person[1],
+                    max: p.rows_per_person[2],
+                },
+            }),
         })
     }
 
     fn summary(&self, plan: &Plan, rows: u64, rows_out: u64) -> String {
         let (job, best) = (&plan.job, &self.best);
         let node = job.qi_names().iter().zip(&best.levels).map(|(q, l)| format!("{q}={l}")).collect::<Vec<_>>();
+        let persons = self.persons.map_or(String::new(), |p| {
+            format!(
+                ", {} of {} persons ({} suppressed)",
+                p.persons - best.outcome.suppressed,
+                p.persons,
+                best.outcome.suppressed
+            )
+        });
         format!(
-            "released {} of {} rows ({} suppressed) as {} at node {}: k = {}, {} = {}",
+            "released {} of {} rows ({} suppressed){persons} as {} at node {}: k = {}, {} = {}",
             rows_out,
             rows,
             rows - rows_out,
