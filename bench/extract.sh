@@ -295,3 +295,85 @@ TOML
     echo "$n" > "$db.rows"
   fi
 }
+
+# `visits N`: the event table of issue 56: $data/visits_N.parquet, N visit rows
+# of about N/5 persons (1 to 9 visits each), written by DuckDB 2.0.0 from
+# Python. Person-level QIs: birth year, sex, a skewed 5-digit zip; event-level:
+# the visit date and department. The job: k = 5 persons, at most 1% of the
+# persons suppressed, `person = "member_id"` (dropped), a Parquet release.
+visits() {
+  local n="$1" pq="$data/visits_$1.parquet"
+  if [ "$(cat "$pq.rows" 2>/dev/null)" != "$n" ] || [ ! -f "$pq" ]; then
+    rm -f "$pq" "$pq.rows"
+    echo "generating $n visits into $pq" >&2
+    duckdb_python "$pq" "$n" <<'PY'
+import sys, duckdb
+pq, n = sys.argv[1], int(sys.argv[2])
+con = duckdb.connect()
+u = lambda salt, x: f"((hash({x}, {salt}) % 1000000007) / 1000000007.0)"
+# Persons 0..n/5, each with 1 + floor(9 u) visits, cut at n rows.
+con.execute(f"""
+COPY (
+WITH persons AS (
+    SELECT p, 1 + CAST(floor(9 * {u(1, 'p')}) AS INTEGER) AS visits,
+           1930 + CAST(floor(80 * {u(2, 'p')}) AS INTEGER) AS birth_year,
+           CASE WHEN {u(3, 'p')} < 0.51 THEN 'F' ELSE 'M' END AS sex,
+           lpad(CAST(CAST(floor(1000 * pow({u(4, 'p')}, 2)) AS INTEGER) * 100 + CAST(floor(100 * {u(5, 'p')}) AS INTEGER) AS VARCHAR), 5, '0') AS zip
+    FROM range({n // 5 + n // 10}) t(p)
+), rows AS (
+    SELECT p, v, birth_year, sex, zip FROM persons, range(visits) r(v)
+), numbered AS (
+    SELECT *, row_number() OVER (ORDER BY p, v) - 1 AS i FROM rows
+)
+SELECT i AS visit_id, p AS member_id, birth_year, sex, zip,
+       DATE '2025-01-01' + CAST(floor(365 * {u(6, 'i')}) AS INTEGER) AS visit_date,
+       (['Cardiology', 'Oncology', 'Orthopedics', 'Neurology', 'Pediatrics', 'Emergency', 'Radiology', 'Dermatology'])[1 + CAST(floor(8 * {u(7, 'i')}) AS INTEGER)] AS department,
+       CAST(floor(5000 * {u(8, 'i')}) AS INTEGER) AS cost
+FROM numbered
+WHERE i < {n}
+ORDER BY i
+) TO '{pq}' (FORMAT parquet)
+""")
+PY
+    mkdir -p "$data/visits-hierarchies"
+    printf 'F;*\nM;*\n' > "$data/visits-hierarchies/sex.csv"
+    printf 'Cardiology;Medicine;*\nOncology;Medicine;*\nNeurology;Medicine;*\nDermatology;Medicine;*\nOrthopedics;Surgery;*\nPediatrics;Care;*\nEmergency;Care;*\nRadiology;Imaging;*\n' \
+      > "$data/visits-hierarchies/department.csv"
+    cat > "$data/visits_$n.job.toml" <<TOML
+# An event table (bench/extract.sh visits): k over persons.
+[source]
+parquet = "visits_$n.parquet"
+
+[output]
+parquet = "visits_$n-release.parquet"
+report = "visits_$n-report.json"
+drop = ["member_id"]
+
+[privacy]
+k = 5
+max_suppression = 0.01
+person = "member_id"
+
+[[quasi_identifiers]]
+column = "birth_year"
+hierarchy = { intervals = [5, 10, 20] }
+
+[[quasi_identifiers]]
+column = "sex"
+hierarchy = { file = "visits-hierarchies/sex.csv" }
+
+[[quasi_identifiers]]
+column = "zip"
+hierarchy = { mask = 5 }
+
+[[quasi_identifiers]]
+column = "visit_date"
+hierarchy = { date = ["month", "quarter", "year"] }
+
+[[quasi_identifiers]]
+column = "department"
+hierarchy = { file = "visits-hierarchies/department.csv" }
+TOML
+    echo "$n" > "$pq.rows"
+  fi
+}

@@ -8,9 +8,13 @@ SELECT count(*)::BIGINT AS persons,
     coalesce(max(cnt), 0)::BIGINT AS most
 FROM kanon_marg_p
 -- name: pairs
--- The base set's (person, leaf-code tuple) pairs with their rows, grouped by
--- person code for the in-memory evaluator (evaluator/persons.rs).
-SELECT p::INTEGER AS p, {{codes}}, cnt::BIGINT AS cnt FROM kanon_f0 ORDER BY p
+-- The base set's (person code, leaf codes) rows for the in-memory evaluator
+-- (evaluator/persons.rs), which sorts and merges them itself: the coded rows
+-- (kanon_f0_rows, a row each) or the grouped set (kanon_f0, with counts).
+SELECT p, {{codes}}, {{count}} AS cnt FROM {{relation}}
+-- name: person_codes
+-- The person column's codes (1..=persons).
+SELECT count(*)::BIGINT FROM kanon_codes_p
 -- name: combinations
 -- Distinct QI combinations of the source.
 SELECT count(*)::BIGINT FROM (SELECT DISTINCT {{codes}} FROM kanon_f0)

@@ -214,6 +214,36 @@ fn every_node_suppresses_the_brute_forces_persons_on_both_evaluators() {
     }
 }
 
+/// A Parquet source is not grouped on reading: the in-memory evaluator groups the
+/// coded rows itself, and gives the histograms of the CSV's grouped set.
+#[test]
+fn coded_rows_grouped_in_memory_equal_the_grouped_set() {
+    let dir = tempfile::tempdir().unwrap();
+    write_visits(dir.path(), 150, 5);
+    let (csv_path, pq_path) = (dir.path().join("visits.csv"), dir.path().join("visits.parquet"));
+    let copy =
+        format!("COPY (SELECT * FROM read_csv('{}')) TO '{}' (FORMAT parquet)", csv_path.display(), pq_path.display());
+    duckdb::Connection::open_in_memory().unwrap().execute_batch(&copy).unwrap();
+    let csv = load(&job(dir.path(), 3, "4")).unwrap();
+    let parquet_job = Job::parse(
+        &dir.path().join("job.toml"),
+        &job_text(
+            "k = 3\nmax_suppression = 4\nperson = \"member\"",
+            "database = \"out.duckdb\"\ntable = \"r\"\ndrop = [\"member\"]",
+        )
+        .replace("csv = \"visits.csv\"", "parquet = \"visits.parquet\""),
+    )
+    .unwrap();
+    let parquet = load(&parquet_job).unwrap();
+    assert!(parquet.base.has_rows(), "a Parquet source gives coded rows");
+    assert!(!csv.base.has_rows(), "a small CSV is grouped on reading");
+    let nodes: Vec<Node> = Lattice::new(csv.data.heights.clone()).nodes().into_iter().map(Node::full).collect();
+    let (mut a, mut b) = (csv.evaluator_on(Backend::Memory).unwrap(), parquet.evaluator_on(Backend::Memory).unwrap());
+    assert_eq!(a.histograms(&nodes).unwrap(), b.histograms(&nodes).unwrap());
+    assert_eq!(a.combinations().unwrap(), b.combinations().unwrap());
+    assert_eq!(a.combinations().unwrap(), parquet.evaluator_on(Backend::Sql).unwrap().combinations().unwrap());
+}
+
 /// Top-down, Incognito and exhaustive find the brute force's glm and dm optimum over
 /// persons, on both evaluators, for budgets in persons.
 #[test]

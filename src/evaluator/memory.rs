@@ -473,13 +473,15 @@ fn fetch_groups(conn: &Connection, lookups: &[Lookup], extras: Extras) -> Result
 }
 
 /// A coded row's packed key: 64 bits, or 128 when its fields need more.
-trait PackedKey: Copy + Ord + Send + Sync + Default {
+pub(super) trait PackedKey: Copy + Ord + Send + Sync + Default {
     /// Index `i` in the field at `shift` (none past the key's width, where
     /// only fields of one value, 0 bits, start).
     fn field(i: u32, shift: u32) -> Self;
     fn or(self, other: Self) -> Self;
     /// The `bits`-bit field at `shift`.
     fn get(self, shift: u32, bits: u32) -> u32;
+    /// The key as 128 bits.
+    fn wide(self) -> u128;
 }
 
 macro_rules! packed_key {
@@ -494,6 +496,9 @@ macro_rules! packed_key {
             fn get(self, shift: u32, bits: u32) -> u32 {
                 let mask = <$t>::MAX.checked_shr(<$t>::BITS - bits).unwrap_or(0);
                 (self.checked_shr(shift).unwrap_or(0) & mask) as u32
+            }
+            fn wide(self) -> u128 {
+                self as u128
             }
         }
     };

@@ -179,13 +179,12 @@ impl<'c> Evaluator<'c> {
         }
         let base_rows = || crate::data::frequency::base_rows(conn);
         if data.persons.is_some() {
-            base.as_table(conn)?;
             let memory = match backend {
                 Backend::Auto(limit) => base_rows()? <= limit,
                 Backend::Memory => true,
                 Backend::Sql => false,
             };
-            let sets = persons::PersonSets::new(conn, &data.heights, memory)?;
+            let sets = persons::PersonSets::new(conn, base, &data.heights, memory, threads)?;
             return Ok(Evaluator::with_sets(conn, data, extras, Sets::Persons(Box::new(sets))));
         }
         // Coded rows above the memory backend's rows: the load chose a sorted base (sorted.rs).
@@ -323,10 +322,22 @@ impl<'c> Evaluator<'c> {
     }
 
     /// The person classes' sets, with `[privacy] person`.
-    pub(crate) fn persons(&self) -> Option<&persons::PersonSets<'c>> {
-        match &self.sets {
+    pub(crate) fn persons(&mut self) -> Option<&mut persons::PersonSets<'c>> {
+        match &mut self.sets {
             Sets::Persons(p) => Some(p),
             _ => None,
+        }
+    }
+
+    /// With `[privacy] person`: compute dm (its row squares cost a sort of
+    /// every pair per node) or not. Histograms cached without it are dropped
+    /// when it is turned on.
+    pub(crate) fn person_dm(&mut self, on: bool) {
+        if let Sets::Persons(p) = &mut self.sets {
+            if on && !p.dm {
+                self.cache.clear();
+            }
+            p.dm = on;
         }
     }
 
@@ -552,7 +563,7 @@ impl<'c> Evaluator<'c> {
             Sets::Memory(m) => m.leaf_sums_from = k,
             Sets::Sql(s) => s.leaf_sums_from = k,
             Sets::Engine(e) => e.leaf_sums_from = k,
-            Sets::Persons(_) => {}
+            Sets::Persons(p) => p.leaf_sums_from = k,
         }
         self
     }

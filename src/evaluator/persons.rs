@@ -11,13 +11,14 @@
 //! tuples. Both give a bucket per class size with its rows, glm's leaf sums
 //! over rows, and dm's share over the released rows ([`PersonRows`]).
 
-use super::memory::ints;
+use super::memory::{ints, PackedKey};
 use crate::data::hierarchy::{self, node_table};
 use crate::lattice::Node;
-use crate::measure::metrics::{Bucket, Histogram, PersonRows};
+use crate::measure::metrics::{Bucket, Dataset, Histogram, PersonRows};
 use crate::sql::{self, list, render};
 use anyhow::Result;
 use duckdb::Connection;
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
 
@@ -37,6 +38,15 @@ struct Pairs {
     leaf: Vec<Vec<u32>>,
     rows: Vec<u64>,
     starts: Vec<usize>,
+    /// Per person, its rows.
+    person_rows: Vec<u64>,
+}
+
+impl Pairs {
+    /// Where person `p`'s pairs end.
+    fn end(&self, p: usize) -> usize {
+        self.starts.get(p + 1).copied().unwrap_or(self.person.len())
+    }
 }
 
 pub(crate) struct PersonSets<'c> {
@@ -45,10 +55,27 @@ pub(crate) struct PersonSets<'c> {
     qis: Vec<Levels>,
     /// None: every node runs as SQL (asked, or tuples wider than 128 bits).
     pairs: Option<Pairs>,
+    /// Distinct QI combinations, counted off the pairs in memory.
+    combinations: Option<u64>,
+    pool: rayon::ThreadPool,
+    /// Compute dm's row squares (costly: a sort of every pair per node).
+    pub(crate) dm: bool,
+    /// glm's leaf sums only for classes of at least this many persons.
+    pub(crate) leaf_sums_from: u64,
 }
 
-/// A person's signature: two sums of hashes over its distinct tuples and their number.
-type Signature = (u64, u64, u32);
+/// A person's signature: two sums of hashes over its distinct tuples, the
+/// second with their number mixed in.
+type Signature = (u64, u64);
+
+/// The signature of a person's sorted, distinct tuples.
+fn signature<K: PackedKey>(tuples: &[K]) -> Signature {
+    let (x, y) = tuples.iter().fold((0u64, 0u64), |(x, y), &t| {
+        let t = t.wide();
+        (x.wrapping_add(mix(t, 0x9e37_79b9_7f4a_7c15)), y.wrapping_add(mix(t, 0xd1b5_4a32_d192_ed03)))
+    });
+    (x, y ^ mix(tuples.len() as u128, 0x2545_f491_4f6c_dd1d))
+}
 
 /// What a node's classes add up to, per class.
 #[derive(Default, Clone)]
@@ -61,11 +88,17 @@ struct Class {
 impl<'c> PersonSets<'c> {
     /// The sets over `kanon_f0` (a table by now); its pairs read into memory
     /// when `memory` and the tuples pack into 128 bits.
-    pub(crate) fn new(conn: &'c Connection, heights: &[u8], memory: bool) -> Result<PersonSets<'c>> {
+    pub(crate) fn new(
+        conn: &'c Connection,
+        base: &crate::data::frequency::Base,
+        heights: &[u8],
+        memory: bool,
+        threads: Option<usize>,
+    ) -> Result<PersonSets<'c>> {
         let n = heights.len();
         let divisors = hierarchy::divisors(conn, n)?;
         let mut qis = Vec::with_capacity(n);
-        let mut lookups: Vec<FxHashMap<i64, u32>> = Vec::with_capacity(n);
+        let mut lookups: Vec<Lookup> = Vec::with_capacity(n);
         for (a, &h) in heights.iter().enumerate() {
             let codes = hierarchy::present_codes(conn, a)?;
             let leaves: FxHashMap<(u8, i64), u64> = (hierarchy::node_leaves(conn, a)?.into_iter())
@@ -88,12 +121,22 @@ impl<'c> PersonSets<'c> {
                 leaves_m1.push(lm1);
             }
             let bits = u32::BITS - (codes.len().max(1) as u32 - 1).leading_zeros();
-            lookups.push(codes.iter().enumerate().map(|(i, &c)| (c, i as u32)).collect());
+            lookups.push(Lookup::new(&codes));
             qis.push(Levels { index, leaves_m1, bits });
         }
-        let packs = qis.iter().map(|q| q.bits).sum::<u32>() <= u128::BITS;
-        let pairs = if memory && packs { Some(read_pairs(conn, &lookups)?) } else { None };
-        Ok(PersonSets { conn, divisors, qis, pairs })
+        let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |p| p.get()));
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads.max(1)).build()?;
+        let bits: Vec<u32> = qis.iter().map(|q| q.bits).collect();
+        let read = if memory { read_pairs(conn, base.has_rows(), &lookups, &bits, &pool)? } else { None };
+        let (pairs, combinations) = match read {
+            Some((pairs, combinations)) => (Some(pairs), Some(combinations)),
+            None => {
+                // The SQL statements read kanon_f0 many times: a table.
+                base.as_table(conn)?;
+                (None, None)
+            }
+        };
+        Ok(PersonSets { conn, divisors, qis, pairs, combinations, pool, dm: true, leaf_sums_from: 0 })
     }
 
     /// In memory (true) or as SQL.
@@ -103,6 +146,9 @@ impl<'c> PersonSets<'c> {
 
     /// Distinct QI combinations of the source.
     pub(crate) fn combinations(&self) -> Result<u64> {
+        if let Some(c) = self.combinations {
+            return Ok(c);
+        }
         let codes = list(0..self.qis.len(), ", ", |a| format!("g{a}"));
         let q = render(sql::fragment(sql::PERSONS, "combinations"), &[("codes", &codes)]);
         Ok(self.conn.query_row(&q, [], |r| r.get::<_, i64>(0))? as u64)
@@ -114,27 +160,33 @@ impl<'c> PersonSets<'c> {
 
     fn histogram(&self, node: &Node) -> Result<Histogram> {
         match &self.pairs {
-            Some(pairs) => Ok(self.memory_histogram(pairs, node)),
+            Some(pairs) => Ok(self.memory_histogram(pairs, node, &self.sizes(pairs, node))),
             None => self.sql_histogram(node),
         }
     }
 
-    /// Write the person codes of `levels`' classes of fewer than `k` persons
-    /// into `kanon_dropped_persons`; returns how many.
-    pub(crate) fn drop_persons(&self, levels: &[u8], k: u64) -> Result<u64> {
+    /// The chosen node at `levels` for `k`: its histogram with dm, and am;
+    /// the persons of its classes under k go to `kanon_dropped_persons`
+    /// (by person code) for the release to leave out.
+    pub(crate) fn chosen(&mut self, levels: &[u8], k: u64, data: &Dataset) -> Result<(Histogram, f64)> {
         let node = Node::full(levels.to_vec());
-        let dropped: Vec<u32> = match &self.pairs {
+        self.dm = true;
+        let (histogram, dropped, am) = match &self.pairs {
             Some(pairs) => {
-                let (signatures, classes) = self.signatures(pairs, &node);
-                let small = |p: usize| classes[signatures[p]].persons < k;
-                (0..pairs.starts.len()).filter(|&p| small(p)).map(|p| pairs.person[pairs.starts[p]]).collect()
+                let size = self.sizes(pairs, &node);
+                let histogram = self.memory_histogram(pairs, &node, &size);
+                let dropped: Vec<u32> =
+                    (0..size.len()).filter(|&p| size[p] < k).map(|p| pairs.person[pairs.starts[p]]).collect();
+                let am = self.memory_ambiguity(pairs, levels, |p| size[p] >= k, data);
+                (histogram, dropped, Some(am))
             }
             None => {
                 let q =
                     format!("{}\n{}", self.signatures_sql(&node), render(sql::fragment(sql::PERSONS, "dropped"), &[]));
                 let mut stmt = self.conn.prepare(&q)?;
                 let rows = stmt.query_map([k as i64], |r| r.get::<_, i32>(0))?;
-                rows.map(|p| Ok(p? as u32)).collect::<Result<_>>()?
+                let dropped = rows.map(|p| Ok(p? as u32)).collect::<Result<_>>()?;
+                (self.sql_histogram(&node)?, dropped, None)
             }
         };
         self.conn.execute_batch(sql::fragment(sql::PERSONS, "dropped_table"))?;
@@ -143,11 +195,41 @@ impl<'c> PersonSets<'c> {
             app.append_row([p as i32])?;
         }
         app.flush()?;
-        Ok(dropped.len() as u64)
+        drop(app);
+        let am = match am {
+            Some(am) => am,
+            None => self.sql_ambiguity(levels, data)?,
+        };
+        Ok((histogram, am))
     }
 
-    /// am at `levels` with the persons of `kanon_dropped_persons` suppressed.
-    pub(crate) fn ambiguity(&self, levels: &[u8], data: &crate::measure::metrics::Dataset) -> Result<f64> {
+    /// am over the pairs of the persons `kept` accepts: Σ rows × Π leaves under the values.
+    fn memory_ambiguity(&self, pairs: &Pairs, levels: &[u8], kept: impl Fn(usize) -> bool, data: &Dataset) -> f64 {
+        let node = Node::full(levels.to_vec());
+        let index = self.node_index(&node);
+        let leaves: Vec<&[u64]> =
+            levels.iter().enumerate().map(|(a, &l)| &self.qis[a].leaves_m1[l as usize][..]).collect();
+        // Whole numbers summed exactly (as classes_ambiguity does), as floats past u128.
+        let (mut exact, mut records) = (Some(0u128), 0u64);
+        let mut floats = 0f64;
+        for p in (0..pairs.starts.len()).filter(|&p| kept(p)) {
+            for i in pairs.starts[p]..pairs.end(p) {
+                let product = (0..levels.len())
+                    .map(|a| leaves[a][index[a][pairs.leaf[a][i] as usize] as usize] as u128 + 1)
+                    .try_fold(pairs.rows[i] as u128, |x, y| x.checked_mul(y));
+                exact = exact.zip(product).and_then(|(s, t)| s.checked_add(t));
+                floats += (0..levels.len())
+                    .map(|a| (leaves[a][index[a][pairs.leaf[a][i] as usize] as usize] + 1) as f64)
+                    .product::<f64>()
+                    * pairs.rows[i] as f64;
+                records += pairs.rows[i];
+            }
+        }
+        crate::measure::metrics::ambiguity(exact.map_or(floats, |s| s as f64), records as f64, data)
+    }
+
+    /// am at `levels` with the persons of `kanon_dropped_persons` suppressed, in SQL.
+    fn sql_ambiguity(&self, levels: &[u8], data: &Dataset) -> Result<f64> {
         let products = list(0..levels.len(), "", |a| format!(" * coalesce(n{a}.leaves, 1)"));
         let joins = list(levels.iter().enumerate(), " ", |(a, &l)| {
             format!(
@@ -161,99 +243,143 @@ impl<'c> PersonSets<'c> {
         Ok(crate::measure::metrics::ambiguity(kept.parse::<f64>()?, records as f64, data))
     }
 
-    /// The node's packed tuple of pair `i`.
-    fn tuple(&self, pairs: &Pairs, node: &Node, i: usize) -> u128 {
-        let mut key = 0u128;
-        for (&a, &l) in node.attrs.iter().zip(&node.levels) {
-            let q = &self.qis[a];
-            key = (key << q.bits) | q.index[l as usize][pairs.leaf[a][i] as usize] as u128;
-        }
-        key
+    /// Per attribute of `node`: leaf index → index at the node's level.
+    fn node_index<'a>(&'a self, node: &Node) -> Vec<&'a [u32]> {
+        node.attrs.iter().zip(&node.levels).map(|(&a, &l)| &self.qis[a].index[l as usize][..]).collect()
     }
 
-    /// Per person its class, and the classes: one pass over the pairs.
-    fn signatures(&self, pairs: &Pairs, node: &Node) -> (Vec<usize>, Vec<Class>) {
+    /// Per person (in person order): its signature at `node`.
+    fn signatures(&self, pairs: &Pairs, node: &Node) -> Vec<Signature> {
+        let bits: u32 = node.attrs.iter().map(|&a| self.qis[a].bits).sum();
+        if bits <= u64::BITS {
+            self.signatures_as::<u64>(pairs, node)
+        } else {
+            self.signatures_as::<u128>(pairs, node)
+        }
+    }
+
+    fn signatures_as<K: PackedKey>(&self, pairs: &Pairs, node: &Node) -> Vec<Signature> {
         let width = node.attrs.len();
-        let mut ids: FxHashMap<Signature, usize> = FxHashMap::default();
-        let mut classes: Vec<Class> = Vec::new();
-        let mut of_person = Vec::with_capacity(pairs.starts.len());
-        let mut tuples: Vec<u128> = Vec::new();
-        let mut leaf_sums = vec![0u64; width];
-        for (p, &start) in pairs.starts.iter().enumerate() {
-            let end = pairs.starts.get(p + 1).copied().unwrap_or(pairs.person.len());
-            tuples.clear();
-            leaf_sums.iter_mut().for_each(|s| *s = 0);
-            let mut rows = 0;
-            for i in start..end {
-                tuples.push(self.tuple(pairs, node, i));
-                rows += pairs.rows[i];
-                for (j, (&a, &l)) in node.attrs.iter().zip(&node.levels).enumerate() {
-                    let q = &self.qis[a];
-                    leaf_sums[j] += pairs.rows[i]
-                        * q.leaves_m1[l as usize][q.index[l as usize][pairs.leaf[a][i] as usize] as usize];
+        let index = self.node_index(node);
+        let shifts = self.shifts(node);
+        let leaf: Vec<&[u32]> = node.attrs.iter().map(|&a| &pairs.leaf[a][..]).collect();
+        self.by_person_chunks(pairs.starts.len(), 1, |from, to, out: &mut [Signature]| {
+            let mut tuples: Vec<K> = Vec::new();
+            for p in from..to {
+                tuples.clear();
+                for i in pairs.starts[p]..pairs.end(p) {
+                    let mut key = K::default();
+                    for j in 0..width {
+                        key = key.or(K::field(index[j][leaf[j][i] as usize], shifts[j]));
+                    }
+                    tuples.push(key);
+                }
+                tuples.sort_unstable();
+                tuples.dedup();
+                out[p - from] = signature(&tuples);
+            }
+        })
+    }
+
+    /// Per attribute of `node`: the shift of its field in a packed tuple (the first highest).
+    fn shifts(&self, node: &Node) -> Vec<u32> {
+        let mut at: u32 = node.attrs.iter().map(|&a| self.qis[a].bits).sum();
+        node.attrs
+            .iter()
+            .map(|&a| {
+                at -= self.qis[a].bits;
+                at
+            })
+            .collect()
+    }
+
+    /// The person classes' sizes at `node`, per person.
+    fn sizes(&self, pairs: &Pairs, node: &Node) -> Vec<u64> {
+        self.class_sizes(&self.signatures(pairs, node))
+    }
+
+    /// Per person, glm's leaf sums per attribute of `node` (flat, `width` a
+    /// person), for the persons `wanted` accepts (zeros for the others).
+    fn leaf_sums(&self, pairs: &Pairs, node: &Node, wanted: impl Fn(usize) -> bool + Sync) -> Vec<u64> {
+        let width = node.attrs.len();
+        let cost: Vec<Vec<u64>> = (node.attrs.iter().zip(&node.levels))
+            .map(|(&a, &l)| {
+                let q = &self.qis[a];
+                q.index[l as usize].iter().map(|&i| q.leaves_m1[l as usize][i as usize]).collect()
+            })
+            .collect();
+        let leaf: Vec<&[u32]> = node.attrs.iter().map(|&a| &pairs.leaf[a][..]).collect();
+        self.by_person_chunks(pairs.starts.len(), width, |from, to, out: &mut [u64]| {
+            for p in from..to {
+                let at = (p - from) * width;
+                if wanted(p) {
+                    for i in pairs.starts[p]..pairs.end(p) {
+                        for j in 0..width {
+                            out[at + j] += pairs.rows[i] * cost[j][leaf[j][i] as usize];
+                        }
+                    }
                 }
             }
-            tuples.sort_unstable();
-            tuples.dedup();
-            let signature = tuples.iter().fold((0u64, 0u64, tuples.len() as u32), |(x, y, m), &t| {
-                (x.wrapping_add(mix(t, 0x9e37_79b9_7f4a_7c15)), y.wrapping_add(mix(t, 0xd1b5_4a32_d192_ed03)), m)
-            });
-            let id = *ids.entry(signature).or_insert_with(|| {
-                classes.push(Class { leaf_sums: vec![0; width], ..Class::default() });
-                classes.len() - 1
-            });
-            let class = &mut classes[id];
-            class.persons += 1;
-            class.rows += rows;
-            class.leaf_sums.iter_mut().zip(&leaf_sums).for_each(|(c, s)| *c += s);
-            of_person.push(id);
-        }
-        (of_person, classes)
+        })
     }
 
-    fn memory_histogram(&self, pairs: &Pairs, node: &Node) -> Histogram {
-        let (of_person, classes) = self.signatures(pairs, node);
-        // dm over rows: per released tuple, (class size, rows) of the persons holding it.
-        let mut held: Vec<(u128, u64, u64)> = Vec::with_capacity(pairs.person.len());
-        for (p, &start) in pairs.starts.iter().enumerate() {
-            let end = pairs.starts.get(p + 1).copied().unwrap_or(pairs.person.len());
-            let size = classes[of_person[p]].persons;
-            held.extend((start..end).map(|i| (self.tuple(pairs, node, i), size, pairs.rows[i])));
-        }
-        let mut squares: BTreeMap<u64, u64> = BTreeMap::new();
-        // Each tuple's rows summed from its largest classes down: a size adds the growth of the square.
-        held.sort_unstable_by(|x, y| x.0.cmp(&y.0).then(y.1.cmp(&x.1)));
+    /// `fill(from, to, out)` over chunks of the persons in parallel, `per`
+    /// items a person written into `out` (the chunk's slice).
+    fn by_person_chunks<T: Send + Default + Clone>(
+        &self,
+        persons: usize,
+        per: usize,
+        fill: impl Fn(usize, usize, &mut [T]) + Sync,
+    ) -> Vec<T> {
+        let chunk = persons.div_ceil(self.pool.current_num_threads() * 8).max(1);
+        let mut out = vec![T::default(); persons * per];
+        self.pool.install(|| {
+            out.par_chunks_mut((chunk * per).max(1)).enumerate().for_each(|(c, slice)| {
+                let from = c * chunk;
+                fill(from, (from + chunk).min(persons), slice)
+            })
+        });
+        out
+    }
+
+    /// Per person the size (persons) of its class at `node`.
+    fn class_sizes(&self, signatures: &[Signature]) -> Vec<u64> {
+        let mut order: Vec<(Signature, u32)> = signatures.iter().enumerate().map(|(p, &s)| (s, p as u32)).collect();
+        self.pool.install(|| order.par_sort_unstable());
+        let mut size = vec![0u64; signatures.len()];
         let mut i = 0;
-        while i < held.len() {
-            let mut cum = 0u64;
-            let mut j = i;
-            while j < held.len() && held[j].0 == held[i].0 {
-                let size = held[j].1;
-                let before = cum;
-                while j < held.len() && held[j].0 == held[i].0 && held[j].1 == size {
-                    cum += held[j].2;
-                    j += 1;
-                }
-                *squares.entry(size).or_default() += cum * cum - before * before;
+        while i < order.len() {
+            let j = i + order[i..].iter().take_while(|x| x.0 == order[i].0).count();
+            for x in &order[i..j] {
+                size[x.1 as usize] = (j - i) as u64;
             }
             i = j;
         }
+        size
+    }
+
+    fn memory_histogram(&self, pairs: &Pairs, node: &Node, size: &[u64]) -> Histogram {
+        let width = node.attrs.len();
+        // Classes under leaf_sums_from are suppressed by every requirement asked: no glm terms.
+        let from = self.leaf_sums_from;
+        let sums = self.leaf_sums(pairs, node, |p| size[p] >= from);
+        let rows = &pairs.person_rows;
         let mut by_size: BTreeMap<u64, Class> = BTreeMap::new();
-        for c in &classes {
-            let b = by_size
-                .entry(c.persons)
-                .or_insert_with(|| Class { leaf_sums: vec![0; c.leaf_sums.len()], ..Class::default() });
+        for p in 0..size.len() {
+            let b = by_size.entry(size[p]).or_insert_with(|| Class { leaf_sums: vec![0; width], ..Class::default() });
             b.persons += 1;
-            b.rows += c.rows;
-            b.leaf_sums.iter_mut().zip(&c.leaf_sums).for_each(|(x, y)| *x += y);
+            b.rows += rows[p];
+            b.leaf_sums.iter_mut().zip(&sums[p * width..(p + 1) * width]).for_each(|(x, y)| *x += y);
         }
+        let squares = if self.dm { self.row_squares(pairs, node, size) } else { BTreeMap::new() };
         let buckets = by_size
             .into_iter()
             .map(|(size, b)| Bucket {
                 size,
                 ldiv: 0,
                 admitted: true,
-                classes: b.persons,
+                // A class's persons are `size`: the bucket's persons over it are its classes.
+                classes: b.persons / size,
                 leaf_sums: b.leaf_sums,
                 minority: 0,
                 squares: 0,
@@ -261,6 +387,38 @@ impl<'c> PersonSets<'c> {
             })
             .collect();
         Histogram { buckets }
+    }
+
+    /// dm's share per class size: per released tuple, its rows summed from
+    /// the largest classes down; a size adds the growth of the square.
+    fn row_squares(&self, pairs: &Pairs, node: &Node, size: &[u64]) -> BTreeMap<u64, u64> {
+        let (index, shifts) = (self.node_index(node), self.shifts(node));
+        let mut held: Vec<(u128, u64, u64)> = Vec::with_capacity(pairs.person.len());
+        for (p, &class_size) in size.iter().enumerate() {
+            for i in pairs.starts[p]..pairs.end(p) {
+                let mut key = 0u128;
+                for (j, &a) in node.attrs.iter().enumerate() {
+                    key |= (index[j][pairs.leaf[a][i] as usize] as u128) << shifts[j];
+                }
+                held.push((key, class_size, pairs.rows[i]));
+            }
+        }
+        self.pool.install(|| held.par_sort_unstable_by(|x, y| x.0.cmp(&y.0).then(y.1.cmp(&x.1))));
+        let mut squares: BTreeMap<u64, u64> = BTreeMap::new();
+        let mut i = 0;
+        while i < held.len() {
+            let (mut cum, mut j) = (0u64, i);
+            while j < held.len() && held[j].0 == held[i].0 {
+                let (class_size, before) = (held[j].1, cum);
+                while j < held.len() && held[j].0 == held[i].0 && held[j].1 == class_size {
+                    cum += held[j].2;
+                    j += 1;
+                }
+                *squares.entry(class_size).or_default() += cum * cum - before * before;
+            }
+            i = j;
+        }
+        squares
     }
 
     /// The statement's head naming each person's signature at `node` (`ps`).
@@ -343,28 +501,126 @@ fn mix(t: u128, seed: u64) -> u64 {
     step(step((t as u64) ^ seed) ^ ((t >> 64) as u64))
 }
 
-/// `kanon_f0`'s pairs, sorted by person, leaf codes as leaf indexes.
-fn read_pairs(conn: &Connection, lookups: &[FxHashMap<i64, u32>]) -> Result<Pairs> {
+/// The base set's (person, leaf tuple) pairs with their rows, sorted by
+/// person: read unordered off the coded rows (`rows`: `kanon_f0_rows`, a row
+/// each) or the grouped set (`kanon_f0`, with counts), each packed into one
+/// key (person code high, leaf indexes below), sorted and merged in kanon.
+/// None when the key would pass 128 bits. Also the distinct leaf tuples.
+fn read_pairs(
+    conn: &Connection,
+    rows: bool,
+    lookups: &[Lookup],
+    bits: &[u32],
+    pool: &rayon::ThreadPool,
+) -> Result<Option<(Pairs, u64)>> {
     let n = lookups.len();
-    let q = render(sql::fragment(sql::PERSONS, "pairs"), &[("codes", &list(0..n, ", ", |a| format!("g{a}")))]);
-    let mut stmt = conn.prepare(&q)?;
-    let mut pairs = Pairs { person: Vec::new(), leaf: vec![Vec::new(); n], rows: Vec::new(), starts: Vec::new() };
-    let mut buf = Vec::new();
-    for batch in stmt.query_arrow([])? {
-        buf.clear();
-        ints(batch.column(0).as_ref(), &mut buf)?;
-        pairs.person.extend(buf.iter().map(|&p| p as u32));
-        for (a, lookup) in lookups.iter().enumerate() {
-            buf.clear();
-            ints(batch.column(1 + a).as_ref(), &mut buf)?;
-            for &c in &buf {
-                pairs.leaf[a].push(*lookup.get(&c).ok_or_else(|| anyhow::anyhow!("leaf code {c} of QI {a} unknown"))?);
+    let persons: i64 = conn.query_row(sql::fragment(sql::PERSONS, "person_codes"), [], |r| r.get(0))?;
+    let low: u32 = bits.iter().sum();
+    let person_bits = u64::BITS - (persons.max(1) as u64).leading_zeros();
+    if low + person_bits > u128::BITS {
+        return Ok(None);
+    }
+    let (relation, count) = if rows { ("kanon_f0_rows", "1") } else { ("kanon_f0", "cnt") };
+    let q = render(
+        sql::fragment(sql::PERSONS, "pairs"),
+        &[("codes", &list(0..n, ", ", |a| format!("g{a}"))), ("relation", relation), ("count", count)],
+    );
+    let mut keyed: Vec<(u128, u64)> = Vec::new();
+    super::unordered(conn, || {
+        let mut stmt = conn.prepare(&q)?;
+        let (mut ints_buf, mut field) = (Vec::new(), Vec::new());
+        for batch in stmt.query_arrow([])? {
+            let from = keyed.len();
+            keyed.resize(from + batch.num_rows(), (0, 0));
+            ints_buf.clear();
+            ints(batch.column(0).as_ref(), &mut ints_buf)?;
+            for (k, &p) in keyed[from..].iter_mut().zip(&ints_buf) {
+                k.0 = (p as u128) << low;
+            }
+            let mut shift = low;
+            for (a, lookup) in lookups.iter().enumerate() {
+                shift -= bits[a];
+                ints_buf.clear();
+                ints(batch.column(1 + a).as_ref(), &mut ints_buf)?;
+                field.clear();
+                for &c in &ints_buf {
+                    field.push(lookup.get(c).ok_or_else(|| anyhow::anyhow!("leaf code {c} of QI {a} unknown"))?);
+                }
+                for (k, &i) in keyed[from..].iter_mut().zip(&field) {
+                    k.0 |= (i as u128) << shift;
+                }
+            }
+            ints_buf.clear();
+            ints(batch.column(1 + n).as_ref(), &mut ints_buf)?;
+            for (k, &c) in keyed[from..].iter_mut().zip(&ints_buf) {
+                k.1 = c as u64;
             }
         }
-        buf.clear();
-        ints(batch.column(1 + n).as_ref(), &mut buf)?;
-        pairs.rows.extend(buf.iter().map(|&r| r as u64));
+        Ok(())
+    })?;
+    pool.install(|| keyed.par_sort_unstable_by_key(|k| k.0));
+    let mut pairs = Pairs {
+        person: Vec::new(),
+        leaf: vec![Vec::new(); n],
+        rows: Vec::new(),
+        starts: Vec::new(),
+        person_rows: Vec::new(),
+    };
+    let mask = if low == 0 { 0 } else { u128::MAX >> (u128::BITS - low) };
+    let mut last: Option<u128> = None;
+    for &(key, count) in &keyed {
+        if last == Some(key) {
+            *pairs.rows.last_mut().expect("a pair") += count;
+            continue;
+        }
+        last = Some(key);
+        let person = (key >> low) as u32;
+        if pairs.person.last() != Some(&person) {
+            pairs.starts.push(pairs.person.len());
+            pairs.person_rows.push(0);
+        }
+        pairs.person.push(person);
+        let mut shift = low;
+        for (a, &b) in bits.iter().enumerate() {
+            shift -= b;
+            pairs.leaf[a].push(((key >> shift) & ((1u128 << b) - 1)) as u32);
+        }
+        pairs.rows.push(count);
     }
-    pairs.starts = (0..pairs.person.len()).filter(|&i| i == 0 || pairs.person[i] != pairs.person[i - 1]).collect();
-    Ok(pairs)
+    for (p, &start) in pairs.starts.iter().enumerate() {
+        pairs.person_rows[p] = pairs.rows[start..pairs.end(p)].iter().sum();
+    }
+    // The distinct leaf tuples: the keys without their person.
+    let mut tuples: Vec<u128> = keyed.iter().map(|k| k.0 & mask).collect();
+    drop(keyed);
+    pool.install(|| tuples.par_sort_unstable());
+    tuples.dedup();
+    Ok(Some((pairs, tuples.len() as u64)))
+}
+
+/// A QI's leaf code → leaf index: a table when the codes are few and dense
+/// enough, else a hash map.
+enum Lookup {
+    Table(Vec<u32>),
+    Map(FxHashMap<i64, u32>),
+}
+
+impl Lookup {
+    fn new(codes: &[i64]) -> Lookup {
+        match codes.last() {
+            Some(&top) if top >= 0 && top < (1 << 24) && codes.first().is_some_and(|&c| c >= 0) => {
+                let mut table = vec![u32::MAX; top as usize + 1];
+                codes.iter().enumerate().for_each(|(i, &c)| table[c as usize] = i as u32);
+                Lookup::Table(table)
+            }
+            _ => Lookup::Map(codes.iter().enumerate().map(|(i, &c)| (c, i as u32)).collect()),
+        }
+    }
+
+    fn get(&self, code: i64) -> Option<u32> {
+        match self {
+            Lookup::Table(t) => t.get(usize::try_from(code).ok()?).copied().filter(|&i| i != u32::MAX),
+            Lookup::Map(m) => m.get(&code).copied(),
+        }
+    }
 }

@@ -26,26 +26,30 @@ pub(super) struct Measured {
     pub(crate) judged: Judged,
     /// The released classes' (size, count), from the node's histogram.
     pub(crate) release_sizes: Vec<(u64, u64)>,
+    /// With `[privacy] person`: the node judged again with dm, which the search may not have computed.
+    pub(crate) outcome: Option<crate::measure::metrics::Outcome>,
 }
 
 /// Measure the node at `levels` the search chose (read while the evaluator
 /// and the base frequency set exist).
 pub(super) fn measure(source: &Loaded, ev: &mut Evaluator, req: &Requirement, levels: &[u8]) -> Result<Measured> {
     let node = Node::full(levels.to_vec());
-    let release_sizes = ev.histogram(&node)?.kept_sizes(req);
     if let Some(persons) = ev.persons() {
         // Persons of the classes under k go with all their rows: a table the release anti-joins.
-        persons.drop_persons(levels, req.k)?;
-        let am = persons.ambiguity(levels, &source.data)?;
-        return Ok(Measured { dropped: Vec::new(), dropped_there: None, am, judged: Judged::default(), release_sizes });
+        let (histogram, am) = persons.chosen(levels, req.k, &source.data)?;
+        let outcome = Some(histogram.outcome(levels, req, &source.data));
+        let release_sizes = histogram.kept_sizes(req);
+        let judged = Judged::default();
+        return Ok(Measured { dropped: Vec::new(), dropped_there: None, am, judged, release_sizes, outcome });
     }
+    let release_sizes = ev.histogram(&node)?.kept_sizes(req);
     if let Some(there) = ev.on_engine() {
         // The classes stay on the engine: their distinct value lists judged
         // here, the suppressed ones a work table there, am summed there.
         let judged = Judged::there(there.judge_there(levels, req)?);
         let dropped_there = Some(there.suppress_there(levels, req)?);
         let am = there.ambiguity(levels, req, &source.data)?;
-        return Ok(Measured { dropped: Vec::new(), dropped_there, am, judged, release_sizes });
+        return Ok(Measured { dropped: Vec::new(), dropped_there, am, judged, release_sizes, outcome: None });
     }
     let mut classes = ev.classes(&node);
     // The classes' value lists: from the set in memory, else off the base frequency set.
@@ -65,7 +69,7 @@ pub(super) fn measure(source: &Loaded, ev: &mut Evaluator, req: &Requirement, le
             (dropped, am)
         }
     };
-    Ok(Measured { dropped, dropped_there: None, am, judged, release_sizes })
+    Ok(Measured { dropped, dropped_there: None, am, judged, release_sizes, outcome: None })
 }
 
 /// The classes in memory: the suppressed ones and am without another scan.

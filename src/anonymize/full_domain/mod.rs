@@ -83,6 +83,8 @@ impl Search for FullDomain {
         let req = &self.req;
         // k is fixed here: classes under k are suppressed, so their glm terms are never needed.
         let mut ev = source.evaluator()?.leaf_sums_from(req.k);
+        // Persons' dm costs a sort of every pair per node: the search reads it only when it ranks by it.
+        ev.person_dm(plan.job.metric == crate::options::Metric::Dm);
         let combinations = ev.combinations()?;
         let source_sizes = ev.source_sizes()?;
         crate::trace(|| format!("run evaluator ({}) ready", ev.backend()));
@@ -96,7 +98,7 @@ impl Search for FullDomain {
         };
         crate::trace(|| "run search done".into());
         let SearchResult { feasible, minimal, best, checked } = result;
-        let Some(best) = best else {
+        let Some(mut best) = best else {
             let node =
                 if self.node.is_some() { "the given node is not feasible" } else { "no generalization is feasible" };
             return Ok(Err(Infeasible(format!(
@@ -105,7 +107,10 @@ impl Search for FullDomain {
                 req.budget
             ))));
         };
-        let measured = chosen::measure(source, &mut ev, req, &best.levels)?;
+        let mut measured = chosen::measure(source, &mut ev, req, &best.levels)?;
+        if let Some(outcome) = measured.outcome.take() {
+            best.outcome = outcome;
+        }
         let (evaluator, evaluated) = (ev.backend(), ev.evaluations());
         drop(ev);
         let figures = measured.judged.kept_figures(source, &measured.dropped);

@@ -43,7 +43,7 @@ pub(super) fn run(plan: &Plan, quiet: bool) -> Result<Report> {
 
     bar.set_message(format!("GROUP BY of the quasi-identifiers on {name}"));
     let start = Instant::now();
-    let (combinations, rows) = group_by(conn, remote.as_ref(), &qis)?;
+    let (combinations, rows) = group_by(conn, remote.as_ref(), &super::grouped_columns(job))?;
     let group_by_seconds = start.elapsed().as_secs_f64();
     remote.drop_work(GROUPS)?;
 
