@@ -298,6 +298,8 @@ fn init_handwritten_csv() {
     );
     // Only the key is offered for pseudonymization; names, emails and free text are not keys.
     assert!(text.contains("# pseudonymize = [\"patient_id\"]   # instead of drop"), "{text}");
+    // patient_id is unique on every row: no person to offer.
+    assert!(!text.contains("# person ="), "{text}");
     assert!(text.contains("# l_diversity = { column = \"diagnosis\", l = 2 }"), "{text}");
     assert!(text.contains("city (VARCHAR): 3 distinct values in 400 rows, 100 NULLs"), "{text}");
     // city has NULLs: its suppress levels in a file, with a NULL leaf.
@@ -471,4 +473,32 @@ fn init_caps_the_lattice() {
     assert!(text.contains("# 6 more columns looked like quasi-identifiers"), "{text}");
     assert!(text.contains("the search's lattice would exceed 500,000 nodes"), "{text}");
     runs(dir, "wide.toml");
+}
+
+/// An event table whose key repeats (a member with many visits): init offers
+/// `person` commented out, with the reason, and the job runs with it uncommented.
+#[test]
+fn init_offers_person_when_a_key_repeats() {
+    let tmp = TempDir::new().unwrap();
+    let dir = tmp.path();
+    Connection::open_in_memory()
+        .unwrap()
+        .execute_batch(&format!(
+            "COPY (SELECT 'M' || lpad((i // 5)::VARCHAR, 4, '0') AS member_id,
+                   DATE '2024-01-01' + ((i * 37) % 300)::INTEGER AS visit_date,
+                   CASE WHEN (i // 5) % 2 = 0 THEN 'F' ELSE 'M' END AS sex,
+                   (['02134','02139','10001','94107'])[1 + (i // 5) % 4] AS zip
+                   FROM range(600) r(i)) TO '{}' (HEADER)",
+            dir.join("visits.csv").display()
+        ))
+        .unwrap();
+    let (job, text) = init(dir, &["visits.csv"], "visits.toml");
+    assert_eq!(roles(&job)["member_id"], "drop");
+    assert!(text.contains("# The key \"member_id\" repeats (120 values on 600 rows)"), "{text}");
+    assert!(text.contains("\n# person = \"member_id\"\n"), "{text}");
+    assert!(job["privacy"].get("person").is_none(), "offered, not set");
+    fs::write(dir.join("persons.toml"), text.replace("\n# person = ", "\nperson = ")).unwrap();
+    let out = kanon(dir, &["run", "persons.toml"]);
+    assert_eq!(out.code, 0, "{}", out.show());
+    assert!(out.stdout.contains("of 120 persons"), "{}", out.show());
 }

@@ -153,6 +153,30 @@ impl Brute {
         Lattice::new(self.heights()).nodes().iter().map(|l| self.point(l, k)).collect()
     }
 
+    /// The largest k whose suppressed persons fit `budget` (the Pareto fronts' k).
+    fn achieved_k(&self, levels: &[u8], budget: u64) -> u64 {
+        let generalized: Vec<Vec<String>> = (self.rows.iter())
+            .map(|(_, leaves)| leaves.iter().enumerate().map(|(a, v)| self.label(a, levels[a], v)).collect())
+            .collect();
+        let mut signature: BTreeMap<&str, BTreeSet<&Vec<String>>> = BTreeMap::new();
+        for ((person, _), g) in self.rows.iter().zip(&generalized) {
+            signature.entry(person).or_default().insert(g);
+        }
+        let mut class_size: HashMap<&BTreeSet<&Vec<String>>, u64> = HashMap::new();
+        signature.values().for_each(|s| *class_size.entry(s).or_default() += 1);
+        let mut sizes: Vec<u64> = class_size.values().copied().collect();
+        sizes.sort();
+        let (mut below, mut k) = (0, 0);
+        for s in sizes {
+            if below > budget {
+                break;
+            }
+            k = s;
+            below += s;
+        }
+        k
+    }
+
     fn persons(&self) -> u64 {
         self.rows.iter().map(|r| &r.0).collect::<BTreeSet<_>>().len() as u64
     }
@@ -271,6 +295,40 @@ fn every_search_finds_the_brute_forces_optimum_over_persons() {
                     let got = found.best.map(|b| b.levels);
                     assert_eq!(got, want, "k {k} budget {budget} {metric:?} {backend:?} {algorithm}");
                 }
+            }
+        }
+    }
+}
+
+/// The exact Pareto front of k over persons against glm and dm equals the brute force's.
+#[test]
+fn the_exact_front_is_k_over_persons() {
+    use crate::util::{brute_front, BrutePoint};
+    let dir = tempfile::tempdir().unwrap();
+    write_visits(dir.path(), 120, 11);
+    let brute = Brute::new(dir.path());
+    let nodes = Lattice::new(brute.heights()).nodes();
+    for budget in [0u64, 6, 30] {
+        let loaded = load(&job(dir.path(), 2, &budget.to_string())).unwrap();
+        let lattice = Lattice::new(loaded.data.heights.clone());
+        for metric in [Metric::Glm, Metric::Dm] {
+            let points: Vec<BrutePoint> = (nodes.iter())
+                .map(|l| {
+                    let k = brute.achieved_k(l, budget);
+                    let (at, all) = (brute.point(l, k), brute.point(l, 1));
+                    let loss = |p: &Point| if metric == Metric::Dm { p.dm } else { p.glm };
+                    BrutePoint { levels: l.clone(), k, suppressed: at.persons, loss: loss(&at), floor: loss(&all) }
+                })
+                .collect();
+            let truth = brute_front(&points);
+            let mut ev = loaded.evaluator().unwrap();
+            let found = kanon::search::exact_front::exact_front(&mut ev, &lattice, budget, metric).unwrap();
+            let got: Vec<(Vec<u8>, u64, u64)> =
+                found.front.iter().map(|p| (p.levels.clone(), p.k, p.suppressed)).collect();
+            let want: Vec<(Vec<u8>, u64, u64)> = truth.iter().map(|p| (p.levels.clone(), p.k, p.suppressed)).collect();
+            assert_eq!(got, want, "budget {budget} {metric:?}");
+            for (g, w) in found.front.iter().zip(&truth) {
+                assert!(close(g.loss, w.loss), "budget {budget} {metric:?} {:?}: {} vs {}", g.levels, g.loss, w.loss);
             }
         }
     }

@@ -24,7 +24,7 @@ pub(super) fn run(plan: &Plan, method: Method, depth: Option<u32>, picked: Optio
     phase.finish_and_clear();
     let qis = job.qi_names();
     let lattice = Lattice::new(loaded.data.heights.clone());
-    let budget = job.privacy.budget.rows(loaded.data.rows);
+    let budget = job.privacy.budget.rows(loaded.data.units());
     let bar = progress(plan.quiet);
     bar.set_message(method.name());
 

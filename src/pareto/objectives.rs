@@ -23,7 +23,7 @@ pub(super) fn run(plan: &Plan, method: Method, objectives: &[Objective], epsilon
     loaded.extras.spread = objectives.contains(&Objective::Sl);
     let qis = job.qi_names();
     let lattice = Lattice::new(loaded.data.heights.clone());
-    let budget = job.privacy.budget.rows(loaded.data.rows);
+    let budget = job.privacy.budget.rows(loaded.data.units());
     let settings = settings(objectives, epsilon, pbg, budget);
     let bar = progress(plan.quiet);
     bar.set_message(method.name());

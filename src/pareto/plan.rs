@@ -63,6 +63,12 @@ impl Plan {
             }
             (method, objectives) => settle_front(&mut job, &args, method, objectives)?,
         };
+        let generalization = match &search {
+            Search::Front { method: Method::Exact, .. } => None,
+            Search::Front { .. } => Some("POkA's heuristic front (--method exact gives the front over persons)"),
+            Search::Objectives { .. } => Some("the multi-objective fronts (--method exact gives k over persons)"),
+        };
+        crate::anonymize::plan::refuse_with_person(&job, generalization)?;
         let outputs = Outputs { json: args.json, csv: args.csv, svg: args.svg };
         Ok(Plan { job, start, search, exhaustive: args.exhaustive, outputs, quiet: args.quiet })
     }

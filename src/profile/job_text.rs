@@ -276,6 +276,7 @@ fn privacy(t: &mut String, k: i64, chosen: &Chosen) {
         grouped(allowed),
         grouped(rows)
     );
+    person(t, chosen);
     let suggestions: Vec<&String> = chosen
         .choices
         .iter()
@@ -289,6 +290,27 @@ fn privacy(t: &mut String, k: i64, chosen: &Chosen) {
         }
     }
     t.push('\n');
+}
+
+/// `person`, offered as a comment when a key-like column repeats: its
+/// rows may be one person's, and k over rows would count them apart.
+fn person(t: &mut String, chosen: &Chosen) {
+    let repeating = chosen.choices.iter().find(|c| {
+        let p = &c.profile;
+        c.role == Role::Drop { key: true } && p.distinct < p.non_null && p.non_null == p.rows
+    });
+    let Some(c) = repeating else { return };
+    let p = &c.profile;
+    let _ = writeln!(
+        t,
+        "# The key \"{}\" repeats ({} values on {} rows): if it names a person, a person has many rows,",
+        p.name,
+        grouped(p.distinct),
+        grouped(p.rows)
+    );
+    t.push_str("# and k over rows counts a person's rows apart. To count k (and max_suppression) in persons,\n");
+    t.push_str("# each with the set of its rows' values (docs/semantics.md), uncomment:\n");
+    let _ = writeln!(t, "# person = {}", toml_str(&p.name));
 }
 
 /// [search]: the metric; the algorithm left to kanon.
