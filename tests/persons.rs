@@ -399,6 +399,45 @@ fn the_release_keeps_k_persons_per_signature_and_reports_them() {
     assert!(highest <= 1.0 / k as f64 + 1e-12, "{highest}");
 }
 
+/// The nightly job over persons: the second night reuses the node; new persons who
+/// cannot share it make it drift ("k"), and the search releases a new one.
+#[test]
+fn reuse_and_drift_count_persons() {
+    let dir = tempfile::tempdir().unwrap();
+    write_visits(dir.path(), 150, 13);
+    let text = job_text(
+        "k = 3\nmax_suppression = 5\nperson = \"member\"",
+        "database = \"out.duckdb\"\ntable = \"r\"\ndrop = [\"member\"]\nreport = \"report.json\"",
+    ) + "[search]\nreuse = \"previous\"\n";
+    std::fs::write(dir.path().join("job.toml"), text).unwrap();
+    let report = || -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap()).unwrap()
+    };
+    let first = kanon_env(dir.path(), &["run", "job.toml"], &[]);
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    let node = report()["node"].clone();
+    let second = kanon_env(dir.path(), &["run", "job.toml"], &[]);
+    assert_eq!(second.code, 0, "{}", second.stderr);
+    assert_eq!((report()["reused"].as_bool(), &report()["node"]), (Some(true), &node));
+    // Six new persons, each alone in a decade of its own, one visit each.
+    let mut csv = std::fs::read_to_string(dir.path().join("visits.csv")).unwrap();
+    for p in 0..6 {
+        writeln!(csv, "new{p},{},F,4,A,100", 1800 + 20 * p).unwrap();
+    }
+    std::fs::write(dir.path().join("visits.csv"), csv).unwrap();
+    let third = kanon_env(dir.path(), &["run", "job.toml"], &[]);
+    assert_eq!(third.code, 0, "{}", third.stderr);
+    assert!(third.stderr.contains("persons to suppress, at most 5 allowed"), "{}", third.stderr);
+    let r = report();
+    assert_eq!((r["reused"].as_bool(), r["drift"]["failed"].as_str()), (Some(false), Some("k")));
+    assert_eq!(r["drift"]["previous_node"], node);
+    let brute = Brute::new(dir.path());
+    let points = brute.points(3);
+    let want = optimum(&points, 5, Metric::Glm).unwrap();
+    let got: Vec<u8> = QIS.iter().map(|q| r["node"][q].as_u64().unwrap() as u8).collect();
+    assert_eq!(got, want.levels);
+}
+
 /// When every QI is constant within each person, classes of persons are the classes of
 /// the one-row-per-person table: every node suppresses the same count.
 #[test]

@@ -178,8 +178,9 @@ pub(super) fn reuse_or_search(
             let why = failed(&hist, req, job);
             // Not released after all: its kept set would only take memory from the search.
             ev.retain(|_| false)?;
+            let unit = if ev.data.persons.is_some() { "persons" } else { "rows" };
             eprintln!(
-                "kanon: warning: the previous node {} no longer meets the job ({why} fails: {} rows to suppress, at most {} allowed)",
+                "kanon: warning: the previous node {} no longer meets the job ({why} fails: {} {unit} to suppress, at most {} allowed)",
                 show(&qis, levels),
                 outcome.suppressed,
                 req.budget
