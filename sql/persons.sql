@@ -87,3 +87,9 @@ CREATE OR REPLACE TEMP TABLE kanon_dropped_persons (p INTEGER)
 SELECT coalesce(sum(f.cnt::HUGEINT{{products}}), 0)::VARCHAR, coalesce(sum(f.cnt), 0)::BIGINT
 FROM kanon_f0 f {{joins}}
 WHERE f.p NOT IN (SELECT p FROM kanon_dropped_persons)
+-- name: dropped_count
+SELECT count(*)::BIGINT FROM kanon_dropped_persons
+-- name: dropped_values
+-- The dropped persons' values as the source holds them, for the release on
+-- a remote engine to anti-join.
+SELECT k.n FROM kanon_dropped_persons d JOIN kanon_codes_p k ON k.code = d.p

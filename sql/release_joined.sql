@@ -7,6 +7,7 @@
 SELECT {{columns}}
 FROM kanon_source s
 {{joins}}
+{{persons}}
 -- name: kept
 -- The rows of the kept classes only: an anti-join of the recoded label tuple
 -- on the small table of the suppressed classes' labels (hash-joinable; on
@@ -20,6 +21,10 @@ WHERE NOT EXISTS (SELECT 1 FROM kanon_release_suppressed d WHERE {{match}})
 SELECT DISTINCT {{labels}}
 FROM {{codes}} d
 {{joins}}
+-- name: persons_kept
+-- With [privacy] person: the rows of the persons kept only, an anti-join on
+-- the small table of the dropped persons' values.
+WHERE NOT EXISTS (SELECT 1 FROM kanon_release_persons d WHERE {{match}})
 -- name: label_equal
 -- A recoded label and a suppressed class's, neither NULL.
 {{row}} = {{class}}

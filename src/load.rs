@@ -222,6 +222,15 @@ fn load_as(job: &Job, bar: &indicatif::ProgressBar, records: bool) -> Result<Loa
             side,
         )?;
         trace("base frequency set");
+        if let (frequency::BaseForm::OnEngine { rows }, Some(person)) = (&form, &job.privacy.person) {
+            // Signatures are computed over the pairs kanon holds.
+            return Err(bad(format!(
+                "{}: person = \"{}\": the base set of (person, QI values) pairs has {rows} rows on {}, more than [engine] memory_rows ({memory_rows}), or evaluator = \"engine\"; person signatures are computed over pairs kanon holds: raise memory_rows (about 40 bytes a pair) or run on DuckDB",
+                job.at(person),
+                person.name,
+                job.engine.kind.name(),
+            )));
+        }
         if matches!(form, frequency::BaseForm::OnEngine { .. }) && job.risk.population_table.is_some() {
             // F_j joins each class of the sample with the population's, which kanon reads locally.
             return Err(bad(format!(

@@ -1084,3 +1084,25 @@ fn a_large_postgres_release_is_planned_in_parallel() {
         assert!(pg_rows(&pg, &release) == expected, "{time}: released rows differ");
     }
 }
+
+/// `[privacy] person` on PostgreSQL: the (person, tuple) pairs come back to
+/// the in-memory evaluator, the dropped persons go there as a table and the
+/// release leaves their rows out: DuckDB's node, report and rows. Pairs
+/// beyond `[engine] memory_rows` exit 2 naming the setting.
+#[test]
+fn persons_give_duckdbs_node_report_and_rows_on_postgres() {
+    let Some(url) = pg_url() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let pg = session(dir.path(), &url);
+    let (parquet, body) = crate::util::visits_case(dir.path());
+    let case =
+        Case { name: "persons".into(), parquet, output: "drop = [\"member\"]".into(), body, engine: String::new() };
+    let job = same_on_both(dir.path(), &url, &pg, &case);
+    let report = report(&dir.path().join("persons-pg.json"));
+    assert!(report["suppressed_persons"].as_u64().unwrap() > 0, "some person is dropped: {report}");
+    let text = std::fs::read_to_string(&job).unwrap().replace("[source]", "memory_rows = 10\n[source]");
+    std::fs::write(&job, text).unwrap();
+    let out = run(dir.path(), &["run", job.to_str().unwrap(), "--quiet"]);
+    assert_eq!(out.code, 2, "{}", out.both());
+    assert!(out.stderr.contains("memory_rows") && out.stderr.contains("person"), "{}", out.both());
+}

@@ -793,3 +793,17 @@ fn every_hierarchy_kind_releases_duckdbs_labels_on_spark() {
         assert!(x == y, "k = {k}, {node}: released rows differ (first: {:?} / {:?})", x.first(), y.first());
     }
 }
+
+/// `[privacy] person` on Spark: DuckDB's node, report and rows (the pairs
+/// come back, the dropped persons go there as a table).
+#[test]
+fn persons_give_duckdbs_node_report_and_rows_on_spark() {
+    let Some(url) = spark_url() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let spark = session(dir.path(), &url);
+    let (parquet, body) = crate::util::visits_case(dir.path());
+    let case = Case { name: "persons", parquet, body, output: "drop = [\"member\"]".into(), engine: "" };
+    same_on_both(dir.path(), &url, &spark, &case, true);
+    let report = crate::util::engine_report(&dir.path().join("persons-spark.json"));
+    assert!(report["suppressed_persons"].as_u64().unwrap() > 0, "some person is dropped: {report}");
+}

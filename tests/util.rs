@@ -741,3 +741,30 @@ pub fn check_every_kind_recoding(trace: &str, level: u8) {
         assert!(trace.contains(&line), "expected \"{line}\" in the trace:\n{trace}");
     }
 }
+
+/// An event table for `[privacy] person` on the engines (tests/postgres.rs,
+/// tests/spark.rs): `visits.parquet` in `dir`, 300 persons with 1 to 9 visits
+/// (birth year and sex per person, month and ward per visit) and 3 outliers
+/// born a century earlier, whom the optimum drops, and the job's
+/// body: k = 3 persons, at most 4 persons suppressed, `person = "member"`.
+pub fn visits_case(dir: &Path) -> (PathBuf, String) {
+    let parquet = dir.join("visits.parquet");
+    duckdb::Connection::open_in_memory()
+        .unwrap()
+        .execute_batch(&format!(
+            "COPY (SELECT 'm' || p AS member, 1940 + (p * 7) % 45 AS birth, CASE WHEN p % 3 = 0 THEN 'F' ELSE 'M' END AS sex,
+                   1 + (p * 5 + v * 11) % 12 AS month, (['A', 'B', 'C', 'D'])[1 + (p + v * (p % 2)) % 4] AS ward,
+                   v * 10 AS cost
+                   FROM range(300) t(p), range(1 + p % 9) r(v)
+                   UNION ALL
+                   SELECT 'x' || i, 1800 + 30 * i, 'F', 1 + i, 'A', 5 FROM range(3) t(i)) TO '{}' (FORMAT PARQUET)",
+            parquet.display()
+        ))
+        .unwrap();
+    let body = "[privacy]\nk = 3\nmax_suppression = 4\nperson = \"member\"\n\
+        [[quasi_identifiers]]\ncolumn = \"birth\"\nhierarchy = { intervals = [5, 10, 20] }\n\
+        [[quasi_identifiers]]\ncolumn = \"sex\"\nhierarchy = \"suppress\"\n\
+        [[quasi_identifiers]]\ncolumn = \"month\"\nhierarchy = { intervals = [3, 6] }\n\
+        [[quasi_identifiers]]\ncolumn = \"ward\"\nhierarchy = \"suppress\"\n";
+    (parquet, body.to_string())
+}

@@ -179,8 +179,8 @@ pub(crate) enum Feature {
 fn runs_on(engine: &EngineKind) -> [bool; 4] {
     match engine {
         EngineKind::DuckDb      => [true, true, true, true],
-        EngineKind::Spark(_)    => [false, false, true, false],
-        EngineKind::Postgres(_) => [false, false, true, false],
+        EngineKind::Spark(_)    => [false, false, true, true],
+        EngineKind::Postgres(_) => [false, false, true, true],
     }
 }
 
@@ -223,9 +223,7 @@ pub(crate) fn refuse_on_engine(job: &Job, feature: Feature) -> Result<()> {
         Feature::Limit => format!(
             "{file}: this command runs on the DuckDB engine only; on {engine}, `kanon run`, `check` and `pareto` take full-domain jobs"
         ),
-        Feature::Persons => format!(
-            "{file}: [privacy] person runs on the DuckDB engine for now, not on {engine}"
-        ),
+        Feature::Persons => format!("{file}: [privacy] person does not run on {engine}"),
     }))
 }
 

@@ -298,10 +298,13 @@ impl<'c> PersonSets<'c> {
         self.class_sizes(&self.signatures(pairs, node))
     }
 
-    /// Per person, glm's leaf sums per attribute of `node` (flat, `width` a
-    /// person), for the persons `wanted` accepts (zeros for the others).
-    fn leaf_sums(&self, pairs: &Pairs, node: &Node, wanted: impl Fn(usize) -> bool + Sync) -> Vec<u64> {
+    /// Per class size: the persons, rows and glm's leaf sums (per attribute
+    /// of `node`; only for classes of at least `leaf_sums_from` persons, the
+    /// others being suppressed by every requirement asked). One parallel
+    /// pass, each chunk summing into its own buckets.
+    fn by_size(&self, pairs: &Pairs, node: &Node, size: &[u64]) -> BTreeMap<u64, Class> {
         let width = node.attrs.len();
+        let from = self.leaf_sums_from;
         let cost: Vec<Vec<u64>> = (node.attrs.iter().zip(&node.levels))
             .map(|(&a, &l)| {
                 let q = &self.qis[a];
@@ -309,17 +312,39 @@ impl<'c> PersonSets<'c> {
             })
             .collect();
         let leaf: Vec<&[u32]> = node.attrs.iter().map(|&a| &pairs.leaf[a][..]).collect();
-        self.by_person_chunks(pairs.starts.len(), width, |from, to, out: &mut [u64]| {
-            for p in from..to {
-                let at = (p - from) * width;
-                if wanted(p) {
-                    for i in pairs.starts[p]..pairs.end(p) {
-                        for j in 0..width {
-                            out[at + j] += pairs.rows[i] * cost[j][leaf[j][i] as usize];
+        let persons = pairs.starts.len();
+        let chunk = persons.div_ceil(self.pool.current_num_threads() * 8).max(1);
+        let sum = |mut x: BTreeMap<u64, Class>, y: BTreeMap<u64, Class>| {
+            for (s, c) in y {
+                let b = x.entry(s).or_insert_with(|| Class { leaf_sums: vec![0; width], ..Class::default() });
+                b.persons += c.persons;
+                b.rows += c.rows;
+                b.leaf_sums.iter_mut().zip(&c.leaf_sums).for_each(|(u, v)| *u += v);
+            }
+            x
+        };
+        self.pool.install(|| {
+            (0..persons.div_ceil(chunk))
+                .into_par_iter()
+                .map(|c| {
+                    let mut out: BTreeMap<u64, Class> = BTreeMap::new();
+                    for p in c * chunk..((c + 1) * chunk).min(persons) {
+                        let b = out
+                            .entry(size[p])
+                            .or_insert_with(|| Class { leaf_sums: vec![0; width], ..Class::default() });
+                        b.persons += 1;
+                        b.rows += pairs.person_rows[p];
+                        if size[p] >= from {
+                            for i in pairs.starts[p]..pairs.end(p) {
+                                for j in 0..width {
+                                    b.leaf_sums[j] += pairs.rows[i] * cost[j][leaf[j][i] as usize];
+                                }
+                            }
                         }
                     }
-                }
-            }
+                    out
+                })
+                .reduce(BTreeMap::new, sum)
         })
     }
 
@@ -359,18 +384,7 @@ impl<'c> PersonSets<'c> {
     }
 
     fn memory_histogram(&self, pairs: &Pairs, node: &Node, size: &[u64]) -> Histogram {
-        let width = node.attrs.len();
-        // Classes under leaf_sums_from are suppressed by every requirement asked: no glm terms.
-        let from = self.leaf_sums_from;
-        let sums = self.leaf_sums(pairs, node, |p| size[p] >= from);
-        let rows = &pairs.person_rows;
-        let mut by_size: BTreeMap<u64, Class> = BTreeMap::new();
-        for p in 0..size.len() {
-            let b = by_size.entry(size[p]).or_insert_with(|| Class { leaf_sums: vec![0; width], ..Class::default() });
-            b.persons += 1;
-            b.rows += rows[p];
-            b.leaf_sums.iter_mut().zip(&sums[p * width..(p + 1) * width]).for_each(|(x, y)| *x += y);
-        }
+        let by_size = self.by_size(pairs, node, size);
         let squares = if self.dm { self.row_squares(pairs, node, size) } else { BTreeMap::new() };
         let buckets = by_size
             .into_iter()

@@ -91,10 +91,12 @@ pub fn write(
         bail!("only a cell-based release has a reconstruction");
     }
     match (&source.remote, recoding) {
-        (Some(engine), Recoding::Levels { levels, dropped, dropped_there, .. }) => {
+        (Some(engine), Recoding::Levels { levels, dropped, dropped_there, persons_dropped }) => {
             let heights: Vec<u8> = source.hierarchies.iter().map(|h| h.height).collect();
             let there = dropped_there.as_deref();
-            remote::write_levels(conn, engine.as_ref(), job, columns, &heights, levels, dropped, there, before_commit)
+            let persons = job.privacy.person.as_ref().filter(|_| *persons_dropped).map(|p| p.name.as_str());
+            let suppressed = remote::Suppressed { classes: dropped, there, persons };
+            remote::write_levels(conn, engine.as_ref(), job, columns, &heights, levels, &suppressed, before_commit)
         }
         // The plan runs only full-domain searches on a remote engine.
         (Some(_), _) => unreachable!("a remote engine writes full-domain releases only"),

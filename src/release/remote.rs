@@ -22,6 +22,17 @@ const SUPPRESSED: &str = "kanon_release_suppressed";
 /// or, when `dropped_there` names it, the work table there that holds them.
 /// Written by the engine's `write_table`, swapped in with `before_commit`.
 #[allow(clippy::too_many_arguments)]
+/// What the release leaves out.
+pub(super) struct Suppressed<'a> {
+    /// The suppressed classes by their codes at the node's levels,
+    pub(super) classes: &'a [Box<[i64]>],
+    /// or the evaluator's work table there that holds them.
+    pub(super) there: Option<&'a str>,
+    /// `[privacy] person`: the person column, whose persons in
+    /// `kanon_dropped_persons` go with all their rows.
+    pub(super) persons: Option<&'a str>,
+}
+
 pub(super) fn write_levels(
     conn: &Connection,
     remote: &dyn RemoteEngine,
@@ -29,10 +40,10 @@ pub(super) fn write_levels(
     columns: &[SourceColumn],
     heights: &[u8],
     levels: &[u8],
-    dropped: &[Box<[i64]>],
-    dropped_there: Option<&str>,
+    left_out: &Suppressed,
     before_commit: Option<&super::BeforeCommit>,
 ) -> Result<Written> {
+    let Suppressed { classes: dropped, there: dropped_there, persons } = *left_out;
     let table = job.output.remote_table.as_deref().context("a remote job names its release table")?;
     let qis = job.qi_names();
     let out = &job.output;
@@ -56,7 +67,14 @@ pub(super) fn write_levels(
             None => format!("s.{name}"),
         }
     });
-    let recoded = render(fragment(sql::RELEASE_JOINED, "recoded"), &[("columns", &select), ("joins", &joins)]);
+    let persons = match persons {
+        Some(person) => dropped_persons(conn, remote, columns, person)?,
+        None => String::new(),
+    };
+    let recoded = render(
+        fragment(sql::RELEASE_JOINED, "recoded"),
+        &[("columns", &select), ("joins", &joins), ("persons", &persons)],
+    );
     let select = match suppressed(conn, remote, levels, dropped, dropped_there)? {
         // No class suppressed: no join at all.
         None => recoded,
@@ -75,8 +93,31 @@ pub(super) fn write_levels(
     };
     let rows = remote.write_table(table, &select, before_commit)?;
     let _ = remote.drop_work(SUPPRESSED);
+    let _ = remote.drop_work(PERSONS);
     Ok(Written { rows })
 }
+
+/// The values of the persons in `kanon_dropped_persons` as the table
+/// `kanon_release_persons` there, and the condition leaving their rows out
+/// (empty when no person is dropped).
+fn dropped_persons(
+    conn: &Connection,
+    remote: &dyn RemoteEngine,
+    columns: &[SourceColumn],
+    person: &str,
+) -> Result<String> {
+    let count: i64 = conn.query_row(fragment(sql::PERSONS, "dropped_count"), [], |r| r.get(0))?;
+    if count == 0 {
+        return Ok(String::new());
+    }
+    remote.share(conn, fragment(sql::PERSONS, "dropped_values"), &[], PERSONS)?;
+    let type_name = columns.iter().find(|c| c.name == person).map_or("", |c| c.type_name.as_str());
+    let same = remote.same_value(&format!("s.{}", ident(person)), "d.n", type_name, false);
+    Ok(render(fragment(sql::RELEASE_JOINED, "persons_kept"), &[("match", &same)]))
+}
+
+/// The table there of the persons the release leaves out.
+const PERSONS: &str = "kanon_release_persons";
 
 /// The suppressed classes' label tuples as the table [`SUPPRESSED`] there
 /// (q0…, one per QI), or None when no class is suppressed; per QI whether a
