@@ -40,9 +40,10 @@ pub(super) struct Tally {
 }
 
 impl Tally {
-    fn add(&mut self, records: u64) {
-        self.classes += 1;
-        self.records += records;
+    /// `times` classes of `records` records each.
+    fn add(&mut self, records: u64, times: u64) {
+        self.classes += times;
+        self.records += records * times;
     }
 }
 
@@ -111,19 +112,24 @@ impl<'a> Audit<'a> {
 
     /// Take one class in (and leave `class` empty for the next).
     pub(super) fn class(&mut self, class: &mut Class) {
-        let c = std::mem::take(class);
+        self.classes_alike(std::mem::take(class), 1);
+    }
+
+    /// Take in `times` classes alike: the same records, population records
+    /// and value lists (a row of the engine's histogram, `engine.rs`).
+    pub(super) fn classes_alike(&mut self, c: Class, times: u64) {
         let (mut s, mut t) = (c.s, c.t);
         merge(&mut s);
         merge(&mut t);
         let f = c.records;
         let big_f = if self.job.risk.population_table.is_some() { c.population } else { f };
-        self.rows += f;
-        self.classes += 1;
+        self.rows += f * times;
+        self.classes += times;
         self.k = Some(self.k.map_or(f, |k| k.min(f)));
-        *self.histogram.entry(f).or_default() += 1;
-        *self.sizes.entry((f, big_f)).or_default() += 1;
+        *self.histogram.entry(f).or_default() += times;
+        *self.sizes.entry((f, big_f)).or_default() += times;
         if f < self.job.privacy.k {
-            self.fail_k.add(f);
+            self.fail_k.add(f, times);
         }
         if let Some(d) = &self.job.privacy.diversity {
             let counts = s.iter().map(|p| p.1);
@@ -146,7 +152,7 @@ impl<'a> Audit<'a> {
                 DiversityKind::Recursive(c) => recursive(counts, c, d.l),
             };
             if !meets {
-                self.fail_l.add(f);
+                self.fail_l.add(f, times);
             }
         }
         if let Some(cl) = &self.models.closeness {
@@ -156,7 +162,7 @@ impl<'a> Audit<'a> {
                 figure.largest = Some(figure.largest.map_or(x, |y| y.max(x)));
             }
             if !cl.admits(pairs) {
-                self.fail_t.add(f);
+                self.fail_t.add(f, times);
             }
         }
     }
