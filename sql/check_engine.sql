@@ -20,10 +20,12 @@ SELECT CAST(sum({{size}}) AS BIGINT) AS size{{lists}}
 FROM ({{rows}}) p
 GROUP BY {{plain}}
 -- name: histogram
--- What comes back: per class size and value lists, the classes.
-SELECT c.size{{lists}}, CAST(count(*) AS BIGINT) AS classes
+-- What comes back: per class size and value list, the classes. With ℓ's
+-- column and t-closeness's apart, per (size, s_list) (w = 1) and, as other
+-- rows, per (size, t_list) (w = 0): each model reads its own list only.
+SELECT c.size{{lists}}, CAST(count(*) AS BIGINT) AS classes{{which}}
 FROM ({{classes}}) c
-GROUP BY c.size{{lists}}
+GROUP BY {{sets}}
 -- name: missing
 -- The first class (by its QI values) with a sensitive value the source does
 -- not have: the QIs, each sensitive value, whether it has no code.

@@ -2,13 +2,15 @@
 //! measured there (`check_engine.sql`) and only aggregates come back, a row
 //! per (class size, value lists) with its classes, the value lists being the
 //! (sensitive code, records) pairs of a class as the engine evaluator spells
-//! them. kanon judges each row once for all its classes ([`Audit::classes_alike`]),
-//! so the report is the one the pass over every class gives. The source's
-//! code tables go there first; a value the source does not have sends its
+//! them (with ℓ's column and t-closeness's apart, a row per (size, s list)
+//! and a row per (size, t list): each model reads its own). kanon judges each
+//! row once for all its classes ([`Audit::classes_alike`]), so the report is
+//! the one the pass over every class gives. The source's marginals of the
+//! sensitive columns come back and its code tables go there first; a value the source does not have sends its
 //! code as -1, and then one row, its class, comes back to name it.
 
 use super::classes::{quoted, Audited};
-use super::tally::{Audit, Class};
+use super::tally::{Audit, Class, Part};
 use super::S;
 use crate::data::frequency;
 use crate::engine::embedded::SourceColumn;
@@ -43,11 +45,12 @@ fn codes_there(alias: &str) -> String {
     format!("kanon_check_codes_{alias}")
 }
 
-/// One row of the histogram: class size, value lists (s, t), classes; and
-/// whether a list has a value the source does not have.
+/// One row of the histogram: class size, value lists (s, t), classes, what
+/// the row counts for; and whether a list has a value the source does not have.
 struct Row {
     class: Class,
     classes: u64,
+    part: Part,
     unknown: bool,
 }
 
@@ -106,10 +109,15 @@ impl There<'_> {
         });
         let classes =
             render(statement("classes"), &[("size", size), ("lists", &lists), ("rows", &rows), ("plain", &plain)]);
-        render(
-            statement("histogram"),
-            &[("lists", &list(extra, "", |(a, _)| format!(", c.{a}_list"))), ("classes", &classes)],
-        )
+        let lists = list(extra, "", |(a, _)| format!(", c.{a}_list"));
+        let (which, sets) = match separate {
+            true => (
+                ", CAST(GROUPING(c.t_list) AS INTEGER) AS w",
+                "GROUPING SETS ((c.size, c.s_list), (c.size, c.t_list))".to_string(),
+            ),
+            false => ("", format!("c.size{lists}")),
+        };
+        render(statement("histogram"), &[("lists", &lists), ("classes", &classes), ("which", which), ("sets", &sets)])
     }
 
     /// Run `select` there; its rows, brought back, in a fixed order.
@@ -128,13 +136,21 @@ impl There<'_> {
             .map(|r| {
                 let mut class = Class { records: int(&r[0])?, ..Class::default() };
                 class.population = class.records;
+                let part = match extra.len() {
+                    2 if int(&r[4])? == 1 => Part::S,
+                    2 => Part::T,
+                    _ => Part::All,
+                };
                 let mut unknown = false;
                 for (j, (alias, _)) in extra.iter().enumerate() {
+                    if r[1 + j] == Value::Null {
+                        continue;
+                    }
                     let (pairs, missing) = value_list(&r[1 + j])?;
                     unknown |= missing;
                     *(if *alias == S { &mut class.s } else { &mut class.t }) = pairs;
                 }
-                Ok(Row { class, classes: int(&r[1 + extra.len()])?, unknown })
+                Ok(Row { class, classes: int(&r[1 + extra.len()])?, part, unknown })
             })
             .collect()
     }
@@ -146,7 +162,7 @@ impl There<'_> {
             return Err(self.unknown(audited));
         }
         for row in rows {
-            audit.classes_alike(row.class, row.classes);
+            audit.classes_alike(row.class, row.classes, row.part);
         }
         Ok(())
     }

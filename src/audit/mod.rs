@@ -26,7 +26,7 @@ mod report;
 mod tally;
 
 use crate::engine::embedded;
-use crate::job::{self, Job};
+use crate::job::Job;
 use crate::measure::risk;
 use anyhow::Result;
 use classes::Audited;
@@ -63,17 +63,15 @@ pub(crate) fn run(args: Request) -> Result<()> {
     open::require(&job, "the source", &columns, &roles.in_source)?;
     let relation = open::audited_relation(&conn, &job, args.table.as_deref(), remote.as_ref(), &roles)?;
     // On an engine, without a population to join here, the classes are measured there.
-    let there = remote.as_deref().filter(|_| job.risk.population_table.is_none());
-    let sensitive: Vec<(&job::Column, &str)> = roles.extra.iter().map(|(_, c)| (*c, "sensitive column")).collect();
+    let there = remote.as_ref().filter(|_| job.risk.population_table.is_none());
     let records = match (&remote, there) {
-        (None, _) => Records::default(),
-        (Some(r), Some(_)) => Records::fetch(&conn, r, &sensitive, None)?,
         (Some(r), None) => {
             Records::fetch(&conn, r, &roles.in_source, args.table.is_some().then_some(&roles.in_table[..]))?
         }
+        _ => Records::default(),
     };
-    let models = models::source_models(&conn, &job, &columns, &roles.extra, &records)?;
-    let there = there.map(|remote| There { remote, conn: &conn, job: &job, extra: &roles.extra, columns: &columns });
+    let models = models::source_models(&conn, &job, &columns, &roles.extra, &records, there)?;
+    let there = there.map(|r| There { remote: r.as_ref(), conn: &conn, job: &job, extra: &roles.extra, columns: &columns });
     if let Some(t) = &there {
         t.send_codes()?;
     }

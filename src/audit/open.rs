@@ -156,10 +156,10 @@ impl Records {
         Ok(Records { weight: Some(weight) })
     }
 
-    /// A group's records, as an aggregate.
+    /// A group's records, as an aggregate (BIGINT; plain `count(*)` runs on any engine).
     pub(super) fn count(&self) -> String {
         match &self.weight {
-            None => "count(*)::BIGINT".into(),
+            None => "count(*)".into(),
             Some(w) => format!("sum({})::BIGINT", ident(w)),
         }
     }
