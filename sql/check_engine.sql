@@ -10,8 +10,10 @@ FROM {{table}} src{{joins}}
 GROUP BY {{group_by}}
 -- name: split
 -- With ℓ's column and t-closeness's apart: per class, the records of each code
--- of s (w = 1) and, as other rows, of each code of t (w = 0).
-SELECT {{plain}}, s, t, CAST(sum(n) AS BIGINT) AS n, CAST(GROUPING(t) AS INTEGER) AS w
+-- of s (w = 1) and, as other rows, of each code of t (w = 0). A code is never
+-- NULL (-1 for none), so a NULL tells the sets apart (Spark's grouping_id
+-- would name every grouping column).
+SELECT {{plain}}, s, t, CAST(sum(n) AS BIGINT) AS n, CASE WHEN t IS NULL THEN 1 ELSE 0 END AS w
 FROM ({{pairs}}) p
 GROUP BY GROUPING SETS (({{plain}}, s), ({{plain}}, t))
 -- name: classes
@@ -22,7 +24,8 @@ GROUP BY {{plain}}
 -- name: histogram
 -- What comes back: per class size and value list, the classes. With ℓ's
 -- column and t-closeness's apart, per (size, s_list) (w = 1) and, as other
--- rows, per (size, t_list) (w = 0): each model reads its own list only.
+-- rows, per (size, t_list) (w = 0): each model reads its own list only. A
+-- list is never NULL (an empty one is ''), so a NULL tells the sets apart.
 SELECT c.size{{lists}}, CAST(count(*) AS BIGINT) AS classes{{which}}
 FROM ({{classes}}) c
 GROUP BY {{sets}}

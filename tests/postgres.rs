@@ -1124,7 +1124,8 @@ fn check_pareto_and_reuse_run_on_postgres_with_the_engine_evaluator() {
         assert!(out.code == 0 || out.code == 4, "check {}: {}", job.display(), out.show());
         let said: Vec<&str> = out.stderr.lines().filter(|l| !l.starts_with("TRACE")).collect();
         let text = out.stdout.replacen(release, "release", 1);
-        let fetched: Vec<&str> = out.stderr.lines().filter(|l| l.contains(": fetched ") || l.contains("check:")).collect();
+        let fetched: Vec<&str> =
+            out.stderr.lines().filter(|l| l.contains(": fetched ") || l.contains("check:")).collect();
         (out.code, text, said.join("\n").replace(release, "release"), rows_back(&out.stderr), fetched.join("\n"))
     };
     // The source: near-unique (a class per row or so), failing every model.
@@ -1157,12 +1158,21 @@ fn check_pareto_and_reuse_run_on_postgres_with_the_engine_evaluator() {
     let local = Connection::open(dir.path().join("there.duckdb")).unwrap();
     local.execute_batch(&odd.replace("{odd}", "odd").replace("{release}", "release")).unwrap();
     drop(local);
-    pg.execute(&odd.replace("{odd}", "\"Kanon there\".odd").replace("{release}", "\"Kanon there\".\"Release\"")).unwrap();
+    pg.execute(&odd.replace("{odd}", "\"Kanon there\".odd").replace("{release}", "\"Kanon there\".\"Release\""))
+        .unwrap();
     let a = run(dir.path(), &["check", on_duck.to_str().unwrap(), "--table", "odd"]);
     let b = run(dir.path(), &["check", on_pg.to_str().unwrap(), "--table", "Kanon there.odd"]);
     assert_eq!(a.code, 2, "{}", a.show());
-    assert!(a.stderr.contains("has the value \"ZZZ\" of \"diagnosis\", which the source does not have"), "{}", a.stderr);
-    assert_eq!((b.code, b.stderr.replace("Kanon there.odd", "odd")), (a.code, a.stderr), "the unknown value's messages differ");
+    assert!(
+        a.stderr.contains("has the value \"ZZZ\" of \"diagnosis\", which the source does not have"),
+        "{}",
+        a.stderr
+    );
+    assert_eq!(
+        (b.code, b.stderr.replace("Kanon there.odd", "odd")),
+        (a.code, a.stderr),
+        "the unknown value's messages differ"
+    );
 
     // Pareto and reuse with distinct ℓ: the per-class value lists (entropy,
     // and t on income's 1,900 values) for every node of the lattice take

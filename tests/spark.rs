@@ -833,7 +833,8 @@ fn check_pareto_and_reuse_run_on_spark_with_the_engine_evaluator() {
     for job in [&duck, &on_spark] {
         let text = std::fs::read_to_string(job).unwrap();
         std::fs::write(job.with_extension("one.toml"), &text).unwrap();
-        let text = text.replace("t_closeness = { column = \"diagnosis\", t = 0.4 }", "t_closeness = { column = \"id\", t = 0.5 }");
+        let text = text
+            .replace("t_closeness = { column = \"diagnosis\", t = 0.4 }", "t_closeness = { column = \"id\", t = 0.5 }");
         assert!(text.contains("column = \"id\""));
         std::fs::write(job, text).unwrap();
     }

@@ -58,7 +58,8 @@ impl There<'_> {
     /// The source's code tables of the sensitive columns, sent there.
     pub(super) fn send_codes(&self) -> Result<()> {
         for (alias, _) in self.extra {
-            let select = render(sql::fragment(sql::FREQUENCY_SETS, "share"), &[("table", &frequency::extra_codes(alias))]);
+            let select =
+                render(sql::fragment(sql::FREQUENCY_SETS, "share"), &[("table", &frequency::extra_codes(alias))]);
             self.remote.share(self.conn, &select, &[], &codes_there(alias)).context("sending the source's codes")?;
         }
         Ok(())
@@ -75,7 +76,9 @@ impl There<'_> {
 
     /// The class keys q0, q1, … of the audited rows `src`.
     fn keys(&self) -> String {
-        list(self.job.quasi_identifiers.iter().enumerate(), ", ", |(a, q)| format!("src.{} AS q{a}", ident(&q.column.name)))
+        list(self.job.quasi_identifiers.iter().enumerate(), ", ", |(a, q)| {
+            format!("src.{} AS q{a}", ident(&q.column.name))
+        })
     }
 
     /// The histogram of `relation`'s classes there: size, a value list per
@@ -96,7 +99,10 @@ impl There<'_> {
         let value_list = self.remote.spelling("value_list_of");
         let separate = extra.len() > 1;
         let (rows, size) = match separate {
-            true => (render(statement("split"), &[("plain", &plain), ("pairs", &pairs)]), "CASE WHEN w = 1 THEN n ELSE 0 END"),
+            true => (
+                render(statement("split"), &[("plain", &plain), ("pairs", &pairs)]),
+                "CASE WHEN w = 1 THEN n ELSE 0 END",
+            ),
             false => (pairs, "n"),
         };
         let lists = list(extra.iter().enumerate(), "", |(j, (a, _))| {
@@ -112,7 +118,7 @@ impl There<'_> {
         let lists = list(extra, "", |(a, _)| format!(", c.{a}_list"));
         let (which, sets) = match separate {
             true => (
-                ", CAST(GROUPING(c.t_list) AS INTEGER) AS w",
+                ", CASE WHEN c.t_list IS NULL THEN 1 ELSE 0 END AS w",
                 "GROUPING SETS ((c.size, c.s_list), (c.size, c.t_list))".to_string(),
             ),
             false => ("", format!("c.size{lists}")),
@@ -205,7 +211,10 @@ impl There<'_> {
                 (
                     "values",
                     &list(extra.iter().enumerate(), "", |(j, (a, c))| {
-                        format!(", src.{} AS x{j}, CASE WHEN k_{a}.code IS NULL THEN 1 ELSE 0 END AS m{j}", ident(&c.name))
+                        format!(
+                            ", src.{} AS x{j}, CASE WHEN k_{a}.code IS NULL THEN 1 ELSE 0 END AS m{j}",
+                            ident(&c.name)
+                        )
                     }),
                 ),
                 ("table", relation),

@@ -71,7 +71,8 @@ pub(crate) fn run(args: Request) -> Result<()> {
         _ => Records::default(),
     };
     let models = models::source_models(&conn, &job, &columns, &roles.extra, &records, there)?;
-    let there = there.map(|r| There { remote: r.as_ref(), conn: &conn, job: &job, extra: &roles.extra, columns: &columns });
+    let there =
+        there.map(|r| There { remote: r.as_ref(), conn: &conn, job: &job, extra: &roles.extra, columns: &columns });
     if let Some(t) = &there {
         t.send_codes()?;
     }
