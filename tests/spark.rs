@@ -840,8 +840,13 @@ fn check_pareto_and_reuse_run_on_spark_with_the_engine_evaluator() {
     }
     let release = same("two columns");
     assert!(release.1.contains("t on \"id\""), "{}", release.1);
+    // Pareto and reuse with distinct ℓ: value lists for every node of the
+    // lattice take Spark minutes (the memory evaluator's front with them is
+    // the_demo_with_entropy_l_and_t_closeness_is_the_same_on_spark's).
     for job in [&duck, &on_spark] {
-        std::fs::rename(job.with_extension("one.toml"), job).unwrap();
+        let text = std::fs::read_to_string(job.with_extension("one.toml")).unwrap().replace(", kind = \"entropy\"", "");
+        let text: Vec<&str> = text.lines().filter(|l| !l.starts_with("t_closeness")).collect();
+        std::fs::write(job, text.join("\n")).unwrap();
     }
 
     // The exact front of k and the loss, judged there.
