@@ -67,6 +67,10 @@ TEXT
 -- A class's (value code, records) list as text, v:n,v:n… in code order
 -- (the engine evaluator's per-class models read it in kanon).
 string_agg(CAST(v AS TEXT) || ':' || CAST(n AS TEXT), ',' ORDER BY v)
+-- name: value_list_of
+-- The value list of {{v}} (with {{n}} records) over the rows where {{when}},
+-- as value_list spells it (`kanon check`'s classes, src/audit/engine.rs).
+coalesce(string_agg(CAST({{v}} AS TEXT) || ':' || CAST({{n}} AS TEXT), ',' ORDER BY {{v}}) FILTER (WHERE {{when}}), '')
 -- name: label_text
 -- The release's labels (src/release/plain.rs), exactly as the hierarchy gives them: a value's text.
 CAST({{x}} AS text)

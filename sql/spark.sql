@@ -45,6 +45,10 @@ STRING
 -- A class's (value code, records) list as text, v:n,v:n… in code order
 -- (the engine evaluator's per-class models read it in kanon).
 array_join(transform(array_sort(collect_list(struct(v, n))), x -> concat(CAST(x.v AS STRING), ':', CAST(x.n AS STRING))), ',')
+-- name: value_list_of
+-- The value list of {{v}} (with {{n}} records) over the rows where {{when}},
+-- as value_list spells it (`kanon check`'s classes, src/audit/engine.rs).
+array_join(transform(array_sort(collect_list(CASE WHEN {{when}} THEN named_struct('v', {{v}}, 'n', {{n}}) END)), x -> concat(CAST(x.v AS STRING), ':', CAST(x.n AS STRING))), ',')
 -- name: label_text
 -- The release's labels (src/release/plain.rs), exactly as the hierarchy gives them: a value's text.
 CAST({{x}} AS STRING)

@@ -74,6 +74,7 @@ statements! {
     RELEASE_JOINED => "release_joined.sql",
     MEASURE_CLASSES => "measure_classes.sql",
     CHECK => "check.sql",
+    CHECK_ENGINE => "check_engine.sql",
     HIERARCHY_LEVELS => "hierarchy_levels.sql",
     BASE_F0_NODE => "base_f0_node.sql",
     GENERATE => "generate.sql",

@@ -1105,4 +1105,143 @@ fn persons_give_duckdbs_node_report_and_rows_on_postgres() {
     let out = run(dir.path(), &["run", job.to_str().unwrap(), "--quiet"]);
     assert_eq!(out.code, 2, "{}", out.both());
     assert!(out.stderr.contains("memory_rows") && out.stderr.contains("person"), "{}", out.both());
+
+/// Rows the engine sent back in a traced run (its `fetched N rows` lines).
+fn rows_back(trace: &str) -> u64 {
+    trace
+        .lines()
+        .filter_map(|l| l.split(": fetched ").nth(1))
+        .map(|l| l.split(' ').next().unwrap().parse::<u64>().unwrap())
+        .sum()
+}
+
+/// With the engine evaluator: `kanon check` measures the classes there
+/// (a near-unique source, failing k, ℓ and t; the release, meeting them)
+/// and brings back aggregates only, its text and exit-4 lines DuckDB's;
+/// `kanon pareto`'s exact front, a reused node and a drift are DuckDB's.
+#[test]
+fn check_pareto_and_reuse_run_on_postgres_with_the_engine_evaluator() {
+    let Some(url) = pg_url() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let pg = session(dir.path(), &url);
+    let mut case = generated(dir.path(), 20_000);
+    case.name = "there".into();
+    case.engine = "evaluator = \"engine\"\nmemory_rows = 0".into();
+    case.body = case.body.replace(
+        "l_diversity = { column = \"diagnosis\", l = 2 }",
+        "l_diversity = { column = \"diagnosis\", l = 2, kind = \"entropy\" }\n\
+         t_closeness = { column = \"income\", t = 0.5, distance = \"ordered\" }",
+    );
+    assert!(case.body.contains("t_closeness"));
+    let on_pg = same_on_both(dir.path(), &url, &pg, &case);
+    let on_duck = dir.path().join("there-duckdb.toml");
+    let release = "Kanon there.Release";
+    let check = |job: &Path, extra: &[&str]| -> (i32, String, String, u64, String) {
+        let out = kanon_env(
+            dir.path(),
+            &[&["check", job.to_str().unwrap()], extra].concat(),
+            &[("KANON_KEY", KEY), ("KANON_TRACE", "1")],
+        );
+        assert!(out.code == 0 || out.code == 4, "check {}: {}", job.display(), out.show());
+        let said: Vec<&str> = out.stderr.lines().filter(|l| !l.starts_with("TRACE")).collect();
+        let text = out.stdout.replacen(release, "release", 1);
+        let fetched: Vec<&str> =
+            out.stderr.lines().filter(|l| l.contains(": fetched ") || l.contains("check:")).collect();
+        (out.code, text, said.join("\n").replace(release, "release"), rows_back(&out.stderr), fetched.join("\n"))
+    };
+    // The source: near-unique (a class per row or so), failing every model.
+    let (a, b) = (check(&on_duck, &[]), check(&on_pg, &[]));
+    assert_eq!(a.0, 4, "{}", a.1);
+    assert!(a.2.contains("fails k = 5") && a.2.contains("fails entropy l = 2"), "{}", a.2);
+    assert_eq!((a.0, &a.1, &a.2), (b.0, &b.1, &b.2), "check of the source differs");
+    // What came back: the sensitive columns' marginals, and a row per (class
+    // size, value list) of each: bounded by their values, not by the rows.
+    let classes: u64 = a.1.split(" rows in ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+    assert!(classes > 10_000, "{}", a.1);
+    let values: i64 = Connection::open_in_memory()
+        .unwrap()
+        .query_row(
+            &format!("SELECT count(DISTINCT diagnosis) + count(DISTINCT income) FROM '{}'", case.parquet.display()),
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(b.3 > 0 && b.3 <= 2 * values as u64 + 50, "{} rows back for {values} values:\n{}", b.3, b.4);
+    // The release meets the job, with its chart; its figures are DuckDB's too.
+    let (svg_duck, svg_pg) = (dir.path().join("duck.svg"), dir.path().join("pg.svg"));
+    let a = check(&on_duck, &["--table", "release", "--svg", svg_duck.to_str().unwrap()]);
+    let b = check(&on_pg, &["--table", release, "--svg", svg_pg.to_str().unwrap()]);
+    assert_eq!(a.0, 0, "{}", a.1);
+    assert_eq!((a.0, &a.1, &a.2), (b.0, &b.1, &b.2), "check of the release differs");
+    assert_eq!(std::fs::read(&svg_duck).unwrap(), std::fs::read(&svg_pg).unwrap(), "the charts differ");
+    // A diagnosis the source does not have names its class, as DuckDB's pass does.
+    let odd = "CREATE TABLE {odd} AS SELECT * FROM {release}; INSERT INTO {odd} (diagnosis, income) VALUES ('ZZZ', 0)";
+    let local = Connection::open(dir.path().join("there.duckdb")).unwrap();
+    local.execute_batch(&odd.replace("{odd}", "odd").replace("{release}", "release")).unwrap();
+    drop(local);
+    pg.execute(&odd.replace("{odd}", "\"Kanon there\".odd").replace("{release}", "\"Kanon there\".\"Release\""))
+        .unwrap();
+    let a = run(dir.path(), &["check", on_duck.to_str().unwrap(), "--table", "odd"]);
+    let b = run(dir.path(), &["check", on_pg.to_str().unwrap(), "--table", "Kanon there.odd"]);
+    assert_eq!(a.code, 2, "{}", a.show());
+    assert!(
+        a.stderr.contains("has the value \"ZZZ\" of \"diagnosis\", which the source does not have"),
+        "{}",
+        a.stderr
+    );
+    assert_eq!(
+        (b.code, b.stderr.replace("Kanon there.odd", "odd")),
+        (a.code, a.stderr),
+        "the unknown value's messages differ"
+    );
+
+    // Pareto and reuse with distinct ℓ: the per-class value lists (entropy,
+    // and t on income's 1,900 values) for every node of the lattice take
+    // minutes there (tests/spark.rs runs a front with them on the demo).
+    for job in [&on_duck, &on_pg] {
+        let text = std::fs::read_to_string(job).unwrap().replace(", kind = \"entropy\"", "");
+        let text: Vec<&str> = text.lines().filter(|l| !l.starts_with("t_closeness")).collect();
+        std::fs::write(job, text.join("\n")).unwrap();
+    }
+    // The exact front of k and the loss, judged there.
+    let front = |job: &Path, name: &str| -> Value {
+        let path = dir.path().join(name);
+        ok(dir.path(), &["pareto", job.to_str().unwrap(), "--json", path.to_str().unwrap(), "--quiet"]);
+        let mut front: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        front.as_object_mut().unwrap().remove("seconds");
+        front
+    };
+    let (a, b) = (front(&on_duck, "duck-front.json"), front(&on_pg, "pg-front.json"));
+    assert!(a["front"].as_array().is_some_and(|f| f.len() > 1), "{a}");
+    assert_eq!(a, b, "the fronts differ");
+
+    // The next night, the same rows: the node is reused on both.
+    for job in [&on_duck, &on_pg] {
+        let text = std::fs::read_to_string(job).unwrap().replace("[search]\n", "[search]\nreuse = \"previous\"\n");
+        assert!(text.contains("reuse"));
+        std::fs::write(job, text).unwrap();
+    }
+    let night = |job: &Path, report: &str| -> Value {
+        ok(dir.path(), &["run", job.to_str().unwrap(), "--quiet"]);
+        let mut r = crate::util::engine_report(&dir.path().join(report));
+        r.as_object_mut().unwrap().remove("evaluator");
+        r
+    };
+    let (a, b) = (night(&on_duck, "there-duckdb.json"), night(&on_pg, "there-pg.json"));
+    assert_eq!(a["reused"], true, "{a}");
+    assert_eq!(a, b, "the reused nights differ");
+    // Then a tenth of the rows: the node drifts (k fails), a search follows.
+    let parquet = &case.parquet;
+    let conn = Connection::open_in_memory().unwrap();
+    conn.execute_batch(&format!(
+        "COPY (SELECT * FROM '{0}' WHERE row_id % 10 = 0) TO '{0}.tenth' (FORMAT PARQUET)",
+        parquet.display()
+    ))
+    .unwrap();
+    std::fs::rename(format!("{}.tenth", parquet.display()), parquet).unwrap();
+    load(&pg, parquet, "Kanon there.Source Table");
+    let (a, b) = (night(&on_duck, "there-duckdb.json"), night(&on_pg, "there-pg.json"));
+    assert_eq!(a["reused"], false, "{a}");
+    assert_eq!(a["drift"]["failed"], "k", "{a}");
+    assert_eq!(a, b, "the drifting nights differ");
 }

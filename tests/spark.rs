@@ -806,4 +806,101 @@ fn persons_give_duckdbs_node_report_and_rows_on_spark() {
     same_on_both(dir.path(), &url, &spark, &case, true);
     let report = crate::util::engine_report(&dir.path().join("persons-spark.json"));
     assert!(report["suppressed_persons"].as_u64().unwrap() > 0, "some person is dropped: {report}");
+
+/// With the engine evaluator: `kanon check` measures the classes on Spark
+/// (the source failing, the release meeting the job; ℓ and t on one column,
+/// then on two, each with its own lists), its text and exit-4 lines
+/// DuckDB's; `kanon pareto`'s exact front, a reused node and a drift are
+/// DuckDB's.
+#[test]
+fn check_pareto_and_reuse_run_on_spark_with_the_engine_evaluator() {
+    let Some(url) = spark_url() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let spark = session(dir.path(), &url);
+    let mut case = Case { name: "audit_there", engine: "evaluator = \"engine\"\nmemory_rows = 0", ..demo(dir.path()) };
+    case.body = case.body.replace("algorithm = \"incognito\"", "algorithm = \"topdown\"").replace(
+        "l_diversity = { column = \"diagnosis\", l = 2 }",
+        "l_diversity = { column = \"diagnosis\", l = 2, kind = \"entropy\" }\n\
+         t_closeness = { column = \"diagnosis\", t = 0.4 }",
+    );
+    assert!(case.body.contains("t_closeness"));
+    same_on_both(dir.path(), &url, &spark, &case, false);
+    let (duck, on_spark) = (dir.path().join("audit_there-duckdb.toml"), dir.path().join("audit_there-spark.toml"));
+    let check = |job: &Path, extra: &[&str]| -> (i32, String, String) {
+        let out = crate::util::kanon_env(dir.path(), &[&["check", job.to_str().unwrap()], extra].concat(), &[]);
+        assert!(out.code == 0 || out.code == 4, "{}", out.show());
+        let text = out.stdout.replacen("kanon_test_audit_there", "release", 1);
+        (out.code, text, out.stderr.replace("kanon_test_audit_there", "release"))
+    };
+    let same = |what: &str| {
+        let a = check(&duck, &[]);
+        assert_eq!(a.0, 4, "{}", a.1);
+        assert_eq!(a, check(&on_spark, &[]), "{what}: check of the source differs");
+        let a = check(&duck, &["--table", "release"]);
+        assert_eq!(a, check(&on_spark, &["--table", "kanon_test_audit_there"]), "{what}: check of the release differs");
+        a
+    };
+    let release = same("one column");
+    assert_eq!(release.0, 0, "{}", release.1);
+    // t-closeness on the ids: ℓ's lists and t's come back apart.
+    for job in [&duck, &on_spark] {
+        let text = std::fs::read_to_string(job).unwrap();
+        std::fs::write(job.with_extension("one.toml"), &text).unwrap();
+        let text = text
+            .replace("t_closeness = { column = \"diagnosis\", t = 0.4 }", "t_closeness = { column = \"id\", t = 0.5 }");
+        assert!(text.contains("column = \"id\""));
+        std::fs::write(job, text).unwrap();
+    }
+    let release = same("two columns");
+    assert!(release.1.contains("t on \"id\""), "{}", release.1);
+    // Pareto and reuse with distinct ℓ: value lists for every node of the
+    // lattice take Spark minutes (the memory evaluator's front with them is
+    // the_demo_with_entropy_l_and_t_closeness_is_the_same_on_spark's).
+    for job in [&duck, &on_spark] {
+        let text = std::fs::read_to_string(job.with_extension("one.toml")).unwrap().replace(", kind = \"entropy\"", "");
+        let text: Vec<&str> = text.lines().filter(|l| !l.starts_with("t_closeness")).collect();
+        std::fs::write(job, text.join("\n")).unwrap();
+    }
+
+    // The exact front of k and the loss, judged there.
+    let front = |job: &Path| {
+        let path = job.with_extension("front.json");
+        ok(dir.path(), &["pareto", job.to_str().unwrap(), "--json", path.to_str().unwrap(), "--quiet"]);
+        let mut front: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        front.as_object_mut().unwrap().remove("seconds");
+        front
+    };
+    let a = front(&duck);
+    assert!(a["front"].as_array().is_some_and(|f| f.len() > 1), "{a}");
+    assert_eq!(a, front(&on_spark), "the fronts differ");
+
+    // The next night, the same rows: the node is reused on both.
+    for job in [&duck, &on_spark] {
+        let text = std::fs::read_to_string(job).unwrap().replace("[search]\n", "[search]\nreuse = \"previous\"\n");
+        std::fs::write(job, text).unwrap();
+    }
+    let night = |job: &Path, report_file: &str| {
+        ok(dir.path(), &["run", job.to_str().unwrap(), "--quiet"]);
+        let mut r = report(&dir.path().join(report_file));
+        r.as_object_mut().unwrap().remove("evaluator");
+        r
+    };
+    let a = night(&duck, "audit_there-duckdb.json");
+    assert_eq!(a["reused"], true, "{a}");
+    assert_eq!(a, night(&on_spark, "audit_there-spark.json"), "the reused nights differ");
+    // Then the first 12 rows (no record may be suppressed): the node drifts, a search follows.
+    let first = dir.path().join("first.parquet");
+    Connection::open_in_memory()
+        .unwrap()
+        .execute_batch(&format!(
+            "COPY (SELECT * FROM '{}' WHERE id <= 12) TO '{}' (FORMAT PARQUET)",
+            case.parquet.display(),
+            first.display()
+        ))
+        .unwrap();
+    std::fs::rename(&first, &case.parquet).unwrap();
+    let a = night(&duck, "audit_there-duckdb.json");
+    assert_eq!(a["reused"], false, "{a}");
+    assert!(a["drift"]["failed"].is_string(), "{a}");
+    assert_eq!(a, night(&on_spark, "audit_there-spark.json"), "the drifting nights differ");
 }

@@ -134,7 +134,7 @@ pub(super) fn classes(
 }
 
 /// A value for a message: "text" in quotes, or NULL.
-fn quoted(v: Option<&str>) -> String {
+pub(super) fn quoted(v: Option<&str>) -> String {
     v.map_or("NULL".to_string(), |v| format!("\"{v}\""))
 }
 

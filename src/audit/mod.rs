@@ -8,14 +8,18 @@
 //! whether every class meets every model of the job (exit 0) or not (exit 4,
 //! a line per failing model). t-closeness compares each class with the
 //! source's distribution over all its rows. Reads no hierarchy but
-//! t-closeness's own; changes nothing. On Spark and PostgreSQL the tables
-//! are grouped there and only the groups come back ([`open::Records`]).
+//! t-closeness's own; changes nothing. On Spark and PostgreSQL the classes
+//! are measured there and only aggregates come back ([`engine`]): the
+//! sensitive columns' marginals, and a row per (class size, value lists);
+//! with `[risk] population_table` (a local file) the tables are grouped
+//! there and the groups come back ([`open::Records`]), to be joined here.
 //!
 //! Stage by stage: open ([`open`]) → the source's models and the population
 //! ([`models`]) → the one pass over the classes ([`classes`]) into the
 //! tallies ([`tally`]) → risk and chart → the report ([`report`]) → verdict.
 
 mod classes;
+mod engine;
 mod models;
 mod open;
 mod report;
@@ -26,6 +30,7 @@ use crate::job::Job;
 use crate::measure::risk;
 use anyhow::Result;
 use classes::Audited;
+use engine::There;
 use open::{Records, Roles};
 use report::CheckReport;
 use std::path::PathBuf;
@@ -57,21 +62,39 @@ pub(crate) fn run(args: Request) -> Result<()> {
     let roles = Roles::new(&job, args.table.is_none() || args.svg.is_some());
     open::require(&job, "the source", &columns, &roles.in_source)?;
     let relation = open::audited_relation(&conn, &job, args.table.as_deref(), remote.as_ref(), &roles)?;
-    let records = match &remote {
-        None => Records::default(),
-        Some(r) => Records::fetch(&conn, r, &roles.in_source, args.table.is_some().then_some(&roles.in_table[..]))?,
+    // On an engine, without a population to join here, the classes are measured there.
+    let there = remote.as_ref().filter(|_| job.risk.population_table.is_none());
+    let records = match (&remote, there) {
+        (Some(r), None) => {
+            Records::fetch(&conn, r, &roles.in_source, args.table.is_some().then_some(&roles.in_table[..]))?
+        }
+        _ => Records::default(),
     };
-    let models = models::source_models(&conn, &job, &columns, &roles.extra, &records)?;
-    let population = models::population(&conn, &job, &relation)?;
+    let models = models::source_models(&conn, &job, &columns, &roles.extra, &records, there)?;
+    let there =
+        there.map(|r| There { remote: r.as_ref(), conn: &conn, job: &job, extra: &roles.extra, columns: &columns });
+    if let Some(t) = &there {
+        t.send_codes()?;
+    }
 
     let mut audit = Audit::new(&job, &models, &columns);
+    let population = match &there {
+        None => models::population(&conn, &job, &relation)?,
+        Some(_) => None,
+    };
     let audited = Audited { target: &target, relation: &relation, population: population.as_deref() };
-    classes::classes(&conn, &job, &audited, &roles.extra, &records, &mut audit)?;
+    match &there {
+        Some(t) => t.classes(&audited, &mut audit)?,
+        None => classes::classes(&conn, &job, &audited, &roles.extra, &records, &mut audit)?,
+    }
     let table_risk = risk::analyse(&audit.class_sizes(), &job.risk.settings);
     if let Some(path) = &args.svg {
         let source_risk = match &args.table {
             None => table_risk.clone(),
-            Some(_) => classes::source_risk(&conn, &job, &records)?,
+            Some(_) => match &there {
+                Some(t) => risk::analyse(&t.source_sizes()?, &job.risk.settings),
+                None => classes::source_risk(&conn, &job, &records)?,
+            },
         };
         embedded::write_atomically(path, risk::distribution_svg(&source_risk, &table_risk).as_bytes())?;
     }

@@ -5,6 +5,7 @@
 use super::open::{relation_columns, require, Records};
 use crate::data::frequency;
 use crate::engine::embedded::{self, SourceColumn};
+use crate::engine::remote::Remote;
 use crate::error::{bad, OrBadInput};
 use crate::job::{Column, Job, PopulationTable};
 use crate::load::class_models;
@@ -16,13 +17,15 @@ use duckdb::Connection;
 /// The models as the source gives them: the sensitive columns' marginals
 /// over all its rows (`kanon_marg_s` / `_t`), their codes (`kanon_codes_s` /
 /// `_t`, 1.. in the type's order) and from these the `ClassModels` (t-closeness's
-/// reference distribution and distance data).
+/// reference distribution and distance data). `there`: the engine the
+/// marginals are scanned on (only they come back), else here.
 pub(super) fn source_models(
     conn: &Connection,
     job: &Job,
     columns: &[SourceColumn],
     extra: &[(&str, &Column)],
     records: &Records,
+    there: Option<&Remote>,
 ) -> Result<ClassModels> {
     if extra.is_empty() {
         return class_models(conn, job, columns);
@@ -42,7 +45,7 @@ pub(super) fn source_models(
             ("sets", &list(extra, ", ", |(a, _)| format!("({a})"))),
         ],
     );
-    frequency::materialize(conn, None, "kanon_marginals", &scan).map_err(|e| {
+    frequency::materialize(conn, there, "kanon_marginals", &scan).map_err(|e| {
         // A row that does not parse is bad input; running out of memory or disk is not.
         let e = e.context(format!("reading the source, {}", job.source.describe()));
         if crate::error::resource_hint(&e).is_some() {

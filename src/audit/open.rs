@@ -1,7 +1,8 @@
 //! Opening what the audit reads: the source wherever it lives, the audited
 //! table (the source, or table T of the output database or of the remote
-//! engine), each checked for the columns the job names; on a remote engine,
-//! the groups that come back instead of the records ([`Records`]).
+//! engine), each checked for the columns the job names; on a remote engine
+//! with a population table, the groups that come back instead of the
+//! records ([`Records`]).
 
 use super::{AUDITED, S, T};
 use crate::data::frequency;
@@ -108,8 +109,9 @@ pub(super) fn relation_columns(conn: &Connection, relation: &str) -> duckdb::Res
 }
 
 /// How the audit counts records: DuckDB reads the tables as they are, a row
-/// per record; on a remote engine the tables are grouped there by the columns
-/// the audit reads, and only the groups come back (as `kanon_source` and
+/// per record; on a remote engine with a population table to join here
+/// (else the classes are measured there, `engine.rs`) the tables are grouped
+/// there by the columns the audit reads, and only the groups come back (as `kanon_source` and
 /// [`AUDITED`]), each with its records in `weight`.
 #[derive(Default)]
 pub(super) struct Records {
@@ -156,10 +158,10 @@ impl Records {
         Ok(Records { weight: Some(weight) })
     }
 
-    /// A group's records, as an aggregate.
+    /// A group's records, as an aggregate (BIGINT; plain `count(*)` runs on any engine).
     pub(super) fn count(&self) -> String {
         match &self.weight {
-            None => "count(*)::BIGINT".into(),
+            None => "count(*)".into(),
             Some(w) => format!("sum({})::BIGINT", ident(w)),
         }
     }

@@ -32,6 +32,16 @@ pub(super) fn merge(pairs: &mut Vec<(u32, u64)>) {
     });
 }
 
+/// What a class taken in counts for: everything, or (ℓ's column and
+/// t-closeness's apart, a row of the engine's histogram each) its size and
+/// ℓ only, or its t only.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Part {
+    All,
+    S,
+    T,
+}
+
 /// Classes and records that fail one model.
 #[derive(Default, Clone, Copy)]
 pub(super) struct Tally {
@@ -40,9 +50,10 @@ pub(super) struct Tally {
 }
 
 impl Tally {
-    fn add(&mut self, records: u64) {
-        self.classes += 1;
-        self.records += records;
+    /// `times` classes of `records` records each.
+    fn add(&mut self, records: u64, times: u64) {
+        self.classes += times;
+        self.records += records * times;
     }
 }
 
@@ -111,20 +122,42 @@ impl<'a> Audit<'a> {
 
     /// Take one class in (and leave `class` empty for the next).
     pub(super) fn class(&mut self, class: &mut Class) {
-        let c = std::mem::take(class);
+        self.classes_alike(std::mem::take(class), 1, Part::All);
+    }
+
+    /// Take in `times` classes alike: the same records, population records
+    /// and value lists (a row of the engine's histogram, `engine.rs`), for
+    /// what `part` says.
+    pub(super) fn classes_alike(&mut self, c: Class, times: u64, part: Part) {
         let (mut s, mut t) = (c.s, c.t);
         merge(&mut s);
         merge(&mut t);
         let f = c.records;
-        let big_f = if self.job.risk.population_table.is_some() { c.population } else { f };
-        self.rows += f;
-        self.classes += 1;
-        self.k = Some(self.k.map_or(f, |k| k.min(f)));
-        *self.histogram.entry(f).or_default() += 1;
-        *self.sizes.entry((f, big_f)).or_default() += 1;
-        if f < self.job.privacy.k {
-            self.fail_k.add(f);
+        if part != Part::T {
+            self.sized(f, c.population, times);
+            self.diverse(f, &s, times);
         }
+        if part != Part::S {
+            self.close(f, if self.models.separate { &t } else { &s }, times);
+        }
+    }
+
+    /// `times` classes of `f` records (`big_f` in the population): k and the histograms.
+    fn sized(&mut self, f: u64, big_f: u64, times: u64) {
+        let big_f = if self.job.risk.population_table.is_some() { big_f } else { f };
+        self.rows += f * times;
+        self.classes += times;
+        self.k = Some(self.k.map_or(f, |k| k.min(f)));
+        *self.histogram.entry(f).or_default() += times;
+        *self.sizes.entry((f, big_f)).or_default() += times;
+        if f < self.job.privacy.k {
+            self.fail_k.add(f, times);
+        }
+    }
+
+    /// ℓ's figures and verdict of `times` classes of `f` records with the
+    /// (code, records) pairs `s` of ℓ's column.
+    fn diverse(&mut self, f: u64, s: &[(u32, u64)], times: u64) {
         if let Some(d) = &self.job.privacy.diversity {
             let counts = s.iter().map(|p| p.1);
             let values = s.len() as u64;
@@ -146,17 +179,21 @@ impl<'a> Audit<'a> {
                 DiversityKind::Recursive(c) => recursive(counts, c, d.l),
             };
             if !meets {
-                self.fail_l.add(f);
+                self.fail_l.add(f, times);
             }
         }
+    }
+
+    /// t's figures and verdict of `times` classes of `f` records with the
+    /// (code, records) pairs of t-closeness's column.
+    fn close(&mut self, f: u64, pairs: &[(u32, u64)], times: u64) {
         if let Some(cl) = &self.models.closeness {
-            let pairs = if self.models.separate { &t } else { &s };
             for figure in &mut self.distances {
                 let x = figure.closeness.distance(pairs);
                 figure.largest = Some(figure.largest.map_or(x, |y| y.max(x)));
             }
             if !cl.admits(pairs) {
-                self.fail_t.add(f);
+                self.fail_t.add(f, times);
             }
         }
     }
