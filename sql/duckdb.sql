@@ -70,3 +70,10 @@ CREATE OR REPLACE TEMP TABLE {{table}} (c0 BIGINT, block INTEGER, label VARCHAR)
 -- name: closeness_reference
 -- The t-closeness column's distribution over its codes.
 SELECT k.code, m.cnt FROM {{codes}} k JOIN kanon_marg_{{alias}} m ON k.n IS NOT DISTINCT FROM m.n ORDER BY k.code
+-- name: tuple_hash
+-- A 64-bit hash of a tuple of columns ({{cols}}) with a seed, as an exact
+-- number to sum (person signatures, sql/persons.sql).
+hash({{cols}}, {{seed}}::INTEGER)::HUGEINT
+-- name: tuple_hash_bits
+-- The same hash as an integer, to xor.
+hash({{cols}}, {{seed}}::INTEGER)

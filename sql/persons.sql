@@ -93,3 +93,24 @@ SELECT count(*)::BIGINT FROM kanon_dropped_persons
 -- The dropped persons' values as the source holds them, for the release on
 -- a remote engine to anti-join.
 SELECT k.n FROM kanon_dropped_persons d JOIN kanon_codes_p k ON k.code = d.p
+-- name: audit
+-- kanon check with [privacy] person: the audited table's classes of persons
+-- by size, with their rows. Each person's signature is the set of its
+-- distinct QI tuples, told by an order-independent hash (the exact sum of one
+-- 64-bit hash, the xor of another, their number). Plain SQL with the
+-- engine's hash spellings ({{hash}}, {{bits}}), run where the table is; only
+-- a row per class size comes back.
+SELECT persons AS size, count(*) AS classes, sum(r) AS r
+FROM (
+    SELECT h1, h2, m, count(*) AS persons, sum(r) AS r
+    FROM (
+        SELECT p, sum({{hash}}) AS h1, bit_xor({{bits}}) AS h2, count(*) AS m, sum(r) AS r
+        FROM (SELECT {{columns}}, count(*) AS r FROM {{relation}} GROUP BY {{group_by}}) t
+        GROUP BY p
+    ) ps
+    GROUP BY h1, h2, m
+) c
+GROUP BY persons
+-- name: audit_fetched
+-- The audit's rows as fetched from a remote engine (types as it sent them).
+SELECT size::BIGINT, classes::BIGINT, r::BIGINT FROM kanon_person_classes ORDER BY size

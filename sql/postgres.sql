@@ -105,3 +105,10 @@ CREATE UNLOGGED TABLE {{table}} AS {{select}}
 CREATE TEMP TABLE {{table}} AS {{select}}
 -- name: copy_built
 INSERT INTO {{table}} ({{columns}}) SELECT {{columns}} FROM {{built}}
+-- name: tuple_hash
+-- A 64-bit hash of a tuple of columns ({{cols}}) with a seed, as an exact
+-- number to sum (person signatures, sql/persons.sql).
+hashtextextended(ROW({{cols}})::text, {{seed}})::numeric
+-- name: tuple_hash_bits
+-- The same hash as an integer, to xor.
+hashtextextended(ROW({{cols}})::text, {{seed}})

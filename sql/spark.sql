@@ -73,3 +73,10 @@ concat(CAST(year({{d}}) div 100 * 100 AS STRING), 's')
 -- name: explain
 -- The physical plan of a release (under KANON_TRACE).
 EXPLAIN {{select}}
+-- name: tuple_hash
+-- A 64-bit hash of a tuple of columns ({{cols}}) with a seed, as an exact
+-- number to sum (person signatures, sql/persons.sql).
+CAST(xxhash64({{cols}}, {{seed}}) AS DECIMAL(38,0))
+-- name: tuple_hash_bits
+-- The same hash as an integer, to xor.
+xxhash64({{cols}}, {{seed}})

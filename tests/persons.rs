@@ -397,6 +397,29 @@ fn the_release_keeps_k_persons_per_signature_and_reports_them() {
     assert_eq!(report["risk"]["source"]["records"], persons);
     let highest = release["prosecutor"]["highest_risk"].as_f64().unwrap();
     assert!(highest <= 1.0 / k as f64 + 1e-12, "{highest}");
+
+    // kanon check audits persons: the release meets k over persons, with the classes counted here.
+    drop(stmt);
+    drop(conn);
+    let key = [("KANON_KEY", "a test key")];
+    let out = kanon_env(dir.path(), &["check", "job.toml", "--table", "r", "--json"], &key);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let audit: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(audit["persons"], persons - want.persons);
+    assert_eq!(audit["rows"], released);
+    assert_eq!(audit["classes"], classes.len());
+    let mut histogram: BTreeMap<u64, u64> = BTreeMap::new();
+    classes.values().for_each(|&n| *histogram.entry(n).or_default() += 1);
+    let got: Vec<(u64, u64)> = (audit["histogram"].as_array().unwrap().iter())
+        .map(|p| (p[0].as_u64().unwrap(), p[1].as_u64().unwrap()))
+        .collect();
+    assert_eq!(got, histogram.into_iter().collect::<Vec<_>>());
+    assert_eq!(audit["k"].as_u64(), classes.values().min().copied());
+    // The source fails k over persons (exit 4), its persons and rows counted.
+    let out = kanon_env(dir.path(), &["check", "job.toml"], &key);
+    assert_eq!(out.code, 4, "{}", out.stdout);
+    let line = format!("source: {} rows of {persons} persons in", brute.rows.len());
+    assert!(out.stdout.contains(&line), "{}", out.stdout);
 }
 
 /// The nightly job over persons: the second night reuses the node; new persons who

@@ -1100,11 +1100,24 @@ fn persons_give_duckdbs_node_report_and_rows_on_postgres() {
     let job = same_on_both(dir.path(), &url, &pg, &case);
     let report = report(&dir.path().join("persons-pg.json"));
     assert!(report["suppressed_persons"].as_u64().unwrap() > 0, "some person is dropped: {report}");
+    // kanon check counts the source's persons there: DuckDB's audit.
+    let duck = dir.path().join("persons-duckdb.toml");
+    let (a, b) = (
+        run(dir.path(), &["check", duck.to_str().unwrap(), "--json"]),
+        run(dir.path(), &["check", job.to_str().unwrap(), "--json"]),
+    );
+    assert_eq!((a.code, &a.stdout), (b.code, &b.stdout), "{}", b.both());
+    assert!(a.stdout.contains("\"persons\": 303"), "{}", a.stdout);
+    // The release dropped the person column: it cannot be audited over persons.
+    let release = run(dir.path(), &["check", job.to_str().unwrap(), "--table", "Kanon persons.Release"]);
+    assert_eq!(release.code, 2, "{}", release.both());
+    assert!(release.stderr.contains("person column"), "{}", release.both());
     let text = std::fs::read_to_string(&job).unwrap().replace("[source]", "memory_rows = 10\n[source]");
     std::fs::write(&job, text).unwrap();
     let out = run(dir.path(), &["run", job.to_str().unwrap(), "--quiet"]);
     assert_eq!(out.code, 2, "{}", out.both());
     assert!(out.stderr.contains("memory_rows") && out.stderr.contains("person"), "{}", out.both());
+}
 
 /// Rows the engine sent back in a traced run (its `fetched N rows` lines).
 fn rows_back(trace: &str) -> u64 {

@@ -806,6 +806,15 @@ fn persons_give_duckdbs_node_report_and_rows_on_spark() {
     same_on_both(dir.path(), &url, &spark, &case, true);
     let report = crate::util::engine_report(&dir.path().join("persons-spark.json"));
     assert!(report["suppressed_persons"].as_u64().unwrap() > 0, "some person is dropped: {report}");
+    // kanon check counts the source's persons there: DuckDB's audit.
+    let check = |job: &str| {
+        let out = crate::util::kanon(dir.path(), &["check", job, "--json"]);
+        (out.code, out.stdout)
+    };
+    let (a, b) = (check("persons-duckdb.toml"), check("persons-spark.toml"));
+    assert_eq!(a, b);
+    assert!(a.1.contains("\"persons\": 303"), "{}", a.1);
+}
 
 /// With the engine evaluator: `kanon check` measures the classes on Spark
 /// (the source failing, the release meeting the job; ℓ and t on one column,

@@ -22,6 +22,7 @@ mod classes;
 mod engine;
 mod models;
 mod open;
+mod persons;
 mod report;
 mod tally;
 
@@ -52,6 +53,45 @@ const T: &str = "t";
 /// The audited table's name on a remote engine (a view there, a table here).
 const AUDITED: &str = "kanon_audited";
 
+/// The audit over persons (`[privacy] person`): k, the histogram and the
+/// risk count persons; the rows are reported beside.
+fn audit_persons(
+    args: &Request,
+    job: &Job,
+    (conn, remote, columns): (
+        &duckdb::Connection,
+        Option<&dyn crate::engine::remote::RemoteEngine>,
+        &[embedded::SourceColumn],
+    ),
+    target: &str,
+    relation: &str,
+) -> Result<()> {
+    crate::anonymize::plan::refuse_with_person(job, None)?;
+    let models = crate::measure::privacy::ClassModels::default();
+    let mut audit = Audit::new(job, &models, columns);
+    let rows = persons::classes(conn, remote, job, relation, &mut audit)?;
+    let persons = std::mem::replace(&mut audit.rows, rows);
+    let table_risk = risk::analyse(&audit.class_sizes(), &job.risk.settings);
+    if let Some(path) = &args.svg {
+        let source_risk = match &args.table {
+            None => table_risk.clone(),
+            Some(_) => {
+                let mut source = Audit::new(job, &models, columns);
+                persons::classes(conn, remote, job, "kanon_source", &mut source)?;
+                risk::analyse(&source.class_sizes(), &job.risk.settings)
+            }
+        };
+        embedded::write_atomically(path, risk::distribution_svg(&source_risk, &table_risk).as_bytes())?;
+    }
+    let report = CheckReport::new(job, &audit, target, table_risk).with_persons(persons);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", report.text());
+    }
+    report.verdict()
+}
+
 pub(crate) fn run(args: Request) -> Result<()> {
     let job = Job::load(&args.job)?;
     if let Some(svg) = &args.svg {
@@ -62,6 +102,9 @@ pub(crate) fn run(args: Request) -> Result<()> {
     let roles = Roles::new(&job, args.table.is_none() || args.svg.is_some());
     open::require(&job, "the source", &columns, &roles.in_source)?;
     let relation = open::audited_relation(&conn, &job, args.table.as_deref(), remote.as_ref(), &roles)?;
+    if job.privacy.person.is_some() {
+        return audit_persons(&args, &job, (&conn, remote.as_deref(), &columns), &target, &relation);
+    }
     // On an engine, without a population to join here, the classes are measured there.
     let there = remote.as_ref().filter(|_| job.risk.population_table.is_none());
     let records = match (&remote, there) {

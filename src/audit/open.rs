@@ -48,6 +48,9 @@ impl<'a> Roles<'a> {
         }
         let mut in_table: Vec<(&Column, &str)> = qis.iter().map(|c| (*c, "quasi-identifier")).collect();
         in_table.extend(extra.iter().map(|(_, c)| (*c, "sensitive column")));
+        // Persons are told apart by their column (pseudonymized in a release, same name).
+        in_table.extend(job.privacy.person.iter().map(|c| (c, "person column")));
+        in_source.extend(job.privacy.person.iter().map(|c| (c, "person column")));
         Roles { extra, in_source, in_table }
     }
 }

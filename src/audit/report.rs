@@ -18,6 +18,10 @@ pub(super) struct CheckReport {
     table: String,
     quasi_identifiers: Vec<String>,
     rows: u64,
+    /// With `[privacy] person`: the table's persons (k, the classes, the
+    /// histogram, the failures' records and the risk then count persons).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    persons: Option<u64>,
     classes: u64,
     k: Option<u64>,
     l: Option<u64>,
@@ -110,6 +114,7 @@ impl CheckReport {
             table: target.to_string(),
             quasi_identifiers: job.qi_names(),
             rows: audit.rows,
+            persons: None,
             classes: audit.classes,
             k: audit.k,
             l: p.diversity.as_ref().and(audit.distinct),
@@ -151,11 +156,18 @@ impl CheckReport {
         }
     }
 
+    /// The audit counted persons (`[privacy] person`).
+    pub(super) fn with_persons(mut self, persons: u64) -> CheckReport {
+        self.persons = Some(persons);
+        self
+    }
+
     pub(super) fn text(&self) -> String {
         let mut out = String::new();
+        let persons = self.persons.map_or(String::new(), |p| format!(" of {p} persons"));
         let _ = writeln!(
             out,
-            "{}: {} rows in {} classes over {}",
+            "{}: {} rows{persons} in {} classes over {}",
             self.table,
             self.rows,
             self.classes,

@@ -71,8 +71,9 @@ type Signature = (u64, u64);
 /// The signature of a person's sorted, distinct tuples.
 fn signature<K: PackedKey>(tuples: &[K]) -> Signature {
     let (x, y) = tuples.iter().fold((0u64, 0u64), |(x, y), &t| {
-        let t = t.wide();
-        (x.wrapping_add(mix(t, 0x9e37_79b9_7f4a_7c15)), y.wrapping_add(mix(t, 0xd1b5_4a32_d192_ed03)))
+        // Two 64-bit hashes of the tuple, the second chained from the first.
+        let h = mix(t.wide(), 0x9e37_79b9_7f4a_7c15);
+        (x.wrapping_add(h), y.wrapping_add(step(h ^ 0xd1b5_4a32_d192_ed03)))
     });
     (x, y ^ mix(tuples.len() as u128, 0x2545_f491_4f6c_dd1d))
 }
@@ -505,14 +506,20 @@ impl<'c> PersonSets<'c> {
     }
 }
 
-/// A 64-bit mix of a packed tuple (splitmix64's finalizer over both halves).
+/// A 64-bit mix of a packed tuple (splitmix64's finalizer over its halves).
 fn mix(t: u128, seed: u64) -> u64 {
-    let step = |mut z: u64| {
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    };
-    step(step((t as u64) ^ seed) ^ ((t >> 64) as u64))
+    let low = step((t as u64) ^ seed);
+    match (t >> 64) as u64 {
+        0 => low,
+        high => step(low ^ high),
+    }
+}
+
+/// splitmix64's finalizer.
+fn step(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 /// The base set's (person, leaf tuple) pairs with their rows, sorted by
