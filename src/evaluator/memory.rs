@@ -482,6 +482,8 @@ pub(super) trait PackedKey: Copy + Ord + Send + Sync + Default {
     fn get(self, shift: u32, bits: u32) -> u32;
     /// The key as 128 bits.
     fn wide(self) -> u128;
+    /// The key's lowest `bits` bits.
+    fn keep_low(self, bits: u32) -> Self;
 }
 
 macro_rules! packed_key {
@@ -499,6 +501,9 @@ macro_rules! packed_key {
             }
             fn wide(self) -> u128 {
                 self as u128
+            }
+            fn keep_low(self, bits: u32) -> Self {
+                self & <$t>::MAX.checked_shr(<$t>::BITS - bits).unwrap_or(0)
             }
         }
     };

@@ -546,17 +546,34 @@ fn read_pairs(
         sql::fragment(sql::PERSONS, "pairs"),
         &[("codes", &list(0..n, ", ", |a| format!("g{a}"))), ("relation", relation), ("count", count)],
     );
-    let mut keyed: Vec<(u128, u64)> = Vec::new();
+    if low + person_bits <= u64::BITS {
+        read_keyed::<u64>(conn, &q, lookups, bits, pool).map(Some)
+    } else {
+        read_keyed::<u128>(conn, &q, lookups, bits, pool).map(Some)
+    }
+}
+
+/// [`read_pairs`] with keys of type `K`.
+fn read_keyed<K: PackedKey>(
+    conn: &Connection,
+    q: &str,
+    lookups: &[Lookup],
+    bits: &[u32],
+    pool: &rayon::ThreadPool,
+) -> Result<(Pairs, u64)> {
+    let n = lookups.len();
+    let low: u32 = bits.iter().sum();
+    let mut keyed: Vec<(K, u64)> = Vec::new();
     super::unordered(conn, || {
-        let mut stmt = conn.prepare(&q)?;
+        let mut stmt = conn.prepare(q)?;
         let (mut ints_buf, mut field) = (Vec::new(), Vec::new());
         for batch in stmt.query_arrow([])? {
             let from = keyed.len();
-            keyed.resize(from + batch.num_rows(), (0, 0));
+            keyed.resize(from + batch.num_rows(), (K::default(), 0));
             ints_buf.clear();
             ints(batch.column(0).as_ref(), &mut ints_buf)?;
             for (k, &p) in keyed[from..].iter_mut().zip(&ints_buf) {
-                k.0 = (p as u128) << low;
+                k.0 = K::field(p as u32, low);
             }
             let mut shift = low;
             for (a, lookup) in lookups.iter().enumerate() {
@@ -568,7 +585,7 @@ fn read_pairs(
                     field.push(lookup.get(c).ok_or_else(|| anyhow::anyhow!("leaf code {c} of QI {a} unknown"))?);
                 }
                 for (k, &i) in keyed[from..].iter_mut().zip(&field) {
-                    k.0 |= (i as u128) << shift;
+                    k.0 = k.0.or(K::field(i, shift));
                 }
             }
             ints_buf.clear();
@@ -587,15 +604,14 @@ fn read_pairs(
         starts: Vec::new(),
         person_rows: Vec::new(),
     };
-    let mask = if low == 0 { 0 } else { u128::MAX >> (u128::BITS - low) };
-    let mut last: Option<u128> = None;
+    let mut last: Option<K> = None;
     for &(key, count) in &keyed {
         if last == Some(key) {
             *pairs.rows.last_mut().expect("a pair") += count;
             continue;
         }
         last = Some(key);
-        let person = (key >> low) as u32;
+        let person = key.get(low, u32::BITS);
         if pairs.person.last() != Some(&person) {
             pairs.starts.push(pairs.person.len());
             pairs.person_rows.push(0);
@@ -604,7 +620,7 @@ fn read_pairs(
         let mut shift = low;
         for (a, &b) in bits.iter().enumerate() {
             shift -= b;
-            pairs.leaf[a].push(((key >> shift) & ((1u128 << b) - 1)) as u32);
+            pairs.leaf[a].push(key.get(shift, b));
         }
         pairs.rows.push(count);
     }
@@ -612,11 +628,11 @@ fn read_pairs(
         pairs.person_rows[p] = pairs.rows[start..pairs.end(p)].iter().sum();
     }
     // The distinct leaf tuples: the keys without their person.
-    let mut tuples: Vec<u128> = keyed.iter().map(|k| k.0 & mask).collect();
+    let mut tuples: Vec<K> = keyed.iter().map(|k| k.0.keep_low(low)).collect();
     drop(keyed);
     pool.install(|| tuples.par_sort_unstable());
     tuples.dedup();
-    Ok(Some((pairs, tuples.len() as u64)))
+    Ok((pairs, tuples.len() as u64))
 }
 
 /// A QI's leaf code → leaf index: a table when the codes are few and dense
