@@ -41,6 +41,12 @@ const SAMPLE_PARTS: u64 = 4;
 /// query costs Spark a second or so before it reads a row).
 const BATCH: usize = 8;
 
+/// A node whose smallest set below it is a kept set of at most this many
+/// rows is not kept itself: rolling it up from that set again costs less
+/// than writing its own (on Spark a write is a job of seconds, whatever
+/// its size; a top-down dive kept a set per step).
+const KEEP_OVER: u64 = 1_000_000;
+
 /// A node's frequency set kept there: its table, its id in it, its rows.
 struct Kept {
     table: String,
@@ -448,7 +454,13 @@ impl<'c> EngineSets<'c> {
         items: &[(Node, Option<Node>)],
         cached: &HashMap<Node, Histogram>,
     ) -> Result<Vec<(Node, Histogram)>> {
-        let mut todo: Vec<Node> = items.iter().map(|(n, _)| n.clone()).filter(|n| !self.kept.contains_key(n)).collect();
+        let mut todo: Vec<Node> = items
+            .iter()
+            .map(|(n, _)| n.clone())
+            .filter(|n| !self.kept.contains_key(n))
+            // (rows 0: a set kept by this call, its size not known yet.)
+            .filter(|n| !matches!(self.source_of(n), (_, Some(_), rows) if rows > 0 && rows <= KEEP_OVER))
+            .collect();
         todo.sort();
         todo.dedup();
         for chunk in todo.chunks(BATCH) {
