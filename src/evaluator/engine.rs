@@ -167,8 +167,11 @@ impl<'c> EngineSets<'c> {
     fn classes_sql(&self, node: &Node) -> String {
         let (source, from, _) = self.source_of(node);
         let keys = self.key_exprs(node, from.as_ref());
-        if from.is_none() && node.attrs.len() == self.n && node.levels.iter().all(|&l| l == 0) && !self.extras.any() {
-            // The base set's rows are the bottom node's classes: no grouping.
+        let bottom = from.is_none() && node.attrs.len() == self.n && node.levels.iter().all(|&l| l == 0);
+        // The base set's rows are the bottom node's classes, and a node's own
+        // kept set's rows its classes: no grouping (with extra codes a class
+        // has a row per code).
+        if (bottom || from.as_ref() == Some(node)) && !self.extras.any() {
             let keys = list(keys.iter().enumerate(), ", ", |(i, k)| format!("{k} AS k{i}"));
             return render(statement("base_classes"), &[("keys", &keys), ("source", &source)]);
         }
