@@ -81,7 +81,8 @@ SELECT * FROM {{table}} ORDER BY ALL
 -- The value lists the per-class models reject, sent there.
 CREATE OR REPLACE TEMP TABLE kanon_rejected_lists ({{columns}})
 -- name: base_classes
--- The base set's classes at the bottom node, with no extra codes: a row each already.
+-- With no extra codes, the base set's rows at the bottom node, or a node's own
+-- kept set's rows, are its classes already: a row each, no grouping.
 SELECT {{keys}}, CAST(p.cnt AS BIGINT) AS size, CAST(0 AS BIGINT) AS ldiv FROM {{source}} p
 -- name: refute
 -- Node {{id}}: the records in classes under {{k}} among the classes whose key

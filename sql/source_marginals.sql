@@ -8,6 +8,13 @@
 SELECT {{all}}, GROUPING({{all}}) AS gid, {{count}} AS cnt
 FROM (SELECT {{columns}} FROM {{relation}}) AS src
 GROUP BY GROUPING SETS ({{sets}})
+-- name: scan_part
+-- The same scan one column at a time, for an engine that runs grouping sets
+-- serially (each aggregate runs in parallel there): column {{v}}'s values
+-- and counts, gid as GROUPING() gives it for {{v}}.
+SELECT {{v}}, CAST({{gid}} AS BIGINT) AS gid, {{count}} AS cnt
+FROM (SELECT {{columns}} FROM {{relation}}) AS src
+GROUP BY 1
 -- name: split
 -- One column's marginal: each value (n, as the source has it) with its text
 -- form (hierarchy leaves are text) and count.

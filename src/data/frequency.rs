@@ -138,25 +138,53 @@ pub(crate) fn scan_source(
     if let Some(w) = &input.weight {
         columns.push_str(&format!(", {}", ident(w)));
     }
-    let scan = render(
-        sql::fragment(sql::SOURCE_MARGINALS, "scan"),
-        &[
-            ("all", &all),
-            ("columns", &columns),
-            ("relation", &input.relation),
-            ("count", &input.count("")),
-            ("sets", &list(cols.iter(), ", ", |(_, v)| format!("({v})"))),
-        ],
-    );
-    materialize(conn, remote, "kanon_marginals", &scan).context("scanning the source")?;
-    for (j, (_, v)) in cols.iter().enumerate() {
-        // GROUPING(): a bit per column not grouped, the first column the highest bit.
-        let gid: u64 = ((1u64 << m) - 1) & !(1u64 << (m - 1 - j));
+    // GROUPING(): a bit per column not grouped, the first column the highest bit.
+    let gid = |j: usize| -> u64 { ((1u64 << m) - 1) & !(1u64 << (m - 1 - j)) };
+    let split = |j: usize| -> Result<()> {
+        let v = &cols[j].1;
         let target = if j < qis.len() { crate::data::hierarchy::marginal_table(j) } else { format!("kanon_marg_{v}") };
         conn.execute_batch(&render(
             sql::fragment(sql::SOURCE_MARGINALS, "split"),
-            &[("target", &target), ("col", v), ("gid", &gid.to_string())],
+            &[("target", &target), ("col", v), ("gid", &gid(j).to_string())],
         ))?;
+        Ok(())
+    };
+    if remote.is_some_and(|r| r.marginals_apart()) {
+        // One aggregate per column, each in parallel there: the same rows
+        // (GROUPING()'s gid), one column's at a time.
+        for (j, (c, v)) in cols.iter().enumerate() {
+            let mut columns = format!("{c} AS {v}");
+            if let Some(w) = &input.weight {
+                columns.push_str(&format!(", {}", ident(w)));
+            }
+            let part = render(
+                sql::fragment(sql::SOURCE_MARGINALS, "scan_part"),
+                &[
+                    ("v", v),
+                    ("gid", &gid(j).to_string()),
+                    ("columns", &columns),
+                    ("relation", &input.relation),
+                    ("count", &input.count("")),
+                ],
+            );
+            materialize(conn, remote, "kanon_marginals", &part).context("scanning the source")?;
+            split(j)?;
+        }
+    } else {
+        let scan = render(
+            sql::fragment(sql::SOURCE_MARGINALS, "scan"),
+            &[
+                ("all", &all),
+                ("columns", &columns),
+                ("relation", &input.relation),
+                ("count", &input.count("")),
+                ("sets", &list(cols.iter(), ", ", |(_, v)| format!("({v})"))),
+            ],
+        );
+        materialize(conn, remote, "kanon_marginals", &scan).context("scanning the source")?;
+        for j in 0..m {
+            split(j)?;
+        }
     }
     conn.execute_batch(sql::fragment(sql::SOURCE_MARGINALS, "drop"))?;
     source_rows(conn)

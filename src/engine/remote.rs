@@ -59,6 +59,13 @@ pub(crate) trait RemoteEngine {
     /// Run `statement` there for its effect.
     fn execute(&self, statement: &str) -> Result<()>;
 
+    /// Are the source's marginals faster one aggregate per column (each
+    /// scan run in parallel) than in one GROUPING SETS pass? PostgreSQL
+    /// never runs grouping sets in parallel.
+    fn marginals_apart(&self) -> bool {
+        false
+    }
+
     /// A statement or expression as this engine spells it: the section
     /// `name` of its `sql/<engine>.sql`, slots unfilled.
     fn spelling(&self, name: &str) -> &'static str;

@@ -354,11 +354,15 @@ fn work_table(name: &str) -> String {
 }
 
 impl Drop for Spark {
-    /// The run's work tables go with it (a killed run's stay, named kanon_work_*).
+    /// The run's work tables go with it (a killed run's stay, named kanon_work_*),
+    /// then the session is released: the server would otherwise keep it (and
+    /// what it holds) until its idle timeout, and run out of memory after a
+    /// few dozen runs.
     fn drop(&mut self) {
         for name in self.work.take() {
             let _ = self.drop_work(&name);
         }
+        let _ = self.session.stop();
     }
 }
 

@@ -41,6 +41,12 @@ const SAMPLE_PARTS: u64 = 4;
 /// query costs Spark a second or so before it reads a row).
 const BATCH: usize = 8;
 
+/// A node whose smallest set below it is a kept set of at most this many
+/// rows is not kept itself: rolling it up from that set again costs less
+/// than writing its own (on Spark a write is a job of seconds, whatever
+/// its size; a top-down dive kept a set per step).
+const KEEP_OVER: u64 = 1_000_000;
+
 /// A node's frequency set kept there: its table, its id in it, its rows.
 struct Kept {
     table: String,
@@ -161,8 +167,11 @@ impl<'c> EngineSets<'c> {
     fn classes_sql(&self, node: &Node) -> String {
         let (source, from, _) = self.source_of(node);
         let keys = self.key_exprs(node, from.as_ref());
-        if from.is_none() && node.attrs.len() == self.n && node.levels.iter().all(|&l| l == 0) && !self.extras.any() {
-            // The base set's rows are the bottom node's classes: no grouping.
+        let bottom = from.is_none() && node.attrs.len() == self.n && node.levels.iter().all(|&l| l == 0);
+        // The base set's rows are the bottom node's classes, and a node's own
+        // kept set's rows its classes: no grouping (with extra codes a class
+        // has a row per code).
+        if (bottom || from.as_ref() == Some(node)) && !self.extras.any() {
             let keys = list(keys.iter().enumerate(), ", ", |(i, k)| format!("{k} AS k{i}"));
             return render(statement("base_classes"), &[("keys", &keys), ("source", &source)]);
         }
@@ -449,7 +458,13 @@ impl<'c> EngineSets<'c> {
         items: &[(Node, Option<Node>)],
         cached: &HashMap<Node, Histogram>,
     ) -> Result<Vec<(Node, Histogram)>> {
-        let mut todo: Vec<Node> = items.iter().map(|(n, _)| n.clone()).filter(|n| !self.kept.contains_key(n)).collect();
+        let mut todo: Vec<Node> = items
+            .iter()
+            .map(|(n, _)| n.clone())
+            .filter(|n| !self.kept.contains_key(n))
+            // (rows 0: a set kept by this call, its size not known yet.)
+            .filter(|n| !matches!(self.source_of(n), (_, Some(_), rows) if rows > 0 && rows <= KEEP_OVER))
+            .collect();
         todo.sort();
         todo.dedup();
         for chunk in todo.chunks(BATCH) {

@@ -953,6 +953,12 @@ impl RemoteEngine for Postgres {
         crate::sql::fragment(crate::sql::POSTGRES, name)
     }
 
+    /// Its GROUPING SETS run serially; one aggregate per column runs in
+    /// parallel (10M rows, 5 QIs: 4.9 s against 11.4 s).
+    fn marginals_apart(&self) -> bool {
+        true
+    }
+
     fn create_work(&self, name: &str, select: &str, _hot: bool) -> Result<()> {
         let verb = if self.work_schema()?.is_some() { "create_work" } else { "create_work_temp" };
         self.execute(&statement(verb, &[("name", &ident(name)), ("select", select)]))
