@@ -56,9 +56,6 @@ pub(crate) trait RemoteEngine {
     /// The run history's table there (quoted), None when it has none yet.
     fn history(&self, job: &Job) -> Result<Option<String>>;
 
-    /// Run `statement` there for its effect.
-    fn execute(&self, statement: &str) -> Result<()>;
-
     /// Are the source's marginals faster one aggregate per column (each
     /// scan run in parallel) than in one GROUPING SETS pass? PostgreSQL
     /// never runs grouping sets in parallel.

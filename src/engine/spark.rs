@@ -571,10 +571,6 @@ impl RemoteEngine for Spark {
         Ok(|column| statement("pseudonym", &[("column", column)]))
     }
 
-    fn execute(&self, statement: &str) -> Result<()> {
-        Spark::execute(self, statement)
-    }
-
     fn spelling(&self, name: &str) -> &'static str {
         crate::sql::fragment(crate::sql::SPARK, name)
     }

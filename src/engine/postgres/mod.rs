@@ -945,10 +945,6 @@ impl RemoteEngine for Postgres {
         Ok(|column| statement("pseudonym", &[("column", column)]))
     }
 
-    fn execute(&self, statement: &str) -> Result<()> {
-        Postgres::execute(self, statement)
-    }
-
     fn spelling(&self, name: &str) -> &'static str {
         crate::sql::fragment(crate::sql::POSTGRES, name)
     }
