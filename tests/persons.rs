@@ -117,17 +117,9 @@ impl Brute {
     /// The definitions: signatures, classes of persons, persons of classes
     /// under k suppressed with all their rows; glm and dm over rows.
     fn point(&self, levels: &[u8], k: u64) -> Point {
-        let generalized: Vec<Vec<String>> = (self.rows.iter())
-            .map(|(_, leaves)| leaves.iter().enumerate().map(|(a, v)| self.label(a, levels[a], v)).collect())
-            .collect();
-        let mut signature: BTreeMap<&str, BTreeSet<&Vec<String>>> = BTreeMap::new();
-        for ((person, _), g) in self.rows.iter().zip(&generalized) {
-            signature.entry(person).or_default().insert(g);
-        }
-        let mut class_size: HashMap<&BTreeSet<&Vec<String>>, u64> = HashMap::new();
-        signature.values().for_each(|s| *class_size.entry(s).or_default() += 1);
-        let dropped = |person: &str| class_size[&signature[person]] < k;
-        let persons = signature.keys().filter(|p| dropped(p)).count() as u64;
+        let (generalized, class_size) = self.classes(levels);
+        let dropped = |person: &str| class_size[person] < k;
+        let persons = class_size.keys().filter(|p| dropped(p)).count() as u64;
         let (mut rows, mut glm) = (0u64, 0.0);
         let mut released: HashMap<&Vec<String>, u64> = HashMap::new();
         for ((person, _), g) in self.rows.iter().zip(&generalized) {
@@ -155,6 +147,25 @@ impl Brute {
 
     /// The largest k whose suppressed persons fit `budget` (the Pareto fronts' k).
     fn achieved_k(&self, levels: &[u8], budget: u64) -> u64 {
+        // Persons per class size, then each class in turn, smallest first.
+        let mut per_size: BTreeMap<u64, u64> = BTreeMap::new();
+        self.classes(levels).1.values().for_each(|&s| *per_size.entry(s).or_default() += 1);
+        let (mut below, mut k) = (0, 0);
+        for (size, persons) in per_size {
+            for _ in 0..persons / size {
+                if below > budget {
+                    return k;
+                }
+                k = size;
+                below += size;
+            }
+        }
+        k
+    }
+
+    /// The rows' generalized tuples at `levels`, and per person the size of
+    /// its class: the persons whose sets of tuples equal its own.
+    fn classes(&self, levels: &[u8]) -> (Vec<Vec<String>>, HashMap<String, u64>) {
         let generalized: Vec<Vec<String>> = (self.rows.iter())
             .map(|(_, leaves)| leaves.iter().enumerate().map(|(a, v)| self.label(a, levels[a], v)).collect())
             .collect();
@@ -164,17 +175,8 @@ impl Brute {
         }
         let mut class_size: HashMap<&BTreeSet<&Vec<String>>, u64> = HashMap::new();
         signature.values().for_each(|s| *class_size.entry(s).or_default() += 1);
-        let mut sizes: Vec<u64> = class_size.values().copied().collect();
-        sizes.sort();
-        let (mut below, mut k) = (0, 0);
-        for s in sizes {
-            if below > budget {
-                break;
-            }
-            k = s;
-            below += s;
-        }
-        k
+        let sizes = signature.iter().map(|(p, s)| (p.to_string(), class_size[s])).collect();
+        (generalized, sizes)
     }
 
     fn persons(&self) -> u64 {

@@ -129,7 +129,7 @@ impl There<'_> {
     /// Run `select` there; its rows, brought back, in a fixed order.
     fn back(&self, select: &str) -> Result<Vec<Vec<Value>>> {
         self.remote.fetch(self.conn, select, BACK)?;
-        let rows = read(self.conn, &render(statement("read"), &[("table", BACK)]));
+        let rows = crate::engine::remote::read_rows(self.conn, &render(statement("read"), &[("table", BACK)]));
         self.conn.execute_batch(&render(statement("drop"), &[("table", BACK)]))?;
         rows
     }
@@ -232,7 +232,7 @@ impl There<'_> {
                 ("table", BACK),
             ],
         );
-        let rows = read(self.conn, &text);
+        let rows = crate::engine::remote::read_rows(self.conn, &text);
         self.conn.execute_batch(&render(statement("drop"), &[("table", BACK)]))?;
         let row = rows?.into_iter().next().context("no such class came back")?;
         let text = |v: &Value| match v {
@@ -242,18 +242,6 @@ impl There<'_> {
         let j = (0..extra.len()).find(|j| int(&row[n + 2 * j + 1]).is_ok_and(|m| m == 1)).unwrap_or(0);
         Ok((row[..n].iter().map(text).collect(), text(&row[n + 2 * j]), extra[j].1.name.clone()))
     }
-}
-
-/// The rows of a local query.
-fn read(conn: &Connection, select: &str) -> Result<Vec<Vec<Value>>> {
-    let mut stmt = conn.prepare(select)?;
-    let width = stmt.column_count();
-    let mut rows = stmt.query([])?;
-    let mut out = Vec::new();
-    while let Some(r) = rows.next()? {
-        out.push((0..width).map(|i| r.get::<_, Value>(i)).collect::<duckdb::Result<Vec<_>>>()?);
-    }
-    Ok(out)
 }
 
 /// A count the engine sent back.

@@ -279,20 +279,6 @@ pub(crate) fn encode(
     } else {
         BaseForm::Grouped
     };
-    if let (BaseForm::Grouped, Some(remote)) = (&form, remote) {
-        let select = render(
-            frag("grouped"),
-            &[
-                ("codes", &codes),
-                ("joins", &joins),
-                ("relation", &input.relation),
-                ("count", &input.count("src.")),
-                ("type", count),
-                ("group_by", &list(1..=n + extra.len(), ", ", |i| i.to_string())),
-            ],
-        );
-        return base_on_engine(conn, remote.as_ref(), &select, side, memory_rows);
-    }
     if form == BaseForm::Grouped {
         let select = render(
             frag("grouped"),
@@ -305,6 +291,9 @@ pub(crate) fn encode(
                 ("group_by", &list(1..=n + extra.len(), ", ", |i| i.to_string())),
             ],
         );
+        if let Some(remote) = remote {
+            return base_on_engine(conn, remote.as_ref(), &select, side, memory_rows);
+        }
         materialize(conn, remote, "kanon_f0", &select).context("grouping the source")?;
     } else {
         conn.execute_batch(&render(

@@ -85,3 +85,17 @@ pub(crate) trait RemoteEngine {
     /// dropped; the rows. What `kanon limit` times on the engine.
     fn write_scratch(&self, table: &str, select: &str) -> Result<u64>;
 }
+
+/// Every row of a local query, each cell as a DuckDB value: what a remote
+/// engine sent back ([`RemoteEngine::fetch`]), read by the engine evaluator
+/// and the engine's check.
+pub(crate) fn read_rows(conn: &Connection, select: &str) -> Result<Vec<Vec<duckdb::types::Value>>> {
+    let mut stmt = conn.prepare(select)?;
+    let width = stmt.column_count();
+    let mut rows = stmt.query([])?;
+    let mut out = Vec::new();
+    while let Some(r) = rows.next()? {
+        out.push((0..width).map(|i| r.get::<_, duckdb::types::Value>(i)).collect::<duckdb::Result<Vec<_>>>()?);
+    }
+    Ok(out)
+}

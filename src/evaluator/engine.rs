@@ -120,15 +120,7 @@ impl<'c> EngineSets<'c> {
     /// Run `select` there; its rows, brought back, in a fixed order.
     fn rows(&self, select: &str) -> Result<Vec<Vec<Value>>> {
         self.remote.fetch(self.conn, select, RESULT)?;
-        let q = render(statement("read"), &[("table", RESULT)]);
-        let mut stmt = self.conn.prepare(&q)?;
-        let width = stmt.column_count();
-        let mut rows = stmt.query([])?;
-        let mut out = Vec::new();
-        while let Some(r) = rows.next()? {
-            out.push((0..width).map(|i| r.get::<_, Value>(i)).collect::<duckdb::Result<Vec<_>>>()?);
-        }
-        Ok(out)
+        crate::engine::remote::read_rows(self.conn, &render(statement("read"), &[("table", RESULT)]))
     }
 
     /// The set a node rolls up from: the kept set of fewest rows below it,
