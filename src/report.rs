@@ -3,6 +3,7 @@
 //! phases' seconds. Keys keep their names and order across versions.
 
 use crate::job::OutputSpec;
+use crate::measure::limits::LimitFigures;
 use crate::measure::metrics::Metrics;
 use crate::measure::privacy::ClassFigures;
 use crate::measure::risk::Risk;
@@ -103,6 +104,9 @@ pub(crate) struct FullDomainReport {
     /// t-closeness (only when the job asks for one of them).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) models: Option<ClassFigures>,
+    /// What the released classes reach under the risk limits (only when the job sets one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) risk_limits: Option<RiskLimitsReport>,
     pub(crate) classes: u64,
     pub(crate) algorithm: &'static str,
     /// Why that search (the one asked for, or kanon's pick).
@@ -125,6 +129,25 @@ pub(crate) struct FullDomainReport {
     /// `[privacy] person`: the persons beside the rows.
     #[serde(flatten)]
     pub(crate) persons: Option<PersonsReport>,
+}
+
+/// The risk limits: each one's requirement and what the release reaches.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct RiskLimitsReport {
+    #[serde(flatten)]
+    pub(crate) figures: Option<LimitFigures>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) k_map: Option<KMapReport>,
+}
+
+/// Estimated k-map: the k asked of the population and the class size it takes.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct KMapReport {
+    pub(crate) k: u64,
+    pub(crate) significance: f64,
+    pub(crate) estimator: &'static str,
+    /// The smallest released class size that maps to k population records (the run's k is at least this).
+    pub(crate) derived_k: u64,
 }
 
 /// With `[privacy] person`: k, the budget and the risk count persons.

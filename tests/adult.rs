@@ -93,7 +93,7 @@ fn compare_cases(loaded: &Loaded, job: &Job, brute: &BruteForce, ks: &[u64], bud
     let mut judged = brute.judge_many(&reqs).into_iter();
     for &k in ks {
         for &fraction in budgets {
-            let req = Requirement { k, l, budget: Budget::Fraction(fraction).rows(loaded.data.rows) };
+            let req = Requirement { k, l, budget: Budget::Fraction(fraction).rows(loaded.data.rows), risk: None };
             let truth = all_feasible(&mut reference, &lattice, &req);
             let brute_judged = judged.next().unwrap();
             let mut sorted = truth.clone();

@@ -276,7 +276,7 @@ fn compare(loaded: &Loaded, source: &Source, k: u64, models: &[Model], fractions
     let truth = brute(source, &lattice, k, models);
     let mut feasible_somewhere = 0;
     for &fraction in fractions {
-        let req = Requirement { k, l: None, budget: Budget::Fraction(fraction).rows(loaded.data.rows) };
+        let req = Requirement { k, l: None, budget: Budget::Fraction(fraction).rows(loaded.data.rows), risk: None };
         let case = format!("{models:?} k {k} budget {fraction}");
         let mut feasible = 0;
         for ((levels, suppressed, _, _), h) in truth.iter().zip(&hists) {
@@ -451,7 +451,7 @@ fn a_class_a_model_rejects_may_split_into_classes_it_accepts() {
     assert_eq!((suppressed[&vec![1, 1]], suppressed[&vec![1, 0]], suppressed[&vec![0, 0]]), (10, 7, 7));
     assert!(compare(&loaded, &source, 2, &models, &[0.36, 0.5], true) > 0);
     // Incognito's feasible nodes are the brute force's, no more.
-    let req = Requirement { k: 2, l: None, budget: 7 };
+    let req = Requirement { k: 2, l: None, budget: 7, risk: None };
     let problem = Problem { lattice: &lattice, req: &req, metric: Metric::Glm };
     let found = incognito::search(&mut loaded.evaluator().unwrap(), &problem, &Silent).unwrap();
     let mut expected: Vec<Vec<u8>> = truth.iter().filter(|t| t.1 <= 7).map(|t| t.0.clone()).collect();

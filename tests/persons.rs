@@ -228,7 +228,7 @@ fn every_node_suppresses_the_brute_forces_persons_on_both_evaluators() {
         let histograms = mem.histograms(&full).unwrap();
         assert_eq!(sql.histograms(&full).unwrap(), histograms, "seed {seed}");
         for k in [1, 2, 3, 5] {
-            let req = Requirement { k, l: None, budget: u64::MAX };
+            let req = Requirement { k, l: None, budget: u64::MAX, risk: None };
             for (want, h) in brute.points(k).iter().zip(&histograms) {
                 let got = h.outcome(&want.levels, &req, &loaded.data);
                 let case = format!("seed {seed} k {k} node {:?}", want.levels);
@@ -281,7 +281,7 @@ fn every_search_finds_the_brute_forces_optimum_over_persons() {
         let points = brute.points(k);
         let loaded = load(&job(dir.path(), k, &budget.to_string())).unwrap();
         let lattice = Lattice::new(loaded.data.heights.clone());
-        let req = Requirement { k, l: None, budget };
+        let req = Requirement { k, l: None, budget, risk: None };
         for metric in [Metric::Glm, Metric::Dm] {
             let want = optimum(&points, budget, metric).map(|p| p.levels.clone());
             let problem = Problem { lattice: &lattice, req: &req, metric };
@@ -494,7 +494,7 @@ fn constant_qis_per_person_equal_k_over_one_row_per_person() {
     let persons = by_person.evaluator().unwrap().histograms(&nodes).unwrap();
     let rows = by_row.evaluator().unwrap().histograms(&nodes).unwrap();
     for k in [2, 3, 6] {
-        let req = Requirement { k, l: None, budget: u64::MAX };
+        let req = Requirement { k, l: None, budget: u64::MAX, risk: None };
         for (node, (p, r)) in nodes.iter().zip(persons.iter().zip(&rows)) {
             let (p, r) = (p.outcome(&node.levels, &req, &by_person.data), r.outcome(&node.levels, &req, &by_row.data));
             assert_eq!((p.suppressed, p.classes, p.k), (r.suppressed, r.classes, r.k), "k {k} {node:?}");

@@ -295,7 +295,7 @@ fn postgres_evaluates_every_node_as_the_memory_backend_does() {
     let expected = memory.histograms(&nodes).unwrap();
     assert_eq!(engine.histograms(&nodes).unwrap(), expected);
     // A node a sample of its classes proves infeasible there is infeasible, and some are.
-    let req = kanon::measure::metrics::Requirement { k: 5, l: None, budget: 10 };
+    let req = kanon::measure::metrics::Requirement { k: 5, l: None, budget: 10, risk: None };
     let mut sampled = there.evaluator().unwrap().refute_from(0);
     let refuted = sampled.refuted(&nodes, &req).unwrap();
     for ((node, r), h) in nodes.iter().zip(&refuted).zip(&expected) {

@@ -64,7 +64,7 @@ fn release_keeps_source_order_and_drops_exactly_the_small_classes() {
         for (table, k) in [(format!("{name}_all"), 1), (format!("{name}_k"), K)] {
             let job = job(dir.path(), source, &table);
             let loaded = load(&job).unwrap();
-            let req = Requirement { k, l: None, budget: ROWS as u64 };
+            let req = Requirement { k, l: None, budget: ROWS as u64, risk: None };
             write_release(&loaded, &job, &levels, &req);
         }
     }
@@ -123,7 +123,7 @@ fn files_only_release_streams_the_same_rows() {
     let dir = tempfile::tempdir().unwrap();
     write_sources(dir.path());
     let source = "[source]\ncsv = \"people.csv\"";
-    let req = Requirement { k: K, l: None, budget: ROWS as u64 };
+    let req = Requirement { k: K, l: None, budget: ROWS as u64, risk: None };
     let levels = [1u8, 1, 0];
     let table_job = job(dir.path(), source, "kept");
     let loaded = load(&table_job).unwrap();
@@ -175,7 +175,7 @@ fn null_leaf_is_released_as_null_or_its_parent() {
         [[quasi_identifiers]]\ncolumn = \"city\"\nhierarchy = \"suppress\"\n";
     let mut job = Job::parse(&dir.path().join("job.toml"), text).unwrap();
     let loaded = load(&job).unwrap();
-    let req = Requirement { k: 1, l: None, budget: 0 };
+    let req = Requirement { k: 1, l: None, budget: 0, risk: None };
     for (table, level) in [("r0", 0u8), ("r1", 1)] {
         job.output.table.as_mut().unwrap().name = table.into();
         write_release(&loaded, &job, &[level, 0], &req);
@@ -215,7 +215,7 @@ fn many_groups_are_labelled_alike() {
         [[quasi_identifiers]]\ncolumn = \"sex\"\nhierarchy = \"suppress\"\n";
     let mut job = Job::parse(&dir.path().join("job.toml"), text).unwrap();
     let loaded = load(&job).unwrap();
-    let req = Requirement { k: 1, l: None, budget: 0 };
+    let req = Requirement { k: 1, l: None, budget: 0, risk: None };
     // Level 0: 150,000 groups (a function); level 1: 15,000 (a literal list).
     for (table, level) in [("r0", 0u8), ("r1", 1)] {
         job.output.table.as_mut().unwrap().name = table.into();

@@ -144,7 +144,7 @@ fn incognito_equals_exhaustive_on_generated_tables() {
         for &l in ls {
             for k in [1, 3, 8, 60] {
                 for budget in [0, 20] {
-                    let req = Requirement { k, l, budget };
+                    let req = Requirement { k, l, budget, risk: None };
                     let metrics: &[Metric] = if k == 3 {
                         &[Metric::Glm, Metric::Dm, Metric::Precision, Metric::Height]
                     } else {
@@ -295,7 +295,7 @@ fn incognito_equals_exhaustive_on_generated_tables() {
         assert!(refutations_by_values > 0, "no node was proved infeasible on a sample by a QI's values");
         assert!(refutations_by_qis > 0, "no node was proved infeasible on a sample by several QIs' values");
         // k = all rows: exactly the nodes that put every row in one class.
-        let all = Requirement { k: 400, l: None, budget: 0 };
+        let all = Requirement { k: 400, l: None, budget: 0, risk: None };
         let mut ev = loaded.evaluator().unwrap();
         let r = incognito::search(&mut ev, &Problem { lattice: &lattice, req: &all, metric: Metric::Glm }, &Silent)
             .unwrap();
@@ -414,7 +414,7 @@ fn cm_matches_the_release() {
     let loaded = load(&job).unwrap();
     let mut ev = loaded.evaluator().unwrap();
     for (i, levels) in [vec![0u8, 0, 0], vec![1, 2, 1], vec![2, 4, 0], vec![3, 4, 1]].into_iter().enumerate() {
-        let req = Requirement { k: 3, l: None, budget: 400 };
+        let req = Requirement { k: 3, l: None, budget: 400, risk: None };
         let h = ev.histogram(&kanon::lattice::Node::full(levels.clone())).unwrap();
         let cm = h.outcome(&levels, &req, &loaded.data).metrics.cm.unwrap();
         let recoding = kanon::full_domain_recoding(&loaded, &levels, &req).unwrap();
@@ -733,7 +733,7 @@ fn the_sorted_base_equals_the_memory_evaluator() {
         }
         assert!(sorted.holds_sorted_base(), "{case}");
         let mut sorted = sorted.refute_from(0);
-        let req = Requirement { k: 3, l: None, budget: rows as u64 / 50 };
+        let req = Requirement { k: 3, l: None, budget: rows as u64 / 50, risk: None };
         let refuted = sorted.refuted(&nodes, &req).unwrap();
         for ((node, r), h) in nodes.iter().zip(&refuted).zip(&expected) {
             assert!(!r || h.suppressed(&req) > req.budget, "{case}: {node:?} refuted but feasible");

@@ -8,6 +8,7 @@ mod cells;
 mod check;
 mod cli;
 mod init;
+mod limits;
 mod models;
 mod nightly;
 mod pbg;

@@ -21,7 +21,13 @@ import org.deidentifier.arx.AttributeType.Hierarchy;
 import org.deidentifier.arx.Data;
 import org.deidentifier.arx.DataHandle;
 import org.deidentifier.arx.DataType;
+import org.deidentifier.arx.ARXPopulationModel;
+import org.deidentifier.arx.criteria.AverageReidentificationRisk;
 import org.deidentifier.arx.criteria.DistinctLDiversity;
+import org.deidentifier.arx.criteria.KMap;
+import org.deidentifier.arx.criteria.PopulationUniqueness;
+import org.deidentifier.arx.criteria.SampleUniqueness;
+import org.deidentifier.arx.risk.RiskModelPopulationUniqueness.PopulationUniquenessModel;
 import org.deidentifier.arx.criteria.EntropyLDiversity;
 import org.deidentifier.arx.criteria.EqualDistanceTCloseness;
 import org.deidentifier.arx.criteria.HierarchicalDistanceTCloseness;
@@ -50,6 +56,11 @@ import org.deidentifier.arx.metric.Metric;
  *   --l-entropy COL:L               EntropyLDiversity, Shannon estimator
  *   --l-recursive COL:C:L           RecursiveCLDiversity
  *   --type COL:integer|decimal|string   data type of a (sensitive) column (default string)
+ *   risk models (on the QIs; population from --fraction F, default 0.01):
+ *   --avg-risk T | --avg-risk T:H:R AverageReidentificationRisk (relaxed with highest H, records at risk R)
+ *   --sample-uniq T                 SampleUniqueness
+ *   --pop-uniq T:dankar|pitman|zayatz|snb   PopulationUniqueness
+ *   --k-map K:ALPHA:poisson|ztp     KMap, estimated
  *
  * Prints one JSON line. anonymize_ms is System.nanoTime() around ARXAnonymizer.anonymize() alone;
  * load_ms covers reading data + hierarchies; post_ms covers building the output handle, counting
@@ -75,6 +86,8 @@ public class Models {
         double budget = 0.01d;
         String[] qis = DEFAULT_QIS;
         List<Spec> specs = new ArrayList<>();
+        List<String[]> risks = new ArrayList<>();
+        double fraction = 0.01d;
         Map<String, String> types = new HashMap<>();
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
@@ -100,6 +113,12 @@ public class Models {
                 specs.add(new Spec(a.substring(2), p[0], Double.parseDouble(p[1]), 0, null));
                 break;
             }
+            case "--avg-risk": case "--sample-uniq": case "--pop-uniq": case "--k-map": {
+                String[] p = v.split(":");
+                risks.add(new String[] { a.substring(2), v });
+                break;
+            }
+            case "--fraction": fraction = Double.parseDouble(v); break;
             case "--t-hier": {
                 String[] p = parts(a, v, 2, 3);
                 specs.add(new Spec("t-hier", p[0], Double.parseDouble(p[1]), 0, p.length > 2 ? p[2] : null));
@@ -115,7 +134,7 @@ public class Models {
         }
         if (dataPath == null) throw new IllegalArgumentException("--data is required (see --help)");
         if (hierDir == null) hierDir = new File(dataPath).getAbsoluteFile().getParent();
-        if (k < 1 && specs.isEmpty()) throw new IllegalArgumentException("no criterion: --k 0 and no model");
+        if (k < 1 && specs.isEmpty() && risks.isEmpty()) throw new IllegalArgumentException("no criterion: --k 0 and no model");
 
         long t0 = System.nanoTime();
         Data data = Data.create(new File(dataPath), StandardCharsets.UTF_8, ';');
@@ -153,6 +172,26 @@ public class Models {
         List<PrivacyCriterion> criteria = new ArrayList<>();
         Map<String, String[][]> emdHierarchies = new HashMap<>();
         if (k >= 1) criteria.add(new KAnonymity(k));
+        ARXPopulationModel population = ARXPopulationModel.create(input.getNumRows(), fraction);
+        for (String[] r : risks) {
+            String[] p = r[1].split(":");
+            switch (r[0]) {
+            case "avg-risk":
+                criteria.add(p.length == 1 ? new AverageReidentificationRisk(Double.parseDouble(p[0]))
+                    : new AverageReidentificationRisk(Double.parseDouble(p[0]), Double.parseDouble(p[1]), Double.parseDouble(p[2])));
+                break;
+            case "sample-uniq": criteria.add(new SampleUniqueness(Double.parseDouble(p[0]))); break;
+            case "pop-uniq":
+                criteria.add(new PopulationUniqueness(Double.parseDouble(p[0]),
+                    PopulationUniquenessModel.valueOf(p[1].toUpperCase(Locale.ROOT)), population));
+                break;
+            case "k-map":
+                criteria.add(new KMap(Integer.parseInt(p[0]), Double.parseDouble(p[1]), population,
+                    p[2].equals("poisson") ? KMap.CellSizeEstimator.POISSON : KMap.CellSizeEstimator.ZERO_TRUNCATED_POISSON));
+                break;
+            default: throw new IllegalStateException(r[0]);
+            }
+        }
         for (Spec s : specs) {
             switch (s.kind) {
             case "t-equal":     criteria.add(new EqualDistanceTCloseness(s.column, s.a)); break;

@@ -98,6 +98,7 @@ impl Plan {
             None
         };
         refuse_with_person(&job, generalization)?;
+        refuse_with_limits(&job, generalization)?;
         if scheme.is_some() || job.metric == Metric::Hdm {
             refuse_on_engine(&job, Feature::Scheme)?;
         }
@@ -203,6 +204,25 @@ pub(crate) fn refuse_with_person(job: &Job, generalization: Option<&str>) -> Res
             "{}: [privacy] person = \"{}\" counts persons; it does not combine with {what} yet: kanon runs full-domain searches for k over persons",
             job.at(person),
             person.name
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// What risk limits do not combine with (exit 2, naming it): `generalization`
+/// is the run's model when it is not full-domain (`pareto` for the fronts).
+pub(crate) fn refuse_with_limits(job: &Job, generalization: Option<&str>) -> Result<()> {
+    let limits = &job.privacy.limits;
+    if !limits.any() {
+        return Ok(());
+    }
+    let other =
+        [generalization.map(str::to_string), job.privacy.person.as_ref().map(|p| format!("person = \"{}\"", p.name))];
+    match other.into_iter().flatten().next() {
+        Some(what) => Err(bad(format!(
+            "{}: [privacy] {} is judged by full-domain searches over rows; it does not combine with {what} yet",
+            job.path.display(),
+            limits.names()
         ))),
         None => Ok(()),
     }

@@ -271,6 +271,7 @@ impl<'c> EngineSets<'c> {
                 minority: int(&r[4 + n]),
                 squares: int(&r[5 + n]),
                 rows: None,
+                shape: None,
             });
         }
         Ok(nodes

@@ -201,6 +201,8 @@ pub struct NodeClasses {
     /// and the t-closeness column, by code (the t list empty unless
     /// t-closeness reads a column of its own).
     pub(crate) lists: Vec<[Vec<(u32, u64)>; 2]>,
+    /// Per class, with risk limits (else empty): its shape ([`Bucket::shape`]).
+    pub(crate) shapes: Vec<Box<[u64]>>,
 }
 
 /// One attribute of a node being rolled up: its column in the source set,
@@ -362,6 +364,8 @@ pub struct MemorySets {
     source_sizes: std::sync::OnceLock<Vec<(u64, u64)>>,
     clock: u64,
     pub(super) leaf_sums_from: u64,
+    /// Kept classes' buckets by shape too ([`Bucket::shape`], for risk limits).
+    pub(super) shapes: bool,
     /// Nodes rolled up from sets of fewer rows are not tested on samples.
     pub(super) refute_from: u64,
     /// The least distinct values a [`RowSample`]'s QIs have together ([`SAMPLE_SPREAD`]).
@@ -698,6 +702,7 @@ impl MemorySets {
             source_sizes: std::sync::OnceLock::new(),
             clock: 0,
             leaf_sums_from: 0,
+            shapes: false,
             refute_from: REFUTE_FROM,
             sample_spread: SAMPLE_SPREAD,
             row_samples: Vec::new(),
@@ -899,7 +904,13 @@ impl MemorySets {
                 t.sort_unstable();
             }
         }
-        (NodeClasses { codes, size: set.size, ldiv, leaves, lists }, histogram)
+        let shapes = match self.shapes {
+            true => (0..count)
+                .map(|c| qis.iter().zip(&set.codes).map(|(&(q, l), col)| q.leaves_m1[l][col[c] as usize]).collect())
+                .collect(),
+            false => Vec::new(),
+        };
+        (NodeClasses { codes, size: set.size, ldiv, leaves, lists, shapes }, histogram)
     }
 
     /// Per attribute of `node`: its column in `src`, the lift to the node's
@@ -1235,12 +1246,35 @@ impl MemorySets {
         let width = cols.len();
         let mut buckets: Vec<Bucket> = Vec::new();
         sc.buckets.clear();
+        // With risk limits, kept classes are told apart by their shape too.
+        // Keyed by the shape's hash (probing on a collision), so a class costs no allocation.
+        let mut shaped: FxHashMap<(u64, u64, bool, u64), usize> = FxHashMap::default();
+        let mut shape: Vec<u64> = Vec::with_capacity(width);
         for c in 0..classes {
             let size = set.size[c];
             let ldiv = sc.ldiv[c];
             let admitted = sc.admitted[c];
             let next = buckets.len();
-            let b = *sc.buckets.entry((size, ldiv, admitted)).or_insert(next);
+            let with_shape = self.shapes && size >= self.leaf_sums_from;
+            let b = if with_shape {
+                shape.clear();
+                shape.extend(
+                    cols.iter().enumerate().map(|(j, &(_, _, q, l))| q.leaves_m1[l as usize][set.codes[j][c] as usize]),
+                );
+                let mut hash = shape.iter().fold(0xcbf29ce484222325u64, |h, &x| (h ^ x).wrapping_mul(0x100000001b3));
+                loop {
+                    match shaped.get(&(size, ldiv, admitted, hash)) {
+                        Some(&b) if buckets[b].shape.as_deref() == Some(&shape[..]) => break b,
+                        Some(_) => hash = hash.wrapping_add(1),
+                        None => {
+                            shaped.insert((size, ldiv, admitted, hash), next);
+                            break next;
+                        }
+                    }
+                }
+            } else {
+                *sc.buckets.entry((size, ldiv, admitted)).or_insert(next)
+            };
             if b == next {
                 buckets.push(Bucket {
                     size,
@@ -1251,6 +1285,7 @@ impl MemorySets {
                     minority: 0,
                     squares: 0,
                     rows: None,
+                    shape: with_shape.then(|| shape.clone().into_boxed_slice()),
                 });
             }
             let bucket = &mut buckets[b];
@@ -1267,7 +1302,9 @@ impl MemorySets {
                 bucket.squares += sc.squares[c];
             }
         }
-        buckets.sort_by_key(|b| (b.size, b.ldiv, b.admitted));
+        buckets.sort_by(|a, b| {
+            (a.size, a.ldiv, a.admitted).cmp(&(b.size, b.ldiv, b.admitted)).then(a.shape.cmp(&b.shape))
+        });
         Histogram { buckets }
     }
 }

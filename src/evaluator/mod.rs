@@ -568,6 +568,25 @@ impl<'c> Evaluator<'c> {
         self
     }
 
+    /// Tell kept classes apart by their shape ([`crate::measure::metrics::Bucket::shape`]):
+    /// risk limits suppress classes of one size in the order of their loss.
+    /// The memory backend does; the others refuse (exit 2).
+    pub(crate) fn with_shapes(mut self, on: bool) -> Result<Self> {
+        if !on {
+            return Ok(self);
+        }
+        match &mut self.sets {
+            Sets::Memory(m) => {
+                m.shapes = true;
+                Ok(self)
+            }
+            _ => Err(crate::error::bad(format!(
+                "risk limits are judged with the base frequency set in memory, and this run's is held by the {} evaluator: raise [engine] memory_rows above the source's distinct QI combinations",
+                self.backend()
+            ))),
+        }
+    }
+
     /// SQL backend: use GROUPING SETS for batches from the base from `rows`
     /// base rows on (default 500,000); tests set 0 to exercise that path on
     /// small tables.

@@ -399,6 +399,7 @@ impl<'c> PersonSets<'c> {
                 minority: 0,
                 squares: 0,
                 rows: Some(PersonRows { rows: b.rows, squares: squares.get(&size).copied().unwrap_or(0) }),
+                shape: None,
             })
             .collect();
         Histogram { buckets }
@@ -488,6 +489,7 @@ impl<'c> PersonSets<'c> {
                 leaf_sums: vec![0; width],
                 minority: 0,
                 squares: 0,
+                shape: None,
                 rows: Some(PersonRows::default()),
             });
             let big = |i: usize| -> Result<u64> { Ok(r.get::<_, String>(i)?.parse::<u64>()?) };

@@ -519,6 +519,7 @@ impl<'c> SqlSets<'c> {
                 minority: r.get::<_, i64>(4 + n)? as u64,
                 squares: r.get::<_, i64>(5 + n)? as u64,
                 rows: None,
+                shape: None,
             });
         }
         if judged {
@@ -558,6 +559,7 @@ fn histogram_of(node: &Node, sums: &SizeSums) -> Histogram {
             minority: 0,
             squares: 0,
             rows: None,
+            shape: None,
         })
         .collect();
     Histogram { buckets }

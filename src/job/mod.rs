@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 
 mod cross_section;
 mod engine;
+mod limits;
 mod names;
 mod output;
 mod privacy;
@@ -26,6 +27,7 @@ mod source;
 mod text;
 
 pub use engine::{Engine, EngineKind, EvaluatorSide, SecretUrl};
+pub use limits::{AverageRisk, CellEstimator, Estimator, KMapSpec, RiskLimits};
 pub use names::{local_table, name_parts, same_file};
 pub use output::{OutputSpec, OutputTable, Reconstructed, KEY_ENV};
 pub use privacy::{Budget, ClosenessSpec, DistanceSpec, Diversity, DiversityKind, Privacy};

@@ -70,6 +70,8 @@ pub struct Privacy {
     /// `person`: the column that identifies a person; classes and k then count
     /// persons, each with the set of its rows' generalized tuples.
     pub(crate) person: Option<Column>,
+    /// Risk limits (ARX's risk-based models, estimated k-map).
+    pub(crate) limits: super::limits::RiskLimits,
 }
 
 impl Privacy {
@@ -106,6 +108,10 @@ pub(super) struct RawPrivacy {
     l_diversity: Option<RawDiversity>,
     t_closeness: Option<RawCloseness>,
     person: Option<Spanned<String>>,
+    average_risk: Option<super::limits::RawAverage>,
+    sample_uniqueness: Option<f64>,
+    population_uniqueness: Option<super::limits::RawPopulationUniqueness>,
+    k_map: Option<super::limits::RawKMap>,
 }
 
 #[derive(Deserialize)]
@@ -148,6 +154,15 @@ pub(super) fn parse(raw: &RawPrivacy, job: &JobText) -> Result<Privacy> {
         diversity: raw.l_diversity.as_ref().map(|d| diversity(d, job)).transpose()?,
         closeness: raw.t_closeness.as_ref().map(|t| closeness(t, job)).transpose()?,
         person: raw.person.as_ref().map(|p| job.column(p)),
+        limits: super::limits::parse(
+            super::limits::RawLimits {
+                average: raw.average_risk.as_ref(),
+                sample_uniqueness: raw.sample_uniqueness,
+                population_uniqueness: raw.population_uniqueness.as_ref(),
+                k_map: raw.k_map.as_ref(),
+            },
+            &at,
+        )?,
     })
 }
 

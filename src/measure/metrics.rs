@@ -1,6 +1,7 @@
 //! What a node's class-size histogram says: suppression, feasibility, achieved
 //! k and ℓ, and the information-loss metrics. Pure arithmetic, no SQL.
 
+use crate::measure::limits::{suppressed_prefix, SizeLimits};
 use crate::options::Metric;
 use serde::Serialize;
 use std::cmp::Ordering;
@@ -26,6 +27,15 @@ pub struct Bucket {
     /// With `[privacy] person`, where `size` counts persons: the rows these
     /// classes hold ([`Bucket::records`], [`Bucket::row_squares`]).
     pub(crate) rows: Option<PersonRows>,
+    /// With risk limits: every class here has, per QI of the node, this many
+    /// leaves less one under its value (the order in which ARX's rule
+    /// suppresses classes of one size; see [`Bucket::class_loss`]).
+    pub(crate) shape: Option<Box<[u64]>>,
+}
+
+/// One record's glm in a class of this shape (per QI, its value's leaves less one).
+pub(crate) fn class_loss(shape: &[u64], leaves: &[u64]) -> f64 {
+    shape.iter().zip(leaves).filter(|(_, &l)| l > 1).map(|(&s, &l)| s as f64 / (l - 1) as f64).sum()
 }
 
 /// A person-level bucket's rows: loss stays over rows.
@@ -50,6 +60,12 @@ impl Bucket {
     pub(crate) fn row_squares(&self) -> u64 {
         self.rows.map_or(self.classes * self.size * self.size, |r| r.squares)
     }
+
+    /// One record's glm in a class of this bucket (0 without a shape): of
+    /// classes of one size, ARX's rule suppresses the least lossy first.
+    pub(crate) fn class_loss(&self, leaves: &[u64]) -> f64 {
+        self.shape.as_ref().map_or(0.0, |shape| class_loss(shape, leaves))
+    }
 }
 
 /// A node's class-size histogram, ordered by (size, ldiv, admitted).
@@ -58,12 +74,14 @@ pub struct Histogram {
     pub buckets: Vec<Bucket>,
 }
 
-/// The privacy requirement: k, optional ℓ, and the suppression budget in rows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The privacy requirement: k, optional ℓ, the suppression budget in rows,
+/// and the risk limits judged on the kept classes' sizes.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Requirement {
     pub k: u64,
     pub l: Option<u64>,
     pub budget: u64,
+    pub risk: Option<SizeLimits>,
 }
 
 impl Requirement {
@@ -141,11 +159,16 @@ pub struct Outcome {
 impl Histogram {
     /// Sum buckets of the same (size, ldiv, admitted) and order them.
     pub(crate) fn merge_buckets(&mut self) {
-        self.buckets.sort_by_key(|b| (b.size, b.ldiv, b.admitted));
+        self.buckets.sort_by(|a, b| {
+            (a.size, a.ldiv, a.admitted).cmp(&(b.size, b.ldiv, b.admitted)).then(a.shape.cmp(&b.shape))
+        });
         let mut out: Vec<Bucket> = Vec::with_capacity(self.buckets.len());
         for b in self.buckets.drain(..) {
             match out.last_mut() {
-                Some(last) if (last.size, last.ldiv, last.admitted) == (b.size, b.ldiv, b.admitted) => {
+                Some(last)
+                    if (last.size, last.ldiv, last.admitted) == (b.size, b.ldiv, b.admitted)
+                        && last.shape == b.shape =>
+                {
                     last.classes += b.classes;
                     for (x, y) in last.leaf_sums.iter_mut().zip(&b.leaf_sums) {
                         *x += y;
@@ -215,12 +238,46 @@ impl Histogram {
 
     /// (size, classes) of the classes `req` keeps.
     pub(crate) fn kept_sizes(&self, req: &Requirement) -> Vec<(u64, u64)> {
-        self.buckets.iter().filter(|b| req.keeps(b)).map(|b| (b.size, b.classes)).collect()
+        let by_limits = self.limit_suppressed(req, &[]);
+        (self.buckets.iter().zip(&by_limits))
+            .filter(|(b, &gone)| req.keeps(b) && gone < b.classes)
+            .map(|(b, &gone)| (b.size, b.classes - gone))
+            .collect()
+    }
+
+    /// Per bucket, the kept classes the risk limits suppress (ARX's rule:
+    /// the shortest prefix of the kept classes by ascending size, and of one
+    /// size the least lossy first by `leaves`, whose removal makes them hold).
+    pub(crate) fn limit_suppressed(&self, req: &Requirement, leaves: &[u64]) -> Vec<u64> {
+        let mut out = vec![0; self.buckets.len()];
+        let Some(limits) = &req.risk else { return out };
+        let mut order: Vec<usize> = (0..self.buckets.len()).filter(|&i| req.keeps(&self.buckets[i])).collect();
+        let loss: Vec<f64> = self.buckets.iter().map(|b| b.class_loss(leaves)).collect();
+        order.sort_by(|&a, &b| {
+            let (x, y) = (&self.buckets[a], &self.buckets[b]);
+            (x.size.cmp(&y.size))
+                .then(loss[a].total_cmp(&loss[b]))
+                .then_with(|| x.shape.cmp(&y.shape))
+                .then(x.ldiv.cmp(&y.ldiv))
+        });
+        let kept: Vec<(u64, u64)> = order.iter().map(|&i| (self.buckets[i].size, self.buckets[i].classes)).collect();
+        let mut rest = suppressed_prefix(limits, &kept);
+        for i in order {
+            if rest == 0 {
+                break;
+            }
+            let take = rest.min(self.buckets[i].classes);
+            out[i] = take;
+            rest -= take;
+        }
+        out
     }
 
     /// Records in classes the requirement suppresses.
     pub fn suppressed(&self, req: &Requirement) -> u64 {
-        self.buckets.iter().filter(|b| !req.keeps(b)).map(|b| b.size * b.classes).sum()
+        let by_limits = self.limit_suppressed(req, &[]);
+        let beyond: u64 = self.buckets.iter().zip(&by_limits).map(|(b, &gone)| gone * b.size).sum();
+        self.buckets.iter().filter(|b| !req.keeps(b)).map(|b| b.size * b.classes).sum::<u64>() + beyond
     }
 
     /// Feasible: what must be suppressed fits the budget.
@@ -254,17 +311,32 @@ impl Histogram {
     /// Judge a full node (levels in job order) against `req`.
     pub fn outcome(&self, levels: &[u8], req: &Requirement, data: &Dataset) -> Outcome {
         let n = data.heights.len();
-        let suppressed = self.suppressed(req);
-        let kept: Vec<&Bucket> = self.buckets.iter().filter(|b| req.keeps(b)).collect();
-        let suppressed_rows: u64 = self.buckets.iter().filter(|b| !req.keeps(b)).map(|b| b.records()).sum();
+        // Kept buckets with their classes kept: the risk limits may take some
+        // classes of a bucket (of one shape: each the same share of its sums).
+        let gone = self.limit_suppressed(req, &data.leaves);
+        let kept: Vec<(&Bucket, u64)> = (self.buckets.iter().zip(&gone))
+            .filter(|(b, &g)| req.keeps(b) && g < b.classes)
+            .map(|(b, &g)| (b, b.classes - g))
+            .collect();
+        let part = |b: &Bucket, classes: u64, x: u64| {
+            if classes == b.classes {
+                x
+            } else {
+                (x as u128 * classes as u128 / b.classes as u128) as u64
+            }
+        };
+        let suppressed_rows: u64 = self.buckets.iter().filter(|b| !req.keeps(b)).map(|b| b.records()).sum::<u64>()
+            + self.buckets.iter().zip(&gone).map(|(b, &g)| part(b, g, b.records())).sum::<u64>();
+        let suppressed: u64 = self.buckets.iter().filter(|b| !req.keeps(b)).map(|b| b.size * b.classes).sum::<u64>()
+            + self.buckets.iter().zip(&gone).map(|(b, &g)| g * b.size).sum::<u64>();
         let mut glm = (suppressed_rows * n as u64) as f64;
         for (a, &leaves) in data.leaves.iter().enumerate() {
             if leaves > 1 {
-                let sum: u64 = kept.iter().map(|b| b.leaf_sums[a]).sum();
+                let sum: u64 = kept.iter().map(|&(b, c)| part(b, c, b.leaf_sums[a])).sum();
                 glm += sum as f64 / (leaves - 1) as f64;
             }
         }
-        let dm: u64 = kept.iter().map(|b| b.row_squares()).sum::<u64>() + suppressed_rows * data.rows;
+        let dm: u64 = kept.iter().map(|&(b, c)| part(b, c, b.row_squares())).sum::<u64>() + suppressed_rows * data.rows;
         let precision = 1.0
             - levels
                 .iter()
@@ -273,7 +345,7 @@ impl Histogram {
                 .sum::<f64>()
                 / n as f64;
         let cells = (data.rows * n as u64) as f64;
-        let minority: u64 = kept.iter().map(|b| b.minority).sum();
+        let minority: u64 = kept.iter().map(|&(b, c)| part(b, c, b.minority)).sum();
         let cm =
             data.label
                 .then(|| if data.rows > 0 { (minority + suppressed_rows) as f64 / data.rows as f64 } else { 0.0 });
@@ -281,9 +353,9 @@ impl Histogram {
             feasible: suppressed <= req.budget,
             suppressed,
             suppressed_rows,
-            k: kept.iter().map(|b| b.size).min(),
-            l: req.l.and(kept.iter().map(|b| b.ldiv).min()),
-            classes: kept.iter().map(|b| b.classes).sum(),
+            k: kept.iter().map(|(b, _)| b.size).min(),
+            l: req.l.and(kept.iter().map(|(b, _)| b.ldiv).min()),
+            classes: kept.iter().map(|&(_, c)| c).sum(),
             metrics: Metrics {
                 glm,
                 glm_normalized: if cells > 0.0 { glm / cells } else { 0.0 },
@@ -321,14 +393,14 @@ mod tests {
     }
 
     fn bucket(size: u64, classes: u64, ldiv: u64, leaf_sums: Vec<u64>) -> Bucket {
-        Bucket { size, ldiv, admitted: true, classes, leaf_sums, minority: 0, squares: 0, rows: None }
+        Bucket { size, ldiv, admitted: true, classes, leaf_sums, minority: 0, squares: 0, rows: None, shape: None }
     }
 
     #[test]
     fn suppression_glm_and_dm_follow_the_definitions() {
         // Two classes of 4 (each cell: leaves-1 = 2 of 4 for QI 0, 0 for QI 1) and a class of 2.
         let h = Histogram { buckets: vec![bucket(2, 1, 1, vec![0, 0]), bucket(4, 2, 2, vec![16, 0])] };
-        let req = Requirement { k: 3, l: None, budget: 2 };
+        let req = Requirement { k: 3, l: None, budget: 2, risk: None };
         let o = h.outcome(&[1, 0], &req, &data());
         assert!(o.feasible);
         assert_eq!(o.suppressed, 2);
@@ -340,7 +412,7 @@ mod tests {
         assert_eq!(o.metrics.dm, 52.0);
         assert_eq!(o.metrics.precision, 1.0 - (0.5 + 0.0) / 2.0);
         assert_eq!(o.metrics.height, 1.0);
-        assert!(!h.feasible(&Requirement { k: 3, l: None, budget: 1 }));
+        assert!(!h.feasible(&Requirement { k: 3, l: None, budget: 1, risk: None }));
     }
 
     #[test]
@@ -375,15 +447,15 @@ mod tests {
         assert_eq!(h.achieved_k(100), 6);
         for budget in 0..8 {
             let k = h.achieved_k(budget);
-            assert!(h.feasible(&Requirement { k, l: None, budget }));
-            assert!(!h.feasible(&Requirement { k: k + 1, l: None, budget }) || k == 6);
+            assert!(h.feasible(&Requirement { k, l: None, budget, risk: None }));
+            assert!(!h.feasible(&Requirement { k: k + 1, l: None, budget, risk: None }) || k == 6);
         }
     }
 
     #[test]
     fn l_diversity_suppresses_uniform_classes() {
         let h = Histogram { buckets: vec![bucket(4, 1, 1, vec![0, 0]), bucket(4, 1, 3, vec![0, 0])] };
-        let req = Requirement { k: 2, l: Some(2), budget: 4 };
+        let req = Requirement { k: 2, l: Some(2), budget: 4, risk: None };
         let o = h.outcome(&[0, 0], &req, &data());
         assert_eq!((o.suppressed, o.l, o.feasible), (4, Some(3), true));
     }

@@ -85,7 +85,7 @@ pub struct Scored {
 /// The requested objectives of a node from its histogram under `budget`.
 pub fn score(h: &Histogram, levels: &[u8], budget: u64, data: &Dataset, objectives: &[Objective]) -> Scored {
     let k = h.achieved_k(budget);
-    let o = h.outcome(levels, &Requirement { k, l: None, budget }, data);
+    let o = h.outcome(levels, &Requirement { k, l: None, budget, risk: None }, data);
     let kept = || h.buckets.iter().filter(|b| b.admitted && b.size >= k);
     let values = objectives
         .iter()
@@ -170,7 +170,17 @@ mod tests {
     use crate::measure::metrics::Bucket;
 
     fn bucket(size: u64, classes: u64, ldiv: u64, squares: u64) -> Bucket {
-        Bucket { size, ldiv, admitted: true, classes, leaf_sums: vec![0], minority: 0, squares, rows: None }
+        Bucket {
+            size,
+            ldiv,
+            admitted: true,
+            classes,
+            leaf_sums: vec![0],
+            minority: 0,
+            squares,
+            rows: None,
+            shape: None,
+        }
     }
 
     #[test]

@@ -198,7 +198,11 @@ fn population_size(n: u128, settings: &RiskSettings) -> u128 {
 
 /// The three models' estimates and Dankar's pick (ARX's
 /// RiskModelPopulationUniqueness): fractions of N.
-fn population_uniqueness(histogram: &[(u64, u128)], n: u128, settings: &RiskSettings) -> PopulationUniqueness {
+pub(crate) fn population_uniqueness(
+    histogram: &[(u64, u128)],
+    n: u128,
+    settings: &RiskSettings,
+) -> PopulationUniqueness {
     let big_n = population_size(n, settings);
     let sampling_fraction = if big_n == 0 { 0.0 } else { n as f64 / big_n as f64 };
     let c1 = histogram.first().filter(|&&(f, _)| f == 1).map_or(0, |&(_, c)| c);

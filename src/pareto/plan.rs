@@ -69,6 +69,7 @@ impl Plan {
             Search::Objectives { .. } => Some("the multi-objective fronts (--method exact gives k over persons)"),
         };
         crate::anonymize::plan::refuse_with_person(&job, generalization)?;
+        crate::anonymize::plan::refuse_with_limits(&job, Some("kanon pareto (fronts of k against loss)"))?;
         let outputs = Outputs { json: args.json, csv: args.csv, svg: args.svg };
         Ok(Plan { job, start, search, exhaustive: args.exhaustive, outputs, quiet: args.quiet })
     }

@@ -44,11 +44,12 @@ pub fn points(ev: &mut Evaluator, nodes: &[Vec<u8>], budget: u64, metric: Metric
         .zip(hists)
         .map(|(levels, h)| {
             let k = h.achieved_k(budget);
-            let o = h.outcome(levels, &Requirement { k, l: None, budget }, &ev.data);
+            let o = h.outcome(levels, &Requirement { k, l: None, budget, risk: None }, &ev.data);
             // Nothing suppressed: every class kept, those the per-class models reject too.
             let mut all = h.clone();
             all.buckets.iter_mut().for_each(|b| b.admitted = true);
-            let floor = all.outcome(levels, &Requirement { k: 1, l: None, budget }, &ev.data).metrics.get(metric);
+            let floor =
+                all.outcome(levels, &Requirement { k: 1, l: None, budget, risk: None }, &ev.data).metrics.get(metric);
             let per_qi = match metric {
                 // As in Histogram::outcome with every bucket kept, one QI at a time.
                 Metric::Glm => (ev.data.leaves.iter().enumerate())

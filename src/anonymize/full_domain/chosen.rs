@@ -9,7 +9,7 @@ use crate::evaluator::classes::full_domain_ambiguity;
 use crate::evaluator::{Evaluator, NodeClasses};
 use crate::lattice::Node;
 use crate::load::Loaded;
-use crate::measure::metrics::{classes_ambiguity, Requirement};
+use crate::measure::metrics::{classes_ambiguity, Histogram, Requirement};
 use crate::release::Recoding;
 use crate::sql::{self, list, render};
 use anyhow::Result;
@@ -42,7 +42,8 @@ pub(super) fn measure(source: &Loaded, ev: &mut Evaluator, req: &Requirement, le
         let judged = Judged::default();
         return Ok(Measured { dropped: Vec::new(), dropped_there: None, am, judged, release_sizes, outcome });
     }
-    let release_sizes = ev.histogram(&node)?.kept_sizes(req);
+    let histogram = ev.histogram(&node)?;
+    let release_sizes = histogram.kept_sizes(req);
     if let Some(there) = ev.on_engine() {
         // The classes stay on the engine: their distinct value lists judged
         // here, the suppressed ones a work table there, am summed there.
@@ -58,7 +59,7 @@ pub(super) fn measure(source: &Loaded, ev: &mut Evaluator, req: &Requirement, le
         None => Judged::read(source, levels)?,
     };
     let (dropped, am) = match classes {
-        Some(classes) => in_memory(source, req, &judged, &classes),
+        Some(classes) => in_memory(source, req, &judged, &classes, &histogram),
         None => {
             // One scan for am and the suppressed classes: of the node's set if kept, else of the base.
             write_node_classes(source, levels, ev.kept_set(&node).as_ref())?;
@@ -73,17 +74,50 @@ pub(super) fn measure(source: &Loaded, ev: &mut Evaluator, req: &Requirement, le
 }
 
 /// The classes in memory: the suppressed ones and am without another scan.
-fn in_memory(source: &Loaded, req: &Requirement, judged: &Judged, classes: &NodeClasses) -> (Vec<Box<[i64]>>, f64) {
+fn in_memory(
+    source: &Loaded,
+    req: &Requirement,
+    judged: &Judged,
+    classes: &NodeClasses,
+    histogram: &Histogram,
+) -> (Vec<Box<[i64]>>, f64) {
     let rejected: HashSet<&[i64]> = judged.rejected.iter().map(|c| &c[..]).collect();
     let l = req.l.unwrap_or(0);
-    let kept = |c: usize| {
-        classes.size[c] >= req.k
-            && classes.ldiv.get(c).map_or(0, |&d| d) >= l
-            && !rejected.contains(&classes.codes[c][..])
-    };
+    let ldiv = |c: usize| classes.ldiv.get(c).map_or(0, |&d| d);
+    let passes = |c: usize| classes.size[c] >= req.k && ldiv(c) >= l && !rejected.contains(&classes.codes[c][..]);
+    let by_limits = limit_suppressed(req, classes, histogram, &source.data.leaves, &passes);
+    let kept = |c: usize| passes(c) && !by_limits.contains(&c);
     let am = classes_ambiguity(&classes.size, &classes.leaves, kept, &source.data);
     let dropped = (0..classes.size.len()).filter(|&c| !kept(c)).map(|c| classes.codes[c].clone()).collect();
     (dropped, am)
+}
+
+/// The classes the risk limits suppress beyond k and ℓ: per bucket of the
+/// node's histogram, as many of its kept classes as the limits take, the
+/// first by their codes.
+fn limit_suppressed(
+    req: &Requirement,
+    classes: &NodeClasses,
+    histogram: &Histogram,
+    leaves: &[u64],
+    passes: &dyn Fn(usize) -> bool,
+) -> HashSet<usize> {
+    let gone = histogram.limit_suppressed(req, leaves);
+    let mut out = HashSet::new();
+    if gone.iter().all(|&g| g == 0) {
+        return out;
+    }
+    let mut order: Vec<usize> = (0..classes.size.len()).filter(|&c| passes(c)).collect();
+    order.sort_by(|&a, &b| classes.codes[a].cmp(&classes.codes[b]));
+    for (bucket, &g) in histogram.buckets.iter().zip(&gone).filter(|(_, &g)| g > 0) {
+        let of_bucket = order.iter().filter(|&&c| {
+            classes.size[c] == bucket.size
+                && classes.ldiv.get(c).map_or(0, |&d| d) == bucket.ldiv
+                && bucket.shape.as_deref() == classes.shapes.get(c).map(|s| &s[..])
+        });
+        out.extend(of_bucket.take(g as usize));
+    }
+    out
 }
 
 /// The recoding of a full-domain node: the classes `req` suppresses at

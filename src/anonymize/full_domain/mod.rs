@@ -18,7 +18,10 @@ use crate::measure::privacy::ClassFigures;
 use crate::options::Algorithm;
 use crate::progress::Progress;
 use crate::release::Recoding;
-use crate::report::{by_qi, FullDomainReport, ModelReport, PersonsReport, ReleaseMetrics, ReuseReport, RowsPerPerson};
+use crate::report::{
+    by_qi, FullDomainReport, KMapReport, ModelReport, PersonsReport, ReleaseMetrics, ReuseReport, RiskLimitsReport,
+    RowsPerPerson,
+};
 use crate::search::{self, exhaustive, incognito, topdown, Problem, SearchResult};
 use anyhow::Result;
 
@@ -48,7 +51,32 @@ pub(super) struct NodeAccount {
     evaluated: u64,
     am: f64,
     figures: Option<ClassFigures>,
+    limits: Option<RiskLimitsReport>,
     persons: Option<crate::load::PersonStats>,
+}
+
+/// What the released classes reach under the job's risk limits (None without any).
+fn risk_limits(plan: &Plan, req: &Requirement, units: u64, release: &[(u64, u64)]) -> Option<RiskLimitsReport> {
+    let limits = &plan.job.privacy.limits;
+    if !limits.any() {
+        return None;
+    }
+    let mut sizes = std::collections::BTreeMap::new();
+    for &(s, c) in release {
+        *sizes.entry(s).or_insert(0) += c;
+    }
+    Some(RiskLimitsReport {
+        figures: req.risk.map(|r| r.figures(&sizes)),
+        k_map: limits.k_map.map(|m| KMapReport {
+            k: m.k,
+            significance: m.significance,
+            estimator: match m.estimator {
+                crate::job::CellEstimator::Poisson => "poisson",
+                crate::job::CellEstimator::ZeroTruncatedPoisson => "zero_truncated_poisson",
+            },
+            derived_k: crate::measure::limits::derived_k(&m, units, &plan.job.risk.settings),
+        }),
+    })
 }
 
 pub(super) fn prepare(
@@ -60,7 +88,7 @@ pub(super) fn prepare(
     let job = &plan.job;
     // With `[privacy] person` the budget counts persons.
     let units = source.data.units();
-    let req = Requirement { k: job.privacy.k, l: job.privacy.distinct_l(), budget: job.privacy.budget.rows(units) };
+    let req = requirement_of(job, units);
     let lattice = Lattice::new(source.data.heights.clone());
     if let Some(levels) = node {
         if let Some((h, l)) = lattice.heights.iter().zip(levels).find(|(h, l)| l > h) {
@@ -69,6 +97,20 @@ pub(super) fn prepare(
     }
     let (algorithm, why) = search::choose(job.algorithm);
     Ok(FullDomain { node: node.map(<[u8]>::to_vec), req, lattice, algorithm, why, reuse: reuse.cloned() })
+}
+
+/// The job's requirement over `units` (rows, or persons): k raised to
+/// estimated k-map's derived k, and the risk limits judged on class sizes.
+pub(super) fn requirement_of(job: &crate::job::Job, units: u64) -> Requirement {
+    let limits = &job.privacy.limits;
+    let settings = &job.risk.settings;
+    let k_map = limits.k_map.map_or(1, |m| crate::measure::limits::derived_k(&m, units, settings));
+    Requirement {
+        k: job.privacy.k.max(k_map),
+        l: job.privacy.distinct_l(),
+        budget: job.privacy.budget.rows(units),
+        risk: crate::measure::limits::SizeLimits::new(limits, settings, units),
+    }
 }
 
 impl Search for FullDomain {
@@ -82,7 +124,7 @@ impl Search for FullDomain {
     ) -> Result<Result<Chosen<NodeAccount>, Infeasible>> {
         let req = &self.req;
         // k is fixed here: classes under k are suppressed, so their glm terms are never needed.
-        let mut ev = source.evaluator()?.leaf_sums_from(req.k);
+        let mut ev = source.evaluator()?.leaf_sums_from(req.k).with_shapes(req.risk.is_some())?;
         // Persons' dm costs a sort of every pair per node: the search reads it only when it ranks by it.
         ev.person_dm(plan.job.metric == crate::options::Metric::Dm);
         let combinations = ev.combinations()?;
@@ -114,6 +156,7 @@ impl Search for FullDomain {
         let (evaluator, evaluated) = (ev.backend(), ev.evaluations());
         drop(ev);
         let figures = measured.judged.kept_figures(source, &measured.dropped);
+        let limits = risk_limits(plan, req, source.data.units(), &measured.release_sizes);
         Ok(Ok(Chosen {
             recoding: Recoding::Levels {
                 levels: best.levels.clone(),
@@ -136,6 +179,7 @@ impl Search for FullDomain {
                 evaluated,
                 am: measured.am,
                 figures,
+                limits,
                 persons: source.persons,
             },
         }))
@@ -192,6 +236,7 @@ impl Account for NodeAccount {
             l: best.outcome.l,
             l_requested: req.l,
             models: self.figures.clone(),
+            risk_limits: self.limits.clone(),
             classes: best.outcome.classes,
             algorithm: match (forced, reused) {
                 (true, _) => "node",

@@ -1,0 +1,348 @@
+//! Risk limits judged on a release's class sizes (ARX's AverageReidentificationRisk,
+//! SampleUniqueness and PopulationUniqueness), ARX's rule of suppression under
+//! them, and estimated k-map's derived k (ARX's KMap). Pure arithmetic;
+//! docs/risk.md has the formulas and a worked example.
+
+use crate::job::{AverageRisk, CellEstimator, Estimator, KMapSpec, RiskLimits, RiskSettings};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// The limits a node's kept classes are judged by, with the population's size
+/// fixed from the source's rows (ARX fixes it once, before any suppression).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SizeLimits {
+    pub average: Option<AverageRisk>,
+    pub sample_uniqueness: Option<f64>,
+    pub population_uniqueness: Option<(f64, Estimator)>,
+    /// N, for population uniqueness.
+    pub population: u64,
+}
+
+impl SizeLimits {
+    /// The size limits of `limits` for a source of `rows` records (None when it sets none).
+    pub fn new(limits: &RiskLimits, settings: &RiskSettings, rows: u64) -> Option<SizeLimits> {
+        limits.any_on_sizes().then(|| SizeLimits {
+            average: limits.average,
+            sample_uniqueness: limits.sample_uniqueness,
+            population_uniqueness: limits.population_uniqueness,
+            population: population_size(rows, settings),
+        })
+    }
+
+    /// Do kept classes of these sizes (size → classes) meet every limit?
+    pub fn hold(&self, sizes: &BTreeMap<u64, u64>) -> bool {
+        let records: u64 = sizes.iter().map(|(&s, &c)| s * c).sum();
+        let classes: u64 = sizes.values().sum();
+        let share_of = |size: u64| sizes.get(&size).map_or(0.0, |&c| (c * size) as f64 / records as f64);
+        if let Some(a) = &self.average {
+            // All suppressed: nothing is at risk.
+            if records > 0 {
+                if 1.0 / (records as f64 / classes as f64) > a.average {
+                    return false;
+                }
+                if let Some((highest, at_risk)) = a.highest {
+                    let smallest = size_threshold(highest);
+                    let below: f64 = sizes.range(..smallest).map(|(&s, _)| share_of(s)).sum();
+                    if below > at_risk {
+                        return false;
+                    }
+                }
+            }
+        }
+        if let Some(t) = self.sample_uniqueness {
+            if records > 0 && share_of(1) > t {
+                return false;
+            }
+        }
+        if let Some((t, estimator)) = self.population_uniqueness {
+            if records > 0 && !self.population_holds(sizes, records, t, estimator) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// ARX's PopulationUniqueness: the estimate in (0, T], or no estimate
+    /// needed (no sample uniques). Dankar's rule without Zayatz as fallback.
+    fn population_holds(&self, sizes: &BTreeMap<u64, u64>, records: u64, t: f64, estimator: Estimator) -> bool {
+        let uniques = population_uniques(sizes, records, self.population, estimator);
+        match uniques {
+            Some(u) if u > 0.0 => u <= t,
+            Some(_) => !sizes.contains_key(&1),
+            None => false,
+        }
+    }
+
+    /// The figures of kept classes of these sizes, for the report.
+    pub fn figures(&self, sizes: &BTreeMap<u64, u64>) -> LimitFigures {
+        let records: u64 = sizes.iter().map(|(&s, &c)| s * c).sum();
+        let classes: u64 = sizes.values().sum();
+        let share_of = |size: u64| {
+            if records == 0 {
+                0.0
+            } else {
+                sizes.get(&size).map_or(0.0, |&c| (c * size) as f64 / records as f64)
+            }
+        };
+        LimitFigures {
+            average_risk: self.average.map(|a| Figure {
+                required: a.average,
+                reached: if records == 0 { 0.0 } else { classes as f64 / records as f64 },
+            }),
+            records_at_risk: self.average.and_then(|a| a.highest).map(|(highest, at_risk)| Figure {
+                required: at_risk,
+                reached: sizes.range(..size_threshold(highest)).map(|(&s, _)| share_of(s)).sum(),
+            }),
+            sample_uniqueness: self.sample_uniqueness.map(|t| Figure { required: t, reached: share_of(1) }),
+            population_uniqueness: self.population_uniqueness.map(|(t, e)| Figure {
+                required: t,
+                reached: if records == 0 {
+                    0.0
+                } else {
+                    population_uniques(sizes, records, self.population, e).unwrap_or(f64::NAN)
+                },
+            }),
+            holds: self.hold(sizes),
+        }
+    }
+}
+
+/// A limit's requirement and what the kept classes reach.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Figure {
+    pub required: f64,
+    pub reached: f64,
+}
+
+/// The report's figures of the risk limits (each null when not asked).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct LimitFigures {
+    /// 1 / the average class size.
+    pub average_risk: Option<Figure>,
+    /// The share of records in classes smaller than 1 / highest risk.
+    pub records_at_risk: Option<Figure>,
+    pub sample_uniqueness: Option<Figure>,
+    /// The estimated share of population uniques (NaN: no estimate).
+    pub population_uniqueness: Option<Figure>,
+    pub holds: bool,
+}
+
+/// The estimated share of population uniques (None: the model has none).
+fn population_uniques(sizes: &BTreeMap<u64, u64>, records: u64, population: u64, e: Estimator) -> Option<f64> {
+    let histogram: Vec<(u64, u128)> = sizes.iter().map(|(&s, &c)| (s, c as u128)).collect();
+    let settings = RiskSettings { population: Some(population), ..RiskSettings::default() };
+    let p = super::risk::population_uniqueness(&histogram, records as u128, &settings);
+    match e {
+        Estimator::Pitman => p.pitman,
+        Estimator::Zayatz => p.zayatz,
+        Estimator::Snb => p.snb,
+        // As ARX's criterion: Pitman up to 10% without Zayatz in its place.
+        Estimator::Dankar if p.sampling_fraction <= 0.1 => p.pitman,
+        Estimator::Dankar => p.dankar,
+    }
+}
+
+/// ARX's ParameterTranslation.getSizeThreshold: the smallest class size whose
+/// risk is within `risk` (1 / risk, rounded up unless within 1% of it).
+pub fn size_threshold(risk: f64) -> u64 {
+    if risk <= 0.0 {
+        return u64::MAX;
+    }
+    let size = 1.0 / risk;
+    let mut floor = size.floor();
+    if 1.0 / floor - 1.0 / size >= 0.01 * risk {
+        floor += 1.0;
+    }
+    floor as u64
+}
+
+/// N: `[risk] population`, else the source's rows over the sampling fraction,
+/// rounded (ARX's population model).
+fn population_size(rows: u64, settings: &RiskSettings) -> u64 {
+    match settings.population {
+        Some(n) => n.max(rows),
+        None => ((rows as f64 / settings.sampling_fraction).round() as u64).max(rows),
+    }
+}
+
+/// How many of the kept classes, taken in order (ascending size), ARX's rule
+/// suppresses: its binary search over prefixes of that order
+/// (HashGroupifyDistribution.suppressWhileNotFulfilledBinary), followed
+/// exactly, so a limit that is not monotone (population uniqueness) lands
+/// where ARX lands. `kept`: (size, classes), ascending by size.
+pub fn suppressed_prefix(limits: &SizeLimits, kept: &[(u64, u64)]) -> u64 {
+    // One entry per size: (size, classes).
+    let mut sizes: Vec<(u64, u64)> = Vec::with_capacity(kept.len());
+    for &(s, c) in kept {
+        match sizes.last_mut() {
+            Some(last) if last.0 == s => last.1 += c,
+            _ => sizes.push((s, c)),
+        }
+    }
+    let total: u64 = sizes.iter().map(|&(_, c)| c).sum();
+    let holds = |m: u64| limits.hold_after(&sizes, m);
+    if total == 0 || holds(0) {
+        return 0;
+    }
+    // Indices as ARX's: entries 0..=mid suppressed; Java's division truncates toward zero.
+    let (mut low, mut high) = (0i64, total as i64 - 1);
+    let mut mid = (low + high) / 2;
+    while low <= high {
+        if holds((mid + 1) as u64) {
+            high = mid - 1;
+        } else {
+            low = mid + 1;
+        }
+        mid = (low + high) / 2;
+    }
+    let mut m = (mid + 1) as u64;
+    // Finally: one more entry when the last state does not hold.
+    if !holds(m) && m < total {
+        m += 1;
+    }
+    m
+}
+
+impl SizeLimits {
+    /// Do the limits hold once the first `m` classes of `sizes` ((size,
+    /// classes), ascending) are suppressed? Without population uniqueness,
+    /// in one pass and no allocation: a search asks this for every node.
+    fn hold_after(&self, sizes: &[(u64, u64)], m: u64) -> bool {
+        if self.population_uniqueness.is_some() {
+            let mut left = BTreeMap::new();
+            let mut rest = m;
+            for &(s, c) in sizes {
+                let take = rest.min(c);
+                rest -= take;
+                if c > take {
+                    left.insert(s, c - take);
+                }
+            }
+            return self.hold(&left);
+        }
+        let smallest = self.average.and_then(|a| a.highest).map_or(0, |(h, _)| size_threshold(h));
+        let (mut records, mut classes, mut uniques, mut at_risk) = (0u64, 0u64, 0u64, 0u64);
+        let mut rest = m;
+        for &(s, c) in sizes {
+            let take = rest.min(c);
+            rest -= take;
+            let kept = c - take;
+            records += kept * s;
+            classes += kept;
+            if s == 1 {
+                uniques += kept;
+            }
+            if s < smallest {
+                at_risk += kept * s;
+            }
+        }
+        if records == 0 {
+            return true;
+        }
+        let share = |x: u64| x as f64 / records as f64;
+        let average_ok = self.average.is_none_or(|a| {
+            1.0 / (records as f64 / classes as f64) <= a.average && a.highest.is_none_or(|(_, r)| share(at_risk) <= r)
+        });
+        average_ok && self.sample_uniqueness.is_none_or(|t| share(uniques) <= t)
+    }
+}
+
+/// Estimated k-map's k: the smallest class size at which a class maps to at
+/// least k population records with the significance asked (ARX's KMap with
+/// an estimator, capped at the source's rows and at k).
+pub fn derived_k(spec: &KMapSpec, rows: u64, settings: &RiskSettings) -> u64 {
+    let big_n = population_size(rows, settings);
+    let lambda = rows as f64 / big_n as f64 * spec.k as f64;
+    let threshold = 1.0 - spec.significance;
+    let pmf = |i: u64| (-lambda + i as f64 * lambda.ln() - ln_factorial(i)).exp();
+    let derived = match spec.estimator {
+        CellEstimator::Poisson => {
+            let (mut counter, mut value) = (0u64, 0.0f64);
+            let mut cdf = 0.0;
+            while value < threshold {
+                cdf += pmf(counter);
+                value = cdf;
+                counter += 1;
+                if counter >= spec.k {
+                    break;
+                }
+            }
+            counter + 1
+        }
+        CellEstimator::ZeroTruncatedPoisson => {
+            let v2 = 1.0 - (-lambda).exp();
+            let (mut counter, mut value) = (1u64, 0.0f64);
+            while value < threshold {
+                value += pmf(counter) / v2;
+                counter += 1;
+                if counter >= spec.k {
+                    break;
+                }
+            }
+            counter
+        }
+    };
+    derived.min(rows).min(spec.k)
+}
+
+/// ln(i!).
+fn ln_factorial(i: u64) -> f64 {
+    (2..=i).map(|x| (x as f64).ln()).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits(average: Option<f64>, unique: Option<f64>) -> SizeLimits {
+        SizeLimits {
+            average: average.map(|a| AverageRisk { average: a, highest: None }),
+            sample_uniqueness: unique,
+            population_uniqueness: None,
+            population: 1_000_000,
+        }
+    }
+
+    #[test]
+    fn size_threshold_is_arxs() {
+        assert_eq!(size_threshold(0.2), 5);
+        assert_eq!(size_threshold(0.1), 10);
+        assert_eq!(size_threshold(0.3), 4);
+        assert_eq!(size_threshold(1.0), 1);
+        // 1/0.33 = 3.03: within 1% of 1/3, so 3.
+        assert_eq!(size_threshold(0.33), 4);
+    }
+
+    #[test]
+    fn prefix_is_the_shortest_that_holds_when_monotone() {
+        // 10 singletons, 5 pairs, 2 classes of 10: 40 records, 17 classes.
+        let kept = [(1, 10), (2, 5), (10, 2)];
+        // Average size at least 5 (risk 0.2): suppress m smallest classes, brute force.
+        let l = limits(Some(0.2), None);
+        let brute = (0..=17u64)
+            .find(|&m| {
+                let mut sizes: Vec<u64> = kept.iter().flat_map(|&(s, c)| std::iter::repeat_n(s, c as usize)).collect();
+                sizes.drain(..m as usize);
+                sizes.is_empty() || (sizes.len() as f64 / sizes.iter().sum::<u64>() as f64) <= 0.2
+            })
+            .unwrap();
+        assert_eq!(suppressed_prefix(&l, &kept), brute);
+        // Sample uniqueness at most 10%: 40 - m records, 10 - m uniques.
+        let l = limits(None, Some(0.1));
+        let brute = (0..=10u64).find(|&m| (10 - m) as f64 / (40 - m) as f64 <= 0.1).unwrap();
+        assert_eq!(suppressed_prefix(&l, &kept), brute);
+        assert_eq!(suppressed_prefix(&limits(Some(1.0), None), &kept), 0);
+    }
+
+    #[test]
+    fn derived_k_is_arxs() {
+        // ARX 3.9.2 KMap(5, 0.01, population of 30162 / 0.01) on 30162 rows: λ = 0.05.
+        let spec = KMapSpec { k: 5, significance: 0.01, estimator: CellEstimator::Poisson };
+        let settings = RiskSettings::default();
+        // P(X ≤ 0) = 0.951, P(X ≤ 1) = 0.9988 ≥ 0.99: counter 2, k' = 3.
+        assert_eq!(derived_k(&spec, 30162, &settings), 3);
+        let ztp = KMapSpec { estimator: CellEstimator::ZeroTruncatedPoisson, ..spec };
+        // P(1)/P(X>0) = 0.975 < 0.99, + P(2) → 0.9996: counter 3.
+        assert_eq!(derived_k(&ztp, 30162, &settings), 3);
+    }
+}

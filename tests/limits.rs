@@ -1,0 +1,267 @@
+//! Risk limits (`average_risk`, `sample_uniqueness`, estimated `k_map`)
+//! against a brute force written here: every node of a generated table run
+//! with `--node`, its suppression and glm compared with ARX's rule followed
+//! on the node's classes one by one; the searches' optima; the release
+//! re-measured. (Population uniqueness is compared with ARX in
+//! bench/limits.sh: its estimators are not re-derived here.)
+
+use crate::util::{brute_optimum, kanon, same, BruteForce, BruteMetrics, Class, Judged, Models, Row};
+use kanon::options::Metric;
+use std::collections::HashMap;
+use std::path::Path;
+
+const ROWS: usize = 400;
+const BUDGET: u64 = 40;
+
+/// The generated table (age, zip, sex), its hierarchies (files), and the rows as the brute force reads them.
+fn generated(dir: &Path) -> (Vec<Row>, Vec<Vec<Vec<String>>>) {
+    let mut state: u64 = 0x2545F4914F6CDD1D;
+    let mut next = |m: u64| {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (state >> 33) % m
+    };
+    let zips = ["53711", "53712", "53715", "53721", "53803", "53805", "54001", "54012"];
+    let mut csv = String::from("id,age,zip,sex\n");
+    let mut rows = Vec::new();
+    for i in 0..ROWS {
+        // Skewed: ages cluster in their twenties, zips in the first few.
+        let age = if next(3) == 0 { next(60) } else { 20 + next(10) };
+        let zip = zips[(next(8) * next(8) / 8) as usize];
+        let sex = if next(2) == 0 { "M" } else { "F" };
+        csv.push_str(&format!("{i},{age},{zip},{sex}\n"));
+        rows.push(Row {
+            qi: vec![age.to_string(), zip.into(), sex.into()],
+            sensitive: String::new(),
+            label: String::new(),
+        });
+    }
+    std::fs::write(dir.join("people.csv"), csv).unwrap();
+    let age: Vec<Vec<String>> = (0..60)
+        .map(|a: u32| {
+            let ten = format!("{}-{}", a / 10 * 10, a / 10 * 10 + 9);
+            let thirty = format!("{}-{}", a / 30 * 30, a / 30 * 30 + 29);
+            vec![a.to_string(), ten, thirty, "*".into()]
+        })
+        .collect();
+    let zip: Vec<Vec<String>> = zips
+        .iter()
+        .map(|z| vec![z.to_string(), format!("{}*", &z[..4]), format!("{}**", &z[..3]), "*".into()])
+        .collect();
+    let sex: Vec<Vec<String>> = ["M", "F"].iter().map(|s| vec![s.to_string(), "*".into()]).collect();
+    for (name, h) in [("age", &age), ("zip", &zip), ("sex", &sex)] {
+        let text: String = h.iter().map(|r| r.join(";") + "\n").collect();
+        std::fs::write(dir.join(format!("hierarchy_{name}.csv")), text).unwrap();
+    }
+    (rows, vec![age, zip, sex])
+}
+
+fn job(dir: &Path, limit: &str, metric: &str, algorithm: &str) -> std::path::PathBuf {
+    let mut text = format!(
+        "[source]\ncsv = \"people.csv\"\n[output]\ncsv = \"out.csv\"\nreport = \"report.json\"\nhistory = false\n\
+         [privacy]\nk = 1\nmax_suppression = {BUDGET}\n{limit}\n[search]\nmetric = \"{metric}\"\nalgorithm = \"{algorithm}\"\n"
+    );
+    for q in ["age", "zip", "sex"] {
+        text.push_str(&format!(
+            "[[quasi_identifiers]]\ncolumn = \"{q}\"\nhierarchy = {{ file = \"hierarchy_{q}.csv\" }}\n"
+        ));
+    }
+    let path = dir.join("job.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// A limit as the brute force judges it on the kept classes' sizes.
+#[derive(Clone, Copy)]
+enum Limit {
+    Average(f64),
+    /// (average, highest, records at risk): classes under `smallest` records are at risk.
+    Relaxed(f64, u64, f64),
+    Uniques(f64),
+    /// Estimated k-map: its derived k (checked against ARX's formula in the unit tests).
+    KMap(u64),
+}
+
+impl Limit {
+    fn holds(self, sizes: &[u64]) -> bool {
+        let records: u64 = sizes.iter().sum();
+        if records == 0 {
+            return true;
+        }
+        let share = |f: &dyn Fn(u64) -> bool| sizes.iter().filter(|&&s| f(s)).sum::<u64>() as f64 / records as f64;
+        match self {
+            Limit::Average(t) => sizes.len() as f64 / records as f64 <= t,
+            Limit::Relaxed(t, smallest, r) => sizes.len() as f64 / records as f64 <= t && share(&|s| s < smallest) <= r,
+            Limit::Uniques(t) => share(&|s| s == 1) <= t,
+            Limit::KMap(_) => true,
+        }
+    }
+}
+
+/// ARX's rule on one node, class by class: k (raised by k-map) first, then
+/// the kept classes by ascending size (of one size, the least lossy first)
+/// suppressed by ARX's binary search over prefixes, as HashGroupifyDistribution does it.
+fn judge(bf: &BruteForce, levels: &[u8], k: u64, limit: Limit) -> Judged {
+    let k = match limit {
+        Limit::KMap(derived) => k.max(derived),
+        _ => k,
+    };
+    let classes = bf.classes(levels);
+    let mut entries: Vec<&Class> = classes.iter().filter(|c| c.size >= k).collect();
+    entries.sort_by(|a, b| a.size.cmp(&b.size).then(a.glm_cost.total_cmp(&b.glm_cost)));
+    let mut out = vec![false; entries.len()];
+    let holds = |out: &[bool]| {
+        let sizes: Vec<u64> = entries.iter().zip(out).filter(|(_, &o)| !o).map(|(c, _)| c.size).collect();
+        limit.holds(&sizes)
+    };
+    if !entries.is_empty() && !holds(&out) {
+        let (mut low, mut high) = (0i64, entries.len() as i64 - 1);
+        let mut mid = (low + high) / 2;
+        out[..=mid as usize].iter_mut().for_each(|o| *o = true);
+        while low <= high {
+            if holds(&out) {
+                high = mid - 1;
+                mid = (low + high) / 2;
+                let mut i = (mid + 1) as usize;
+                while i < out.len() && out[i] {
+                    out[i] = false;
+                    i += 1;
+                }
+            } else {
+                low = mid + 1;
+                mid = (low + high) / 2;
+                for o in out.iter_mut().take(mid as usize + 1).skip(low as usize) {
+                    *o = true;
+                }
+            }
+        }
+        let next = (mid + 1) as usize;
+        if !holds(&out) && next < out.len() && !out[next] {
+            out[next] = true;
+        }
+    }
+    let kept: Vec<&Class> = entries.iter().zip(&out).filter(|(_, &o)| !o).map(|(c, _)| *c).collect();
+    let suppressed = bf.rows - kept.iter().map(|c| c.size).sum::<u64>();
+    let metrics: BruteMetrics = bf.metrics(levels, &kept);
+    Judged {
+        levels: levels.to_vec(),
+        feasible: suppressed <= BUDGET,
+        suppressed,
+        k: kept.iter().map(|c| c.size).min(),
+        l: None,
+        classes: kept.len() as u64,
+        metrics,
+    }
+}
+
+fn node_arg(levels: &[u8]) -> String {
+    format!("age={},zip={},sex={}", levels[0], levels[1], levels[2])
+}
+
+/// The released rows' classes: sizes of the rows grouped by their QI values.
+fn released_sizes(dir: &Path) -> Vec<u64> {
+    let text = std::fs::read_to_string(dir.join("out.csv")).unwrap();
+    let mut header = text.lines().next().unwrap().split(',');
+    let cols: Vec<usize> =
+        ["age", "zip", "sex"].iter().map(|q| header.clone().position(|h| h == *q).unwrap()).collect();
+    header.next();
+    let mut sizes: HashMap<Vec<String>, u64> = HashMap::new();
+    for line in text.lines().skip(1) {
+        let cells: Vec<&str> = line.split(',').collect();
+        *sizes.entry(cols.iter().map(|&c| cells[c].to_string()).collect()).or_default() += 1;
+    }
+    sizes.into_values().collect()
+}
+
+fn report(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn every_node_suppresses_as_arxs_rule_and_the_searches_find_the_optimum() {
+    let dir = tempfile::tempdir().unwrap();
+    let (rows, hierarchies) = generated(dir.path());
+    let bf = BruteForce::new(&rows, &hierarchies, false, Models::default());
+    // k_map { k = 60 } at the default 1% sampling fraction: λ = 0.6, P(X ≤ 2) = 0.977, P(X ≤ 3) = 0.9966, so k' = 5.
+    let limits = [
+        ("average_risk = 0.1", Limit::Average(0.1)),
+        ("average_risk = 0.25", Limit::Average(0.25)),
+        ("average_risk = { average = 0.2, highest = 0.2, records_at_risk = 0.05 }", Limit::Relaxed(0.2, 5, 0.05)),
+        ("sample_uniqueness = 0.01", Limit::Uniques(0.01)),
+        ("k_map = { k = 60, significance = 0.01 }", Limit::KMap(5)),
+    ];
+    let mut partial = 0;
+    for (toml, limit) in limits {
+        let judged: Vec<Judged> = bf.nodes().iter().map(|l| judge(&bf, l, 1, limit)).collect();
+        for j in &judged {
+            let job = job(dir.path(), toml, "glm", "auto");
+            let out = kanon(dir.path(), &["run", job.to_str().unwrap(), "--node", &node_arg(&j.levels)]);
+            if !j.feasible {
+                assert_eq!(
+                    out.code, 3,
+                    "{toml} at {:?}: the brute force finds it infeasible\n{}",
+                    j.levels, out.stderr
+                );
+                continue;
+            }
+            assert_eq!(out.code, 0, "{toml} at {:?}: {}", j.levels, out.stderr);
+            let r = report(dir.path());
+            assert_eq!(r["suppressed"], j.suppressed, "{toml} at {:?}", j.levels);
+            let glm = r["metrics"]["glm"].as_f64().unwrap();
+            assert!(same(glm, j.metrics.glm), "{toml} at {:?}: glm {glm} against {}", j.levels, j.metrics.glm);
+            // Re-measured: the released classes are the kept ones, and the limit holds on them.
+            let sizes = released_sizes(dir.path());
+            assert_eq!(sizes.iter().sum::<u64>(), bf.rows - j.suppressed);
+            assert_eq!(sizes.len() as u64, j.classes, "{toml} at {:?}", j.levels);
+            assert!(limit.holds(&sizes), "{toml} at {:?}: the release breaks the limit", j.levels);
+            if r["risk_limits"]["holds"] == false {
+                panic!("{toml} at {:?}: the report says the limit fails", j.levels);
+            }
+            let k_part: u64 = bf
+                .classes(&j.levels)
+                .iter()
+                .filter(|c| c.size < if let Limit::KMap(d) = limit { d } else { 1 })
+                .map(|c| c.size)
+                .sum();
+            if j.suppressed > k_part {
+                partial += 1;
+            }
+        }
+        for metric in [Metric::Glm, Metric::Dm] {
+            let best = brute_optimum(&judged, metric).expect("a feasible node");
+            for algorithm in ["auto", "incognito", "exhaustive"] {
+                let job = job(dir.path(), toml, metric.name(), algorithm);
+                let out = kanon(dir.path(), &["run", job.to_str().unwrap()]);
+                assert_eq!(out.code, 0, "{toml} {algorithm}: {}", out.stderr);
+                let r = report(dir.path());
+                let node: Vec<u8> = ["age", "zip", "sex"]
+                    .iter()
+                    .map(|q| r["node"][q].as_u64().unwrap_or_else(|| panic!("{toml} {algorithm}: {r}")) as u8)
+                    .collect();
+                assert_eq!(node, best.levels, "{toml}, {} with {algorithm}", metric.name());
+                assert_eq!(r["suppressed"], best.suppressed);
+            }
+        }
+    }
+    // The rule took classes beyond k at some nodes (else the test would not test it).
+    assert!(partial >= 10, "only {partial} nodes suppressed beyond k");
+}
+
+#[test]
+fn risk_limits_refuse_what_they_do_not_combine_with() {
+    let dir = tempfile::tempdir().unwrap();
+    generated(dir.path());
+    let job = job(dir.path(), "average_risk = 0.1\nperson = \"id\"", "glm", "auto");
+    let text = std::fs::read_to_string(&job).unwrap().replace("history = false", "history = false\ndrop = [\"id\"]");
+    std::fs::write(&job, text).unwrap();
+    let out = kanon(dir.path(), &["run", job.to_str().unwrap()]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("average_risk") && out.stderr.contains("person"), "{}", out.stderr);
+    let job = self::job(dir.path(), "sample_uniqueness = 2.0", "glm", "auto");
+    let out = kanon(dir.path(), &["run", job.to_str().unwrap()]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("sample_uniqueness must be in [0, 1]"), "{}", out.stderr);
+    let job = self::job(dir.path(), "average_risk = 0.1", "glm", "auto");
+    let out = kanon(dir.path(), &["pareto", job.to_str().unwrap()]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("average_risk"), "{}", out.stderr);
+}
