@@ -159,7 +159,11 @@ fn node_arg(levels: &[u8]) -> String {
 
 /// The released rows' classes: sizes of the rows grouped by their QI values.
 fn released_sizes(dir: &Path) -> Vec<u64> {
-    let text = std::fs::read_to_string(dir.join("out.csv")).unwrap();
+    released_sizes_of(&dir.join("out.csv"))
+}
+
+fn released_sizes_of(path: &Path) -> Vec<u64> {
+    let text = std::fs::read_to_string(path).unwrap();
     let mut header = text.lines().next().unwrap().split(',');
     let cols: Vec<usize> =
         ["age", "zip", "sex"].iter().map(|q| header.clone().position(|h| h == *q).unwrap()).collect();
@@ -244,6 +248,49 @@ fn every_node_suppresses_as_arxs_rule_and_the_searches_find_the_optimum() {
     }
     // The rule took classes beyond k at some nodes (else the test would not test it).
     assert!(partial >= 10, "only {partial} nodes suppressed beyond k");
+}
+
+#[test]
+fn check_audits_the_limits_on_a_release() {
+    let dir = tempfile::tempdir().unwrap();
+    let (rows, hierarchies) = generated(dir.path());
+    let bf = BruteForce::new(&rows, &hierarchies, false, Models::default());
+    // The first node where the limit suppresses within the budget.
+    let j = (bf.nodes().iter().map(|l| judge(&bf, l, 1, Limit::Average(0.1))))
+        .find(|j| j.feasible && j.suppressed > 0)
+        .expect("a node where the limit suppresses");
+    let levels = j.levels.clone();
+    let job = job(dir.path(), "average_risk = 0.1", "glm", "auto");
+    let out = kanon(dir.path(), &["run", job.to_str().unwrap(), "--node", &node_arg(&levels)]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // The release read back as a source: its classes meet the limit, and not a stricter one.
+    let release = dir.path().join("release.csv");
+    std::fs::rename(dir.path().join("out.csv"), &release).unwrap();
+    let audit = |limit: &str| {
+        let text = std::fs::read_to_string(self::job(dir.path(), limit, "glm", "auto")).unwrap();
+        let text = text.replacen("people.csv", "release.csv", 1);
+        std::fs::write(dir.path().join("check.toml"), text).unwrap();
+        kanon(dir.path(), &["check", "check.toml", "--json"])
+    };
+    let out = audit("average_risk = 0.1");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let r: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let sizes = released_sizes_of(&release);
+    let reached = sizes.len() as f64 / sizes.iter().sum::<u64>() as f64;
+    assert!(same(r["risk_limits"]["average_risk"]["reached"].as_f64().unwrap(), reached));
+    assert!(reached <= 0.1);
+    let stricter = reached * 0.9;
+    let out = audit(&format!("average_risk = {stricter}"));
+    assert_eq!(out.code, 4, "{}", out.stderr);
+    assert!(out.stderr.contains("average risk at most"), "{}", out.stderr);
+    let uniques = sizes.iter().filter(|&&s| s == 1).count();
+    if uniques > 0 {
+        let out = audit("sample_uniqueness = 0.0");
+        assert_eq!(out.code, 4, "{}", out.stderr);
+        let r: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+        let failure = r["failures"].as_array().unwrap().iter().find(|f| f["model"] == "sample_uniqueness").unwrap();
+        assert_eq!(failure["classes"], uniques as u64);
+    }
 }
 
 #[test]

@@ -5,6 +5,7 @@
 use super::tally::{Audit, Tally};
 use crate::error::CheckFailed;
 use crate::job::{DistanceSpec, Diversity, DiversityKind, Job};
+use crate::measure::limits::{LimitFigures, SizeLimits};
 use crate::measure::risk::Risk;
 use crate::sql::list;
 use anyhow::Result;
@@ -30,6 +31,9 @@ pub(super) struct CheckReport {
     histogram: Vec<[u64; 2]>,
     l_diversity: Option<LDiversity>,
     t_closeness: Option<TCloseness>,
+    /// The risk limits on the table's classes (only when the job sets one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    risk_limits: Option<LimitFigures>,
     risk: Risk,
     meets: bool,
     failures: Vec<Failure>,
@@ -147,6 +151,7 @@ impl CheckReport {
                     hierarchical: figure("hierarchical"),
                 }
             }),
+            risk_limits: size_limits(job, audit).map(|l| l.figures(&audit.histogram)),
             risk,
             meets: failures.is_empty(),
             failures,
@@ -193,6 +198,18 @@ impl CheckReport {
             });
             let figures = figures.collect::<Vec<_>>().join(", ");
             let _ = writeln!(out, "t on \"{}\": {figures} (job: t = {}, {} distance)", t.column, t.t, t.distance);
+        }
+        if let Some(l) = &self.risk_limits {
+            let figures = [
+                ("average risk", l.average_risk),
+                ("records at risk", l.records_at_risk),
+                ("sample uniqueness", l.sample_uniqueness),
+                ("population uniqueness", l.population_uniqueness),
+            ];
+            let figures = figures.iter().filter_map(|(name, f)| {
+                f.map(|f| format!("{name} {} (job: at most {})", figure(Some(f.reached)), f.required))
+            });
+            let _ = writeln!(out, "risk limits: {}", figures.collect::<Vec<_>>().join(", "));
         }
         self.risk_text(&mut out);
         if self.failures.is_empty() {
@@ -275,6 +292,63 @@ fn models(job: &Job, audit: &Audit) -> Vec<(&'static str, String, Tally)> {
     if let Some(t) = &p.closeness {
         let words = format!("t = {} ({} distance) on \"{}\"", t.t.value(), distance_name(&t.distance), t.column.name);
         out.push(("t_closeness", words, audit.fail_t));
+    }
+    out.extend(limit_models(job, audit));
+    out
+}
+
+/// The job's size limits over the audited classes (N from their units when
+/// `[risk]` gives no population).
+fn size_limits(job: &Job, audit: &Audit) -> Option<SizeLimits> {
+    let units: u64 = audit.histogram.iter().map(|(s, c)| s * c).sum();
+    SizeLimits::new(&job.privacy.limits, &job.risk.settings, units)
+}
+
+/// The risk limits as models: each fails in the classes it puts at risk
+/// (every class for the average, those under its size for the rest).
+fn limit_models(job: &Job, audit: &Audit) -> Vec<(&'static str, String, Tally)> {
+    let limits = &job.privacy.limits;
+    let mut out = Vec::new();
+    let tally = |fails: bool, at_risk: &dyn Fn(u64) -> bool| {
+        let mut t = Tally::default();
+        if fails {
+            for (&s, &c) in audit.histogram.iter().filter(|(&s, _)| at_risk(s)) {
+                t.classes += c;
+                t.records += s * c;
+            }
+        }
+        t
+    };
+    if let Some(all) = size_limits(job, audit) {
+        let none = SizeLimits { average: None, sample_uniqueness: None, population_uniqueness: None, ..all };
+        let alone = |l: SizeLimits| !l.hold(&audit.histogram);
+        if let Some(a) = all.average {
+            let plain = crate::job::AverageRisk { highest: None, ..a };
+            let fails = alone(SizeLimits { average: Some(plain), ..none });
+            out.push(("average_risk", format!("average risk at most {}", a.average), tally(fails, &|_| true)));
+            if let Some((h, r)) = a.highest {
+                let smallest = crate::measure::limits::size_threshold(h);
+                let fails = !alone(SizeLimits { average: Some(plain), ..none })
+                    && alone(SizeLimits { average: Some(a), ..none });
+                let words = format!("at most {r} of the records in classes under {smallest} (highest risk {h})");
+                out.push(("records_at_risk", words, tally(fails, &|s| s < smallest)));
+            }
+        }
+        if let Some(t) = all.sample_uniqueness {
+            let fails = alone(SizeLimits { sample_uniqueness: Some(t), ..none });
+            out.push(("sample_uniqueness", format!("sample uniqueness at most {t}"), tally(fails, &|s| s == 1)));
+        }
+        if let Some((t, e)) = all.population_uniqueness {
+            let fails = alone(SizeLimits { population_uniqueness: Some((t, e)), ..none });
+            let words = format!("population uniqueness at most {t} ({e:?})").to_lowercase();
+            out.push(("population_uniqueness", words, tally(fails, &|s| s == 1)));
+        }
+    }
+    if let Some(m) = limits.k_map {
+        let units: u64 = audit.histogram.iter().map(|(s, c)| s * c).sum();
+        let derived = crate::measure::limits::derived_k(&m, units, &job.risk.settings);
+        let words = format!("k-map k = {} (classes of at least {derived})", m.k);
+        out.push(("k_map", words, tally(true, &|s| s < derived)));
     }
     out
 }
