@@ -280,7 +280,7 @@ fn the_run_page_shows_the_reports_figures_in_chromium_and_nothing_else() {
     use sha2::Digest;
     let sha = format!("{:x}", sha2::Sha256::digest(std::fs::read(d.join("release.csv")).unwrap()));
     assert!(dom.contains(&sha), "the CSV's SHA-256 is not on the page");
-    assert!(dom.contains(&format!("{}", report["job_sha256"].as_str().unwrap())));
+    assert!(dom.contains(report["job_sha256"].as_str().unwrap()));
     discloses_nothing(&page, &forbidden(&parquet));
     // The net-log test sees a request when a page makes one.
     let fetching = d.join("fetching.html");
@@ -331,7 +331,9 @@ fn on_engine(dir: &Path, engine: &str, source: &str, release: &str, secret: Opti
     let job = dir.join("engine.toml");
     std::fs::write(
         &job,
-        format!("{engine}\n[source]\n{source}\n[output]\ntable = \"{release}\"\nreport = \"report.json\"\n{OUTPUT}{BODY}"),
+        format!(
+            "{engine}\n[source]\n{source}\n[output]\ntable = \"{release}\"\nreport = \"report.json\"\n{OUTPUT}{BODY}"
+        ),
     )
     .unwrap();
     ok(dir, &["run", "engine.toml", "--quiet", "--html", "page.html"]);

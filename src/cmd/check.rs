@@ -46,5 +46,11 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: Args) -> Result<()> {
-    crate::audit::run(crate::audit::Request { job: args.job, table: args.table, json: args.json, svg: args.svg, html: args.html })
+    crate::audit::run(crate::audit::Request {
+        job: args.job,
+        table: args.table,
+        json: args.json,
+        svg: args.svg,
+        html: args.html,
+    })
 }

@@ -36,12 +36,20 @@ pub(super) fn history_svg(rows: &[Row]) -> Result<String> {
             .y_label_area_size(70)
             .build_cartesian_2d(x_range.clone(), 0f64..most * 1.15)
             .map_err(|e| err(&e))?;
-        chart.configure_mesh().x_labels(labels).x_label_formatter(&label).light_line_style(WHITE).draw().map_err(|e| err(&e))?;
+        chart
+            .configure_mesh()
+            .x_labels(labels)
+            .x_label_formatter(&label)
+            .light_line_style(WHITE)
+            .draw()
+            .map_err(|e| err(&e))?;
         chart.draw_series(LineSeries::new(suppressed.clone(), BLUE_LINE.stroke_width(2))).map_err(|e| err(&e))?;
         chart
-            .draw_series(rows.iter().zip(&suppressed).map(|(r, &p)| {
-                Circle::new(p, 4, if r.plotted.3 { RED.filled() } else { BLUE_LINE.filled() })
-            }))
+            .draw_series(
+                rows.iter()
+                    .zip(&suppressed)
+                    .map(|(r, &p)| Circle::new(p, 4, if r.plotted.3 { RED.filled() } else { BLUE_LINE.filled() })),
+            )
             .map_err(|e| err(&e))?;
 
         let highest = rows.iter().map(|r| r.plotted.1.max(r.plotted.2)).fold(0.0, f64::max).max(0.01);
@@ -52,11 +60,16 @@ pub(super) fn history_svg(rows: &[Row]) -> Result<String> {
             .y_label_area_size(70)
             .build_cartesian_2d(x_range, 0f64..100.0 * highest * 1.15)
             .map_err(|e| err(&e))?;
-        chart.configure_mesh().x_labels(labels).x_label_formatter(&label).light_line_style(WHITE).draw().map_err(|e| err(&e))?;
-        for (name, colour, pick) in [
-            ("prosecutor: highest risk", BLUE_LINE, 1usize),
-            ("marketer: success rate", ORANGE_LINE, 2usize),
-        ] {
+        chart
+            .configure_mesh()
+            .x_labels(labels)
+            .x_label_formatter(&label)
+            .light_line_style(WHITE)
+            .draw()
+            .map_err(|e| err(&e))?;
+        for (name, colour, pick) in
+            [("prosecutor: highest risk", BLUE_LINE, 1usize), ("marketer: success rate", ORANGE_LINE, 2usize)]
+        {
             let points: Vec<(f64, f64)> = rows
                 .iter()
                 .enumerate()

@@ -42,7 +42,8 @@ pub(crate) fn local(conn: &Connection, relation: &str, what: String) -> Result<F
         let names = stmt.query_map([], |r| r.get::<_, String>(0))?.collect::<duckdb::Result<Vec<_>>>()?;
         names
     };
-    let q = embedded::statement("fingerprint", &[("relation", relation), ("cols", &list(&columns, ", ", |c| ident(c)))]);
+    let q =
+        embedded::statement("fingerprint", &[("relation", relation), ("cols", &list(&columns, ", ", |c| ident(c)))]);
     let (rows, checksum): (i64, String) =
         conn.query_row(&q, [], |r| Ok((r.get(0)?, r.get(1)?))).with_context(|| format!("the checksum of {what}"))?;
     Ok(table(what, rows as u64, checksum, "DuckDB"))

@@ -18,7 +18,7 @@ pub(crate) fn count(key: &str, n: u64) -> Figure {
     let digits = n.to_string();
     let mut shown = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             shown.push(',');
         }
         shown.push(c);

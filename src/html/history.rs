@@ -56,15 +56,20 @@ fn row(run: &Map<String, Value>) -> Row {
     let int = |key: &str| run.get(key).and_then(Value::as_u64);
     let risk = |path: &[&str]| path.iter().try_fold(run.get("risk")?, |v, p| v.get(p)).and_then(Value::as_f64);
     let node = match run.get("node") {
-        Some(Value::Object(levels)) => {
-            levels.iter().map(|(qi, l)| format!("{qi}={l}")).collect::<Vec<_>>().join(", ")
-        }
+        Some(Value::Object(levels)) => levels.iter().map(|(qi, l)| format!("{qi}={l}")).collect::<Vec<_>>().join(", "),
         _ => "—".into(),
     };
     let figure = |key: &str, v: Option<u64>| v.map_or_else(|| super::format::none(key), |n| count(key, n));
     let shared = |key: &str, v: Option<f64>| v.map_or_else(|| super::format::none(key), |x| share(key, x));
     Row {
-        started_at: run.get("started_at").and_then(Value::as_str).unwrap_or_default().replace('T', " ").chars().take(19).collect(),
+        started_at: run
+            .get("started_at")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .replace('T', " ")
+            .chars()
+            .take(19)
+            .collect(),
         model: run.get("model").and_then(Value::as_str).unwrap_or("—").to_string(),
         node,
         rows_out: figure("rows_out", int("rows_out")),

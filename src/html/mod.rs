@@ -129,5 +129,6 @@ pub(crate) fn render(page: &Page) -> Result<String> {
 /// Render `page` and write it to `path` atomically.
 pub(crate) fn write(path: &Path, page: &Page) -> Result<()> {
     let html = render(page)?;
-    embedded::write_atomically(path, html.as_bytes()).with_context(|| format!("writing the HTML page {}", path.display()))
+    embedded::write_atomically(path, html.as_bytes())
+        .with_context(|| format!("writing the HTML page {}", path.display()))
 }

@@ -121,14 +121,20 @@ fn model_row(key: &str, name: &str, value: &Value, job: &Job) -> ModelRow {
                 DistanceSpec::Ordered => "ordered",
                 _ => "hierarchical",
             };
-            known(&format!("t-closeness ({distance} distance)"), format!("≤ {}", t.t.value()), x.map(|x| x <= t.t.value() + 1e-12))
+            known(
+                &format!("t-closeness ({distance} distance)"),
+                format!("≤ {}", t.t.value()),
+                x.map(|x| x <= t.t.value() + 1e-12),
+            )
         }
         _ => match value {
             // A model that reports its own requirement and verdict.
             Value::Object(o) if o.contains_key("figure") => ModelRow {
                 model: name.replace('_', " "),
                 figure: figure(&format!("{key}.figure"), &o["figure"], false),
-                requirement: o.get("requirement").map_or(String::new(), |r| r.as_str().map_or(r.to_string(), String::from)),
+                requirement: o
+                    .get("requirement")
+                    .map_or(String::new(), |r| r.as_str().map_or(r.to_string(), String::from)),
                 holds: o.get("holds").and_then(Value::as_bool),
             },
             _ => known(&name.replace('_', " "), "as the job sets".into(), None),
@@ -137,7 +143,13 @@ fn model_row(key: &str, name: &str, value: &Value, job: &Job) -> ModelRow {
 }
 
 /// Risk before and after, and their distribution chart.
-pub(super) fn risk_section(before: &Risk, after: &Risk, before_key: &str, after_key: &str, after_name: String) -> RiskSection {
+pub(super) fn risk_section(
+    before: &Risk,
+    after: &Risk,
+    before_key: &str,
+    after_key: &str,
+    after_name: String,
+) -> RiskSection {
     let (b, a) = (serde_json::to_value(before).unwrap_or_default(), serde_json::to_value(after).unwrap_or_default());
     let measures: [(&str, &str, bool); 13] = [
         ("records", "records", false),
@@ -174,16 +186,33 @@ fn node(report: &Report, job: &Job, source: &Loaded) -> Result<(Vec<QiRow>, Opti
         ModelReport::Scheme(s) => {
             let rows = names
                 .iter()
-                .map(|q| QiRow { name: q.clone(), labels_total: s.blocks.get(q).and_then(Value::as_u64).unwrap_or(0) as usize, ..QiRow::default() })
+                .map(|q| QiRow {
+                    name: q.clone(),
+                    labels_total: s.blocks.get(q).and_then(Value::as_u64).unwrap_or(0) as usize,
+                    ..QiRow::default()
+                })
                 .collect();
-            return Ok((rows, Some(format!("Li & Li's {} scheme: each QI released as blocks of its values.", s.scheme))));
+            return Ok((
+                rows,
+                Some(format!("Li & Li's {} scheme: each QI released as blocks of its values.", s.scheme)),
+            ));
         }
         ModelReport::Cells(c) => {
             let rows = names
                 .iter()
-                .map(|q| QiRow { name: q.clone(), labels_total: c.distinct_cells.get(q).and_then(Value::as_u64).unwrap_or(0) as usize, ..QiRow::default() })
+                .map(|q| QiRow {
+                    name: q.clone(),
+                    labels_total: c.distinct_cells.get(q).and_then(Value::as_u64).unwrap_or(0) as usize,
+                    ..QiRow::default()
+                })
                 .collect();
-            return Ok((rows, Some(format!("Cell-based generalization ({}): each record's cells chosen with its cluster.", c.algorithm))));
+            return Ok((
+                rows,
+                Some(format!(
+                    "Cell-based generalization ({}): each record's cells chosen with its cluster.",
+                    c.algorithm
+                )),
+            ));
         }
     };
     let levels: Vec<u8> = names.iter().map(|q| f.node.get(q).and_then(Value::as_u64).unwrap_or(0) as u8).collect();
@@ -209,11 +238,14 @@ fn node(report: &Report, job: &Job, source: &Loaded) -> Result<(Vec<QiRow>, Opti
     Ok((rows, None))
 }
 
+/// The labels shown (the first few), how many there are, and a few mappings.
+type Labels = (Vec<String>, usize, Vec<(String, String)>);
+
 /// QI `a`'s labels at `level` in the hierarchy's order (the first few), how
 /// many, and a few mappings into them. A built-in hierarchy's leaves are
 /// the data's own values: its level 0 is shown as a count only, and its
 /// mappings start from level 1.
-fn labels(source: &Loaded, a: usize, level: u8, height: u8, from_file: bool) -> Result<(Vec<String>, usize, Vec<(String, String)>)> {
+fn labels(source: &Loaded, a: usize, level: u8, height: u8, from_file: bool) -> Result<Labels> {
     let conn = &source.conn;
     let leaves = hierarchy::leaves(conn, a, height, LeafOrder::File)?;
     let names = hierarchy::labels(conn, a)?;
@@ -233,7 +265,10 @@ fn labels(source: &Loaded, a: usize, level: u8, height: u8, from_file: bool) -> 
         let mut from_seen = std::collections::HashSet::new();
         for (_, codes) in &leaves {
             if from_seen.insert(codes[lowest as usize]) {
-                pairs.push((label(lowest as usize, codes[lowest as usize]), label(level as usize, codes[level as usize])));
+                pairs.push((
+                    label(lowest as usize, codes[lowest as usize]),
+                    label(level as usize, codes[level as usize]),
+                ));
             }
         }
         let step = (pairs.len() / EXAMPLES).max(1);
@@ -251,7 +286,12 @@ fn qi_loss(source: &Loaded, a: usize, level: u8) -> Result<Option<f64>> {
     }
     let q = crate::sql::render(
         crate::sql::SEARCH_BOUNDS,
-        &[("a", &a.to_string()), ("nodes", &node_table(a)), ("marginal", &marginal_table(a)), ("codes", &code_table(a))],
+        &[
+            ("a", &a.to_string()),
+            ("nodes", &node_table(a)),
+            ("marginal", &marginal_table(a)),
+            ("codes", &code_table(a)),
+        ],
     );
     let mut stmt = source.conn.prepare(&q)?;
     let mut rows = stmt.query([])?;
