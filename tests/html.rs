@@ -204,7 +204,8 @@ fn patients(dir: &Path) -> PathBuf {
                 ['53715', '53703', '53706', '53711', '90210', '90211'][1 + (i * 31) % 6] AS zip,
                 CASE WHEN i % 3 = 0 THEN 'F' ELSE 'M' END AS sex,
                 ['flu', 'cold', 'asthma', 'diabetes'][1 + (i * 13) % 4] AS disease,
-                'SECRET-' || md5(i::VARCHAR) AS note
+                'SECRET-' || md5(i::VARCHAR) AS note,
+                'person-' || (i % 400)::VARCHAR AS person
          FROM range(1, 1201) t(i)) TO '{}' (FORMAT parquet)",
         parquet.display()
     ))
@@ -320,6 +321,33 @@ fn an_html_page_is_written_atomically_and_never_over_an_input() {
     assert!(d.join("b.html").is_file() && !d.join("a.html").exists());
     let left: Vec<_> = std::fs::read_dir(d).unwrap().filter_map(|e| e.ok()).map(|e| e.file_name()).collect();
     assert_eq!(left.len(), 4, "{left:?}");
+}
+
+#[test]
+fn the_page_counts_persons_where_the_job_has_a_person_column() {
+    let Some(browser) = chromium() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let parquet = patients(d);
+    let body = BODY.replace("l_diversity = { column = \"disease\", l = 2 }\n", "person = \"person\"\n");
+    std::fs::write(
+        d.join("job.toml"),
+        format!(
+            "[source]\nparquet = \"{}\"\n[output]\ndatabase = \"out.duckdb\"\ntable = \"release\"\n\
+             report = \"report.json\"\nhtml = \"page.html\"\n{}{body}",
+            parquet.display(),
+            OUTPUT.replace("[\"note\"]", "[\"note\", \"person\"]")
+        ),
+    )
+    .unwrap();
+    ok(d, &["run", "job.toml", "--quiet"]);
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(d.join("report.json")).unwrap()).unwrap();
+    assert!(report["persons_in"].as_u64().is_some(), "{report}");
+    let dom = checked_in_browser(&browser, &d.join("page.html"), &report, d);
+    for key in ["persons_in", "persons_out", "suppressed_persons"] {
+        assert!(dom.contains(&format!("data-key=\"{key}\"")), "no {key} on the page");
+    }
+    discloses_nothing(&d.join("page.html"), &forbidden(&parquet));
 }
 
 /// A run on a server engine (the job's `[engine]` and `[source]` lines
