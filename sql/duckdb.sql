@@ -77,3 +77,10 @@ hash({{cols}}, {{seed}}::INTEGER)::HUGEINT
 -- name: tuple_hash_bits
 -- The same hash as an integer, to xor.
 hash({{cols}}, {{seed}}::INTEGER)
+-- name: relation_columns
+-- A relation's column names, in order (the HTML page's fingerprint).
+SELECT column_name FROM (DESCRIBE SELECT * FROM {{relation}})
+-- name: fingerprint
+-- A table's rows and an order-independent checksum: the sum of every row's
+-- 64-bit hash (the HTML page's fingerprint of a release).
+SELECT count(*)::BIGINT AS n, CAST(coalesce(sum(hash({{cols}})::HUGEINT), 0) AS VARCHAR) AS checksum FROM {{relation}}

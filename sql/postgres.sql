@@ -117,3 +117,7 @@ hashtextextended(ROW({{cols}})::text, {{seed}})::numeric
 -- name: tuple_hash_bits
 -- The same hash as an integer, to xor.
 hashtextextended(ROW({{cols}})::text, {{seed}})
+-- name: fingerprint
+-- A table's rows and an order-independent checksum: the sum of every row's
+-- 64-bit hash (the HTML page's fingerprint of a release).
+SELECT count(*) AS n, coalesce(sum(hashtextextended(ROW({{cols}})::text, 0)::numeric), 0)::text AS checksum FROM {{relation}}

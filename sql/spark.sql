@@ -80,3 +80,6 @@ CAST(xxhash64({{cols}}, {{seed}}) AS DECIMAL(38,0))
 -- name: tuple_hash_bits
 -- The same hash as an integer, to xor.
 xxhash64({{cols}}, {{seed}})
+-- name: fingerprint
+-- A table's rows and an order-independent checksum: the sum of every row's 64-bit hash (the HTML page's fingerprint of a release).
+SELECT count(*) AS n, CAST(coalesce(sum(CAST(xxhash64({{cols}}) AS DECIMAL(38,0))), 0) AS STRING) AS checksum FROM {{relation}}

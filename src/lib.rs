@@ -32,6 +32,7 @@ mod anonymize;
 mod audit;
 mod cmd;
 mod error;
+mod html;
 mod pareto;
 mod profile;
 mod report;

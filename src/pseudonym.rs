@@ -67,6 +67,14 @@ impl Key {
         let outer: Vec<u8> = block.iter().map(|b| b ^ 0x5c).collect();
         (hex(&inner), hex(&outer))
     }
+
+    /// `text` with the key masked wherever it appears (a page that quotes the job).
+    pub(crate) fn mask(&self, text: &str) -> String {
+        match std::str::from_utf8(&self.0) {
+            Ok(key) if !key.is_empty() => text.replace(key, "***"),
+            _ => text.to_string(),
+        }
+    }
 }
 
 fn hex(bytes: &[u8]) -> String {

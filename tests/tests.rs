@@ -7,6 +7,7 @@ mod adult;
 mod cells;
 mod check;
 mod cli;
+mod html;
 mod init;
 mod limits;
 mod models;

@@ -85,7 +85,7 @@ LAYERS = [
     ["evaluator"],
     ["load"],
     ["search"],
-    ["report", "release"],
+    ["report", "release", "html"],
     ["anonymize", "audit", "pareto", "profile", "scale"],
     ["cmd", "cli"],
 ]

@@ -203,6 +203,9 @@ fn search_and_write(
     if let Some(path) = &job.output.report {
         embedded::write_atomically(path, serde_json::to_string_pretty(&report)?.as_bytes())?;
     }
+    if let Some(path) = &job.output.html {
+        crate::html::write(path, &crate::html::run::page(&report, job, source)?)?;
+    }
     crate::trace(|| format!("run report written: {:.3}s", clock.start.elapsed().as_secs_f64()));
     println!("{}", account.summary(plan, rows, rows_out));
     Ok(())

@@ -30,6 +30,8 @@ pub struct Overrides {
     pub(crate) reconstruct: Option<String>,
     pub(crate) seed: Option<u64>,
     pub(crate) report: Option<PathBuf>,
+    /// `--html`: overrides `[output] html`.
+    pub(crate) html: Option<PathBuf>,
     /// `--reuse`: overrides `[search] reuse`.
     pub(crate) reuse: Option<Reuse>,
     /// `--compare`: with reuse, also search and report what keeping the node costs.
@@ -271,6 +273,7 @@ fn check_outputs(job: &Job) -> Result<()> {
         ("[output] csv", out.csv.as_ref()),
         ("[output] parquet", out.parquet.as_ref()),
         ("[output] report", out.report.as_ref()),
+        ("[output] html", out.html.as_ref()),
         ("[output] reconstructed", reconstructed),
     ]
     .into_iter()
@@ -314,6 +317,9 @@ fn with_overrides(mut job: Job, flags: &Overrides) -> Result<Job> {
     }
     if let Some(r) = &flags.report {
         job.output.report = Some(r.clone());
+    }
+    if let Some(h) = &flags.html {
+        job.output.html = Some(h.clone());
     }
     if let Some(r) = &flags.reconstruct {
         job.output.reconstructed =

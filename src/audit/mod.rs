@@ -43,6 +43,8 @@ pub(crate) struct Request {
     pub(crate) table: Option<String>,
     pub(crate) json: bool,
     pub(crate) svg: Option<PathBuf>,
+    /// The approver's page.
+    pub(crate) html: Option<PathBuf>,
 }
 
 /// The frequency sets' aliases: ℓ's column (or t-closeness's when it is the
@@ -72,18 +74,20 @@ fn audit_persons(
     let rows = persons::classes(conn, remote, job, relation, &mut audit)?;
     let persons = std::mem::replace(&mut audit.rows, rows);
     let table_risk = risk::analyse(&audit.class_sizes(), &job.risk.settings);
-    if let Some(path) = &args.svg {
-        let source_risk = match &args.table {
-            None => table_risk.clone(),
-            Some(_) => {
-                let mut source = Audit::new(job, &models, columns);
-                persons::classes(conn, remote, job, "kanon_source", &mut source)?;
-                risk::analyse(&source.class_sizes(), &job.risk.settings)
-            }
-        };
-        embedded::write_atomically(path, risk::distribution_svg(&source_risk, &table_risk).as_bytes())?;
+    let source_risk = match (&args.table, args.svg.is_some() || args.html.is_some()) {
+        (_, false) => None,
+        (None, true) => Some(table_risk.clone()),
+        (Some(_), true) => {
+            let mut source = Audit::new(job, &models, columns);
+            persons::classes(conn, remote, job, "kanon_source", &mut source)?;
+            Some(risk::analyse(&source.class_sizes(), &job.risk.settings))
+        }
+    };
+    let report = CheckReport::new(job, &audit, target, table_risk.clone()).with_persons(persons);
+    if let Some(source_risk) = &source_risk {
+        let opened = Opened { conn, remote, columns, relation };
+        publish(args, job, &report, (source_risk, &table_risk), &opened)?;
     }
-    let report = CheckReport::new(job, &audit, target, table_risk).with_persons(persons);
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
@@ -92,10 +96,52 @@ fn audit_persons(
     report.verdict()
 }
 
+/// The audited table where it lives: the connection, the remote engine, the
+/// source's columns, the relation audited.
+struct Opened<'a> {
+    conn: &'a duckdb::Connection,
+    remote: Option<&'a dyn crate::engine::remote::RemoteEngine>,
+    columns: &'a [embedded::SourceColumn],
+    relation: &'a str,
+}
+
+/// `--svg` and `--html`: the risk chart and the approver's page.
+fn publish(
+    args: &Request,
+    job: &Job,
+    report: &CheckReport,
+    (source_risk, table_risk): (&risk::Risk, &risk::Risk),
+    at: &Opened,
+) -> Result<()> {
+    if let Some(path) = &args.svg {
+        embedded::write_atomically(path, risk::distribution_svg(source_risk, table_risk).as_bytes())?;
+    }
+    if let Some(path) = &args.html {
+        let fingerprint =
+            crate::html::fingerprint::audited(at.conn, at.remote, args.table.as_deref(), at.relation, at.columns)?;
+        let page = crate::html::check::page(crate::html::check::Checked {
+            job,
+            report: serde_json::to_value(report)?,
+            models: report.html_models(job),
+            source_risk,
+            table_risk,
+            fingerprint: vec![fingerprint],
+        })?;
+        crate::html::write(path, &page)?;
+    }
+    Ok(())
+}
+
 pub(crate) fn run(args: Request) -> Result<()> {
     let job = Job::load(&args.job)?;
     if let Some(svg) = &args.svg {
         job.check_output_file("--svg", svg, false)?;
+    }
+    if let Some(html) = &args.html {
+        job.check_output_file("--html", html, false)?;
+        if args.svg.as_ref().is_some_and(|s| crate::job::same_file(s, html)) {
+            return Err(crate::error::bad(format!("--html {} is also --svg", html.display())));
+        }
     }
     let (remote, conn, columns) = open::open_source(&job)?;
     let target = args.table.clone().unwrap_or_else(|| "source".into());
@@ -131,18 +177,20 @@ pub(crate) fn run(args: Request) -> Result<()> {
         None => classes::classes(&conn, &job, &audited, &roles.extra, &records, &mut audit)?,
     }
     let table_risk = risk::analyse(&audit.class_sizes(), &job.risk.settings);
-    if let Some(path) = &args.svg {
-        let source_risk = match &args.table {
-            None => table_risk.clone(),
-            Some(_) => match &there {
-                Some(t) => risk::analyse(&t.source_sizes()?, &job.risk.settings),
-                None => classes::source_risk(&conn, &job, &records)?,
-            },
-        };
-        embedded::write_atomically(path, risk::distribution_svg(&source_risk, &table_risk).as_bytes())?;
-    }
+    let source_risk = match (&args.table, args.svg.is_some() || args.html.is_some()) {
+        (_, false) => None,
+        (None, true) => Some(table_risk.clone()),
+        (Some(_), true) => Some(match &there {
+            Some(t) => risk::analyse(&t.source_sizes()?, &job.risk.settings),
+            None => classes::source_risk(&conn, &job, &records)?,
+        }),
+    };
 
-    let report = CheckReport::new(&job, &audit, &target, table_risk);
+    let report = CheckReport::new(&job, &audit, &target, table_risk.clone());
+    if let Some(source_risk) = &source_risk {
+        let opened = Opened { conn: &conn, remote: remote.as_deref(), columns: &columns, relation: &relation };
+        publish(&args, &job, &report, (source_risk, &table_risk), &opened)?;
+    }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {

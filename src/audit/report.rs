@@ -161,6 +161,39 @@ impl CheckReport {
         }
     }
 
+    /// Every model's figure against its requirement, for the HTML page; a
+    /// model holds when no class fails it.
+    pub(super) fn html_models(&self, job: &Job) -> Vec<crate::html::ModelRow> {
+        use crate::html::figure;
+        let json = serde_json::to_value(self).unwrap_or_default();
+        let holds = |model: &str| Some(!self.failures.iter().any(|f| f.model == model));
+        let units = if self.persons.is_some() { "persons" } else { "rows" };
+        let mut rows = vec![crate::html::ModelRow {
+            model: format!("k-anonymity (smallest class, {units})"),
+            figure: figure("k", &json["k"], false),
+            requirement: format!("≥ {}", self.required_k),
+            holds: holds("k"),
+        }];
+        if let (Some(d), Some(spec)) = (&self.l_diversity, &job.privacy.diversity) {
+            let key = format!("l_diversity.{}", kind_name(spec.kind));
+            rows.push(crate::html::ModelRow {
+                model: format!("{} ℓ-diversity on {}", d.kind, d.column),
+                figure: figure(&key, &json["l_diversity"][kind_name(spec.kind)], false),
+                requirement: d.requirement.clone(),
+                holds: holds("l_diversity"),
+            });
+        }
+        if let Some(t) = &self.t_closeness {
+            rows.push(crate::html::ModelRow {
+                model: format!("t-closeness ({} distance) on {}", t.distance, t.column),
+                figure: figure(&format!("t_closeness.{}", t.distance), &json["t_closeness"][t.distance], false),
+                requirement: format!("≤ {}", t.t),
+                holds: holds("t_closeness"),
+            });
+        }
+        rows
+    }
+
     /// The audit counted persons (`[privacy] person`).
     pub(super) fn with_persons(mut self, persons: u64) -> CheckReport {
         self.persons = Some(persons);

@@ -40,8 +40,17 @@ pub(crate) struct Args {
     /// Write the risk distribution of the source and of the audited table, side by side, as SVG.
     #[arg(long, value_name = "FILE")]
     pub(crate) svg: Option<PathBuf>,
+    /// Write the approver's page for the audited table, one self-contained HTML file.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) html: Option<PathBuf>,
 }
 
 pub(crate) fn run(args: Args) -> Result<()> {
-    crate::audit::run(crate::audit::Request { job: args.job, table: args.table, json: args.json, svg: args.svg })
+    crate::audit::run(crate::audit::Request {
+        job: args.job,
+        table: args.table,
+        json: args.json,
+        svg: args.svg,
+        html: args.html,
+    })
 }

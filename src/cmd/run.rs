@@ -54,6 +54,9 @@ pub(crate) struct Args {
     /// Write the report here instead of [output] report.
     #[arg(long, value_name = "FILE")]
     pub(crate) report: Option<PathBuf>,
+    /// Write the approver's page, one self-contained HTML file, here; overrides [output] html.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) html: Option<PathBuf>,
     /// No progress bar.
     #[arg(long)]
     pub(crate) quiet: bool,
@@ -71,6 +74,7 @@ pub(crate) fn run(args: Args) -> Result<()> {
         reconstruct: args.reconstruct,
         seed: Some(args.seed),
         report: args.report,
+        html: args.html,
         reuse: args.reuse,
         compare: args.compare,
     };

@@ -32,6 +32,8 @@ pub struct OutputSpec {
     pub(crate) csv: Option<PathBuf>,
     pub(crate) parquet: Option<PathBuf>,
     pub(crate) report: Option<PathBuf>,
+    /// The approver's page (`[output] html`): one self-contained HTML file.
+    pub(crate) html: Option<PathBuf>,
     pub(crate) drop: Vec<Column>,
     /// Released as HMAC-SHA-256 pseudonyms ([`crate::pseudonym`]).
     pub(crate) pseudonymize: Vec<Column>,
@@ -82,6 +84,7 @@ impl OutputSpec {
             csv: None,
             parquet: None,
             report: None,
+            html: None,
             drop: self.drop.clone(),
             pseudonymize: self.pseudonymize.clone(),
             key_env: self.key_env.clone(),
@@ -157,6 +160,7 @@ pub(super) struct RawOutput {
     pub(super) csv: Option<String>,
     pub(super) parquet: Option<String>,
     report: Option<String>,
+    html: Option<String>,
     #[serde(default)]
     drop: Vec<Spanned<String>>,
     #[serde(default)]
@@ -219,6 +223,7 @@ pub(super) fn parse(raw: &RawOutput, kind: &EngineKind, source: &SourceSpec, job
         csv: raw.csv.as_deref().map(|p| job.resolve(p)),
         parquet: raw.parquet.as_deref().map(|p| job.resolve(p)),
         report: raw.report.as_deref().map(|p| job.resolve(p)),
+        html: raw.html.as_deref().map(|p| job.resolve(p)),
         drop: raw.drop.iter().map(|c| job.column(c)).collect(),
         pseudonymize: raw.pseudonymize.iter().map(|c| job.column(c)).collect(),
         key_env,
