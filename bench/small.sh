@@ -7,7 +7,8 @@
 # - Adult replicated x10 and x100 with k scaled alike (50, 500: the same optimum
 #   on 10x / 100x the rows), ARX and kanon run on the same files.
 # - privacy models on Adult (occupation sensitive), k = 5, 1%: ARX (bench/arx/arx-models)
-#   with EqualDistanceTCloseness 0.2 and with EntropyLDiversity 3 (Shannon), kanon run
+#   with EqualDistanceTCloseness 0.2, EntropyLDiversity 3 (Shannon) and the risk limits
+#   (average risk plain and relaxed, sample and population uniqueness, k-map), kanon run
 #   (default search) on the same job plus [privacy] t_closeness / l_diversity; then the
 #   ratios kanon / ARX per model and kanon with the model / kanon without (adult_x1 run).
 # Usage: bench/small.sh [RUNS] [all|models]   (default 5 all). all writes bench/small.csv;
@@ -106,6 +107,7 @@ PY
 arx_result() { python3 "$work/result.py" arx "$work/last" > "$work/result"; }
 arx_tcl_result() { python3 "$work/result.py" arx-models "$work/last" occupation max_t_equal > "$work/result"; }
 arx_ent_result() { python3 "$work/result.py" arx-models "$work/last" occupation min_entropy_l > "$work/result"; }
+arx_lim_result() { python3 "$work/result.py" arx-models "$work/last" occupation > "$work/result"; }
 run_result() { python3 "$work/result.py" run "$dir/report.json" > "$work/result"; }
 pareto_result() { python3 "$work/result.py" pareto "$dir/p.json" > "$work/result"; }
 
@@ -145,6 +147,11 @@ rows=$(($(wc -l < "$work/adult_x1.csv") - 1))
 models=(
   "t=0.2 equal|t_closeness = { column = \"occupation\", t = 0.2 }|--t-equal occupation:0.2|arx_tcl_result"
   "l=3 entropy|l_diversity = { column = \"occupation\", l = 3, kind = \"entropy\" }|--l-entropy occupation:3|arx_ent_result"
+  "average risk 0.05|average_risk = 0.05|--avg-risk 0.05|arx_lim_result"
+  "average risk relaxed|average_risk = { average = 0.1, highest = 0.2, records_at_risk = 0.05 }|--avg-risk 0.1:0.2:0.05|arx_lim_result"
+  "sample uniqueness 0.01|sample_uniqueness = 0.01|--sample-uniq 0.01|arx_lim_result"
+  "population uniqueness 0.01|population_uniqueness = { threshold = 0.01 }|--pop-uniq 0.01:dankar|arx_lim_result"
+  "k-map 10|k_map = { k = 10, significance = 0.01 }|--k-map 10:0.01:poisson|arx_lim_result"
 )
 arxm=bench/arx/arx-models
 if [ -n "$arx" ]; then "$arxm" --compile; fi # compiled once here, not inside a timed run

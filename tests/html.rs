@@ -350,6 +350,36 @@ fn the_page_counts_persons_where_the_job_has_a_person_column() {
     discloses_nothing(&d.join("page.html"), &forbidden(&parquet));
 }
 
+#[test]
+fn the_page_shows_the_risk_limits_of_a_run_and_of_a_check() {
+    let Some(browser) = chromium() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let parquet = patients(d);
+    let body = BODY.replace("k = 5\n", "k = 2\naverage_risk = 0.2\nsample_uniqueness = 0.01\n");
+    std::fs::write(
+        d.join("job.toml"),
+        format!(
+            "[source]\nparquet = \"{}\"\n[output]\ndatabase = \"out.duckdb\"\ntable = \"release\"\n\
+             report = \"report.json\"\nhtml = \"page.html\"\n{OUTPUT}{body}",
+            parquet.display()
+        ),
+    )
+    .unwrap();
+    ok(d, &["run", "job.toml", "--quiet"]);
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(d.join("report.json")).unwrap()).unwrap();
+    assert_eq!(report["risk_limits"]["holds"], true, "{report}");
+    let dom = checked_in_browser(&browser, &d.join("page.html"), &report, d);
+    for key in ["risk_limits.average_risk.reached", "risk_limits.sample_uniqueness.reached"] {
+        assert!(dom.contains(&format!("data-key=\"{key}\"")), "no {key} on the run's page");
+    }
+    ok(d, &["check", "job.toml", "--table", "release", "--html", "check.html", "--json"]);
+    let out = crate::util::kanon(d, &["check", "job.toml", "--table", "release", "--json"]);
+    let checked: Value = serde_json::from_str(&out.stdout).unwrap();
+    let dom = checked_in_browser(&browser, &d.join("check.html"), &checked, d);
+    assert!(dom.contains("data-key=\"risk_limits.average_risk.reached\""), "no average risk on the check's page");
+}
+
 /// A run on a server engine (the job's `[engine]` and `[source]` lines
 /// given) with `--html`, then `check --html` of its release: both pages
 /// checked in Chromium; `secret` (the server's password or token) in neither.

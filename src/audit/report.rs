@@ -191,6 +191,8 @@ impl CheckReport {
                 holds: holds("t_closeness"),
             });
         }
+        let failed = |model: &str| Some(self.failures.iter().any(|f| f.model == model));
+        rows.extend(crate::html::run::limit_rows(&json, &failed));
         rows
     }
 

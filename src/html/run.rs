@@ -92,6 +92,42 @@ pub(super) fn model_rows(json: &Value, job: &Job) -> Vec<ModelRow> {
             rows.push(model_row(&format!("models.{name}"), name, value, job));
         }
     }
+    rows.extend(limit_rows(json, &|_| None));
+    rows
+}
+
+/// The risk limits of a report's `risk_limits` (a run's or a check's): each
+/// limit's figure against its requirement; `failed` says whether a check
+/// found it failing (None: judge by the figures).
+pub(crate) fn limit_rows(json: &Value, failed: &dyn Fn(&str) -> Option<bool>) -> Vec<ModelRow> {
+    let mut rows = Vec::new();
+    let Some(limits) = json.get("risk_limits").filter(|v| !v.is_null()) else { return rows };
+    let names = [
+        ("average_risk", "average re-identification risk"),
+        ("records_at_risk", "records at risk (relaxed average risk)"),
+        ("sample_uniqueness", "sample uniqueness"),
+        ("population_uniqueness", "population uniqueness"),
+    ];
+    for (key, model) in names {
+        let Some(f) = limits.get(key).filter(|v| !v.is_null()) else { continue };
+        let (reached, required) = (f["reached"].as_f64(), f["required"].as_f64().unwrap_or(f64::NAN));
+        rows.push(ModelRow {
+            model: model.into(),
+            figure: figure(&format!("risk_limits.{key}.reached"), &f["reached"], false),
+            requirement: format!("≤ {required}"),
+            holds: failed(key).map(|f| !f).or(reached.map(|x| x <= required)),
+        });
+    }
+    if let Some(m) = limits.get("k_map").filter(|v| !v.is_null()) {
+        let smallest = at(json, "k").as_u64();
+        let derived = m["derived_k"].as_u64().unwrap_or(0);
+        rows.push(ModelRow {
+            model: format!("k-map (k = {}, estimated)", m["k"]),
+            figure: figure("risk_limits.k_map.derived_k", &m["derived_k"], false),
+            requirement: format!("classes of ≥ {derived}"),
+            holds: failed("k_map").map(|f| !f).or(smallest.map(|k| k >= derived)),
+        });
+    }
     rows
 }
 
