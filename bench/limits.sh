@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Risk limits on UCI Adult against ARX 3.9.2: for each model at several
 # thresholds, k = 1 plus the model, 1% suppression, glm (ARX's Loss) and dm,
+# (exact k-map and δ-presence: the source is every third row of Adult, the
+# population all of it; ARX's DataSubset of the same rows),
 # the optimum node and the suppressed rows of both, and each whole process's
 # seconds (one run each, alternating, so both see the same machine).
 # Usage: bench/limits.sh   (writes bench/limits.csv; skips without ../shared)
@@ -17,17 +19,25 @@ qis="age education marital-status native-country race sex workclass salary-class
 out=bench/limits.csv
 echo "model,arx_args,metric,arx_node,arx_suppressed,kanon_node,kanon_suppressed,same,arx_s,kanon_s,ratio" > "$out"
 
-# case ARX_FLAG ARX_VALUE TOML_LINE
+# Every third row (0, 3, 6, ...): the research subset of Adult.
+awk 'NR == 1 || (NR - 2) % 3 == 0' "$adult/adult.csv" > "$work/subset.csv"
+
+# case ARX_FLAG ARX_VALUE TOML_LINE [subset]
 run_case() {
-  local flag=$1 value=$2 toml=$3
+  local flag=$1 value=$2 toml=$3 subset=${4:-}
+  local source="$adult/adult.csv" arx_subset=() risk=""
+  if [ -n "$subset" ]; then
+    source="$work/subset.csv" arx_subset=(--subset-every 3)
+    risk=$(printf '[risk]\npopulation_table = { csv = "%s/adult.csv", delimiter = ";" }' "$adult")
+  fi
   for metric in glm dm; do
     local arx_metric=loss
     [ "$metric" = dm ] && arx_metric=dm
     {
-      printf '[source]\ncsv = "%s/adult.csv"\ndelimiter = ";"\n' "$adult"
+      printf '[source]\ncsv = "%s"\ndelimiter = ";"\n' "$source"
       printf '[output]\ncsv = "%s/out.csv"\nreport = "%s/report.json"\nhistory = false\n' "$work" "$work"
       printf '[privacy]\nk = 1\nmax_suppression = 0.01\n%s\n' "$toml"
-      printf '[search]\nmetric = "%s"\n' "$metric"
+      printf '[search]\nmetric = "%s"\n%s\n' "$metric" "$risk"
       for q in $qis; do
         printf '[[quasi_identifiers]]\ncolumn = "%s"\nhierarchy = { file = "%s/hierarchy_%s.csv" }\n' "$q" "$adult" "$q"
       done
@@ -35,7 +45,7 @@ run_case() {
     local t0 t1 t2
     t0=$(date +%s.%N)
     bench/arx/arx-models --data "$adult/adult.csv" --qis "${qis// /,}" --k 1 --budget 0.01 \
-      --metric "$arx_metric" "--$flag" "$value" > "$work/arx.json"
+      --metric "$arx_metric" "${arx_subset[@]}" "--$flag" "$value" > "$work/arx.json"
     t1=$(date +%s.%N)
     "$kanon" run "$work/job.toml" > /dev/null
     t2=$(date +%s.%N)
@@ -70,4 +80,8 @@ run_case pop-uniq 0.01:zayatz 'population_uniqueness = { threshold = 0.01, estim
 run_case pop-uniq 0.005:snb 'population_uniqueness = { threshold = 0.005, estimator = "snb" }'
 run_case k-map 10:0.01:poisson 'k_map = { k = 10, significance = 0.01 }'
 run_case k-map 100:0.05:ztp 'k_map = { k = 100, significance = 0.05, estimator = "zero_truncated_poisson" }'
+run_case k-map-exact 5 'k_map = { k = 5 }' subset
+run_case k-map-exact 20 'k_map = { k = 20 }' subset
+run_case d-presence 0.0:0.5 'delta_presence = { min = 0.0, max = 0.5 }' subset
+run_case d-presence 0.1:0.6 'delta_presence = { min = 0.1, max = 0.6 }' subset
 echo "wrote $out" >&2

@@ -23,6 +23,11 @@ GROUP BY ALL
     FROM {{relation}} q {{joins}}
     GROUP BY ALL
 )
+-- name: population_base
+-- The population's records per combination of the QIs' leaf codes.
+SELECT {{codes}}, count(*)::BIGINT AS big_f
+FROM {{relation}} q {{joins}}
+GROUP BY ALL
 -- name: uncovered
 -- Population values of one QI that are not leaves of its hierarchy.
 SELECT count(*)::BIGINT, any_value(CAST(q.{{col}} AS VARCHAR))

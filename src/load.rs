@@ -12,6 +12,7 @@ use crate::engine::types::ColumnType;
 use crate::error::bad;
 use crate::evaluator::{default_memory_rows, Backend, Evaluator};
 use crate::job::{Column, DistanceSpec, DiversityKind, EvaluatorSide, Job};
+use crate::measure::limits::Population;
 use crate::measure::metrics::Dataset;
 use crate::measure::privacy::{ClassModels, Closeness, Distance};
 use anyhow::Result;
@@ -28,6 +29,8 @@ pub struct Loaded {
     pub base: frequency::Base,
     /// The per-class models beyond k and distinct ℓ (entropy and recursive ℓ, t-closeness).
     pub(crate) models: Arc<ClassModels>,
+    /// Exact k-map and δ-presence: the population's classes (`[risk] population_table`).
+    pub(crate) population: Option<Arc<Population>>,
     /// `[engine]` memory_rows and threads, for the evaluators.
     pub(crate) memory_rows: u64,
     /// `[engine] evaluator`.
@@ -242,6 +245,7 @@ fn load_as(job: &Job, bar: &indicatif::ProgressBar, records: bool) -> Result<Loa
         form
     };
     let models = Arc::new(class_models(&conn, job, &columns)?);
+    let population = population(&conn, job)?;
     let data = Dataset {
         rows,
         heights: hierarchies.iter().map(|h| h.height).collect(),
@@ -258,6 +262,7 @@ fn load_as(job: &Job, bar: &indicatif::ProgressBar, records: bool) -> Result<Loa
         extras,
         base,
         models,
+        population,
         memory_rows,
         side,
         threads,
@@ -289,8 +294,23 @@ impl Loaded {
             self.threads,
             self.remote.as_deref(),
         )?
-        .with_models(self.models.clone()))
+        .with_models(self.models.clone())
+        .with_population(self.population.clone())?)
     }
+}
+
+/// The population the job's exact k-map or δ-presence compares classes with
+/// (None unless the job asks for one of them with `[risk] population_table`).
+fn population(conn: &Connection, job: &Job) -> Result<Option<Arc<Population>>> {
+    let limits = &job.privacy.limits;
+    let k_map = limits.k_map.filter(|_| job.risk.population_table.is_some()).map(|m| m.k);
+    if k_map.is_none() && limits.delta_presence.is_none() {
+        return Ok(None);
+    }
+    let Some(relation) = crate::engine::embedded::population_relation(conn, job)? else { return Ok(None) };
+    let base = crate::data::population::base(conn, job, &relation)?;
+    let divisors = crate::data::hierarchy::divisors(conn, job.quasi_identifiers.len())?;
+    Ok(Some(Arc::new(Population { base, divisors, k_map, delta: limits.delta_presence })))
 }
 
 /// The job's per-class models, with what t-closeness needs of the source:

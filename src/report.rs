@@ -138,12 +138,27 @@ pub(crate) struct RiskLimitsReport {
     pub(crate) figures: Option<LimitFigures>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) k_map: Option<KMapReport>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) delta_presence: Option<DeltaReport>,
 }
 
-/// Estimated k-map: the k asked of the population and the class size it takes.
+/// δ-presence: the bounds, and the least and largest δ of the released classes.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct DeltaReport {
+    pub(crate) min: f64,
+    pub(crate) max: f64,
+    pub(crate) reached_min: Option<f64>,
+    pub(crate) reached_max: Option<f64>,
+}
+
+/// k-map: the k asked of the population; estimated, the class size it
+/// takes; exact (with `[risk] population_table`), the smallest population
+/// class of a released class.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct KMapReport {
     pub(crate) k: u64,
+    pub(crate) exact: bool,
+    pub(crate) smallest_population_class: Option<u64>,
     pub(crate) significance: f64,
     pub(crate) estimator: &'static str,
     /// The smallest released class size that maps to k population records (the run's k is at least this).

@@ -250,6 +250,86 @@ fn every_node_suppresses_as_arxs_rule_and_the_searches_find_the_optimum() {
     assert!(partial >= 10, "only {partial} nodes suppressed beyond k");
 }
 
+/// Exact k-map and δ-presence: the source is every second row of the
+/// generated table, the population all of it; each class of the source is
+/// judged against the population's class of the same values.
+#[test]
+fn exact_k_map_and_delta_presence_judge_every_node_as_the_brute_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let (rows, hierarchies) = generated(dir.path());
+    let text = std::fs::read_to_string(dir.path().join("people.csv")).unwrap();
+    std::fs::rename(dir.path().join("people.csv"), dir.path().join("population.csv")).unwrap();
+    let subset: String =
+        text.lines().enumerate().filter(|(i, _)| *i == 0 || i % 2 == 1).map(|(_, l)| format!("{l}\n")).collect();
+    std::fs::write(dir.path().join("people.csv"), subset).unwrap();
+    let sample: Vec<Row> = rows.iter().step_by(2).cloned().collect();
+    let bf = BruteForce::new(&sample, &hierarchies, false, Models::default());
+    let population = BruteForce::new(&rows, &hierarchies, false, Models::default());
+    let cases: [(&str, Box<dyn Fn(u64, u64) -> bool>); 3] = [
+        ("k_map = { k = 6 }", Box::new(|_, big_f| big_f >= 6)),
+        (
+            "delta_presence = { min = 0.2, max = 0.6 }",
+            Box::new(|f, big_f| (0.2..=0.6).contains(&(f as f64 / big_f as f64))),
+        ),
+        (
+            "delta_presence = { min = 0.0, max = 0.5 }\nk_map = { k = 3 }",
+            Box::new(|f, big_f| big_f >= 3 && f as f64 / big_f as f64 <= 0.5),
+        ),
+    ];
+    let mut rejected = 0;
+    for (toml, admits) in &cases {
+        let limit = format!("{toml}\n[risk]\npopulation_table = {{ csv = \"population.csv\" }}");
+        let judged: Vec<Judged> = bf
+            .nodes()
+            .iter()
+            .map(|levels| {
+                let big: HashMap<Vec<usize>, u64> =
+                    population.classes(levels).into_iter().map(|c| (c.values.clone(), c.size)).collect();
+                let classes = bf.classes(levels);
+                let kept: Vec<&Class> = classes.iter().filter(|c| admits(c.size, big[&c.values])).collect();
+                rejected += classes.len() - kept.len();
+                let suppressed = bf.rows - kept.iter().map(|c| c.size).sum::<u64>();
+                Judged {
+                    levels: levels.clone(),
+                    feasible: suppressed <= BUDGET,
+                    suppressed,
+                    k: kept.iter().map(|c| c.size).min(),
+                    l: None,
+                    classes: kept.len() as u64,
+                    metrics: bf.metrics(levels, &kept),
+                }
+            })
+            .collect();
+        for j in &judged {
+            let job = job(dir.path(), &limit, "glm", "auto");
+            let out = kanon(dir.path(), &["run", job.to_str().unwrap(), "--node", &node_arg(&j.levels)]);
+            if !j.feasible {
+                assert_eq!(out.code, 3, "{toml} at {:?}\n{}", j.levels, out.stderr);
+                continue;
+            }
+            assert_eq!(out.code, 0, "{toml} at {:?}: {}", j.levels, out.stderr);
+            let r = report(dir.path());
+            assert_eq!(r["suppressed"], j.suppressed, "{toml} at {:?}", j.levels);
+            assert!(same(r["metrics"]["glm"].as_f64().unwrap(), j.metrics.glm), "{toml} at {:?}", j.levels);
+            assert_eq!(released_sizes(dir.path()).len() as u64, j.classes, "{toml} at {:?}", j.levels);
+        }
+        for metric in [Metric::Glm, Metric::Dm] {
+            let best = brute_optimum(&judged, metric).expect("a feasible node");
+            for algorithm in ["auto", "incognito"] {
+                let job = job(dir.path(), &limit, metric.name(), algorithm);
+                let out = kanon(dir.path(), &["run", job.to_str().unwrap()]);
+                assert_eq!(out.code, 0, "{toml} {algorithm}: {}", out.stderr);
+                let r = report(dir.path());
+                let node: Vec<u8> =
+                    ["age", "zip", "sex"].iter().map(|q| r["node"][q].as_u64().unwrap() as u8).collect();
+                assert_eq!(node, best.levels, "{toml}, {} with {algorithm}", metric.name());
+                assert_eq!(r["suppressed"], best.suppressed);
+            }
+        }
+    }
+    assert!(rejected > 50, "the models rejected only {rejected} classes over all nodes");
+}
+
 #[test]
 fn check_audits_the_limits_on_a_release() {
     let dir = tempfile::tempdir().unwrap();

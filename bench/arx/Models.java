@@ -22,7 +22,9 @@ import org.deidentifier.arx.Data;
 import org.deidentifier.arx.DataHandle;
 import org.deidentifier.arx.DataType;
 import org.deidentifier.arx.ARXPopulationModel;
+import org.deidentifier.arx.DataSubset;
 import org.deidentifier.arx.criteria.AverageReidentificationRisk;
+import org.deidentifier.arx.criteria.DPresence;
 import org.deidentifier.arx.criteria.DistinctLDiversity;
 import org.deidentifier.arx.criteria.KMap;
 import org.deidentifier.arx.criteria.PopulationUniqueness;
@@ -61,6 +63,9 @@ import org.deidentifier.arx.metric.Metric;
  *   --sample-uniq T                 SampleUniqueness
  *   --pop-uniq T:dankar|pitman|zayatz|snb   PopulationUniqueness
  *   --k-map K:ALPHA:poisson|ztp     KMap, estimated
+ *   --subset-every N                the research subset: rows 0, N, 2N, ... of --data (the population)
+ *   --d-presence MIN:MAX            DPresence over that subset
+ *   --k-map-exact K                 KMap over that subset
  *
  * Prints one JSON line. anonymize_ms is System.nanoTime() around ARXAnonymizer.anonymize() alone;
  * load_ms covers reading data + hierarchies; post_ms covers building the output handle, counting
@@ -88,6 +93,7 @@ public class Models {
         List<Spec> specs = new ArrayList<>();
         List<String[]> risks = new ArrayList<>();
         double fraction = 0.01d;
+        int subsetEvery = 0;
         Map<String, String> types = new HashMap<>();
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
@@ -119,6 +125,8 @@ public class Models {
                 break;
             }
             case "--fraction": fraction = Double.parseDouble(v); break;
+            case "--subset-every": subsetEvery = Integer.parseInt(v); break;
+            case "--d-presence": case "--k-map-exact": risks.add(new String[] { a.substring(2), v }); break;
             case "--t-hier": {
                 String[] p = parts(a, v, 2, 3);
                 specs.add(new Spec("t-hier", p[0], Double.parseDouble(p[1]), 0, p.length > 2 ? p[2] : null));
@@ -173,6 +181,12 @@ public class Models {
         Map<String, String[][]> emdHierarchies = new HashMap<>();
         if (k >= 1) criteria.add(new KAnonymity(k));
         ARXPopulationModel population = ARXPopulationModel.create(input.getNumRows(), fraction);
+        DataSubset subset = null;
+        if (subsetEvery > 0) {
+            Set<Integer> rowsIn = new java.util.HashSet<>();
+            for (int r = 0; r < input.getNumRows(); r += subsetEvery) rowsIn.add(r);
+            subset = DataSubset.create(data, rowsIn);
+        }
         for (String[] r : risks) {
             String[] p = r[1].split(":");
             switch (r[0]) {
@@ -185,6 +199,10 @@ public class Models {
                 criteria.add(new PopulationUniqueness(Double.parseDouble(p[0]),
                     PopulationUniquenessModel.valueOf(p[1].toUpperCase(Locale.ROOT)), population));
                 break;
+            case "d-presence":
+                criteria.add(new DPresence(Double.parseDouble(p[0]), Double.parseDouble(p[1]), subset));
+                break;
+            case "k-map-exact": criteria.add(new KMap(Integer.parseInt(p[0]), subset)); break;
             case "k-map":
                 criteria.add(new KMap(Integer.parseInt(p[0]), Double.parseDouble(p[1]), population,
                     p[2].equals("poisson") ? KMap.CellSizeEstimator.POISSON : KMap.CellSizeEstimator.ZERO_TRUNCATED_POISSON));
@@ -267,7 +285,8 @@ public class Models {
         if (opt != null) {
             DataHandle output = result.getOutput(false);
             suppressed = 0;
-            for (int r = 0; r < output.getNumRows(); r++) if (output.isOutlier(r)) suppressed++;
+            DataHandle counted = subset != null ? output.getView() : output;
+            for (int r = 0; r < counted.getNumRows(); r++) if (counted.isOutlier(r)) suppressed++;
             release = measures(input, output, qis, sensitive, specs, emdHierarchies, data);
             if (out != null) output.save(new File(out), ';');
         }

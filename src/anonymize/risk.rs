@@ -3,7 +3,7 @@
 //! `[risk] population_table` the population's F_j (the table generalized at
 //! the released node), handed to [`crate::measure::risk::analyse`].
 
-use crate::data::hierarchy::{dim_table, divisors};
+use crate::data::hierarchy::divisors;
 use crate::engine::embedded;
 use crate::error::bad;
 use crate::evaluator::classes::left_out;
@@ -89,41 +89,12 @@ fn node_classes(
     let (cte, big_f, join) = match population {
         None => (String::new(), "c.f".to_string(), String::new()),
         Some(relation) => {
-            let at = |a: usize| {
-                let qi = &job.quasi_identifiers[a];
-                format!("{}: [risk] population_table, quasi-identifier \"{}\"", job.at(&qi.column), qi.column.name)
-            };
-            for (a, qi) in job.quasi_identifiers.iter().enumerate() {
-                let q = render(
-                    sql::fragment(sql::RISK, "uncovered"),
-                    &[("relation", relation), ("col", &ident(&qi.column.name)), ("dim", &dim_table(a))],
-                );
-                let (missing, sample): (i64, Option<String>) = conn
-                    .query_row(&q, [], |r| Ok((r.get(0)?, r.get(1)?)))
-                    .map_err(|e| bad(format!("{}: {e}", at(a))))?;
-                if missing > 0 {
-                    return Err(bad(format!(
-                        "{}: {missing} rows have values the hierarchy does not list, e.g. {} (give a hierarchy file that covers the population)",
-                        at(a),
-                        sample.unwrap_or_else(|| "NULL".into())
-                    )));
-                }
-            }
             let cte = render(
                 sql::fragment(sql::RISK, "population_classes"),
                 &[
                     ("codes", &list(0..n, ", ", |a| format!("d{a}.c{} AS c{a}", levels[a]))),
                     ("relation", relation),
-                    (
-                        "joins",
-                        &list(job.quasi_identifiers.iter().enumerate(), " ", |(a, qi)| {
-                            format!(
-                                "JOIN {} d{a} ON CAST(q.{} AS VARCHAR) IS NOT DISTINCT FROM d{a}.leaf",
-                                dim_table(a),
-                                ident(&qi.column.name)
-                            )
-                        }),
-                    ),
+                    ("joins", &crate::data::population::coded_joins(conn, job, relation)?),
                 ],
             );
             let join =

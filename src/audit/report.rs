@@ -379,11 +379,33 @@ fn limit_models(job: &Job, audit: &Audit) -> Vec<(&'static str, String, Tally)> 
             out.push(("population_uniqueness", words, tally(fails, &|s| s == 1)));
         }
     }
-    if let Some(m) = limits.k_map {
+    let exact = job.risk.population_table.is_some();
+    if let Some(m) = limits.k_map.filter(|_| !exact) {
         let units: u64 = audit.histogram.iter().map(|(s, c)| s * c).sum();
         let derived = crate::measure::limits::derived_k(&m, units, &job.risk.settings);
         let words = format!("k-map k = {} (classes of at least {derived})", m.k);
         out.push(("k_map", words, tally(true, &|s| s < derived)));
+    }
+    // Against the population table: each class's records f and population records F.
+    let against = |fails: &dyn Fn(u64, u64) -> bool| {
+        let mut t = Tally::default();
+        for (&(f, _), &c) in audit.sizes.iter().filter(|(&(f, big_f), _)| fails(f, big_f)) {
+            t.classes += c;
+            t.records += f * c;
+        }
+        t
+    };
+    if let Some(m) = limits.k_map.filter(|_| exact) {
+        let words = format!("k-map k = {} (population records per class)", m.k);
+        out.push(("k_map", words, against(&|_, big_f| big_f < m.k)));
+    }
+    if let Some((min, max)) = limits.delta_presence {
+        let words = format!("delta-presence in [{min}, {max}]");
+        let fails = move |f: u64, big_f: u64| {
+            let delta = f as f64 / big_f as f64;
+            !(delta >= min && delta <= max)
+        };
+        out.push(("delta_presence", words, against(&fails)));
     }
     out
 }

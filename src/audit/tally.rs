@@ -73,7 +73,7 @@ pub(super) struct Audit<'a> {
     pub(super) k: Option<u64>,
     pub(super) histogram: BTreeMap<u64, u64>,
     /// (f, F) → classes.
-    sizes: BTreeMap<(u64, u64), u64>,
+    pub(super) sizes: BTreeMap<(u64, u64), u64>,
     pub(super) distinct: Option<u64>,
     /// The smallest exp(entropy).
     pub(super) entropy: Option<f64>,

@@ -366,6 +366,8 @@ pub struct MemorySets {
     pub(super) leaf_sums_from: u64,
     /// Kept classes' buckets by shape too ([`Bucket::shape`], for risk limits).
     pub(super) shapes: bool,
+    /// Full nodes' classes judged against the population (exact k-map, δ-presence).
+    pub(super) population: Option<Arc<crate::measure::limits::Population>>,
     /// Nodes rolled up from sets of fewer rows are not tested on samples.
     pub(super) refute_from: u64,
     /// The least distinct values a [`RowSample`]'s QIs have together ([`SAMPLE_SPREAD`]).
@@ -703,6 +705,7 @@ impl MemorySets {
             clock: 0,
             leaf_sums_from: 0,
             shapes: false,
+            population: None,
             refute_from: REFUTE_FROM,
             sample_spread: SAMPLE_SPREAD,
             row_samples: Vec::new(),
@@ -911,6 +914,29 @@ impl MemorySets {
             false => Vec::new(),
         };
         (NodeClasses { codes, size: set.size, ldiv, leaves, lists, shapes }, histogram)
+    }
+
+    /// Judge a full node's classes against the population (`admitted` off
+    /// for those it rejects). Population classes no class reaches are not
+    /// judged: as ARX with k-anonymity, they hold nothing to release.
+    fn judge_population(
+        &self,
+        p: &crate::measure::limits::Population,
+        set: &Set,
+        cols: &[Column],
+        admitted: &mut [bool],
+    ) {
+        let levels: Vec<u8> = cols.iter().map(|&(_, _, _, l)| l).collect();
+        let population = p.classes_at(&levels);
+        for (c, ok) in admitted.iter_mut().enumerate() {
+            let key: Box<[i64]> = cols
+                .iter()
+                .enumerate()
+                .map(|(j, &(_, _, q, l))| q.code[l as usize][set.codes[j][c] as usize])
+                .collect();
+            let big_f = population.get(&key).copied().unwrap_or(0);
+            *ok = *ok && p.admits(set.size[c], big_f);
+        }
     }
 
     /// Per attribute of `node`: its column in `src`, the lift to the node's
@@ -1245,6 +1271,9 @@ impl MemorySets {
         }
         let width = cols.len();
         let mut buckets: Vec<Bucket> = Vec::new();
+        if let Some(p) = self.population.as_ref().filter(|_| width == self.qis.len()) {
+            self.judge_population(p, set, cols, &mut sc.admitted);
+        }
         sc.buckets.clear();
         // With risk limits, kept classes are told apart by their shape too.
         // Keyed by the shape's hash (probing on a collision), so a class costs no allocation.

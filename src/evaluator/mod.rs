@@ -587,6 +587,25 @@ impl<'c> Evaluator<'c> {
         }
     }
 
+    /// Judge full nodes' classes against the population (exact k-map,
+    /// δ-presence): the memory backend does; the others refuse (exit 2).
+    pub(crate) fn with_population(
+        mut self,
+        population: Option<Arc<crate::measure::limits::Population>>,
+    ) -> Result<Self> {
+        let Some(population) = population else { return Ok(self) };
+        match &mut self.sets {
+            Sets::Memory(m) => {
+                m.population = Some(population);
+                Ok(self)
+            }
+            _ => Err(crate::error::bad(format!(
+                "exact k-map and delta_presence are judged with the base frequency set in memory, and this run's is held by the {} evaluator: raise [engine] memory_rows above the source's distinct QI combinations",
+                self.backend()
+            ))),
+        }
+    }
+
     /// SQL backend: use GROUPING SETS for batches from the base from `rows`
     /// base rows on (default 500,000); tests set 0 to exercise that path on
     /// small tables.

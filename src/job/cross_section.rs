@@ -182,3 +182,13 @@ impl Job {
         Ok(())
     }
 }
+
+/// δ-presence compares the source with its population: it needs `[risk] population_table`.
+pub(super) fn check_presence(privacy: &Privacy, risk: &super::RiskSpec, job: &JobText) -> Result<()> {
+    if privacy.limits.delta_presence.is_some() && risk.population_table.is_none() {
+        return Err(job
+            .section("privacy")
+            .bad("delta_presence needs [risk] population_table: the population the source was drawn from"));
+    }
+    Ok(())
+}

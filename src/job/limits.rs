@@ -44,6 +44,8 @@ pub struct RiskLimits {
     pub sample_uniqueness: Option<f64>,
     pub population_uniqueness: Option<(f64, Estimator)>,
     pub k_map: Option<KMapSpec>,
+    /// δ-presence: (δ_min, δ_max), with `[risk] population_table`.
+    pub delta_presence: Option<(f64, f64)>,
 }
 
 impl RiskLimits {
@@ -53,7 +55,7 @@ impl RiskLimits {
     }
 
     pub fn any(&self) -> bool {
-        self.any_on_sizes() || self.k_map.is_some()
+        self.any_on_sizes() || self.k_map.is_some() || self.delta_presence.is_some()
     }
 
     /// The limits in words, for refusals.
@@ -70,6 +72,9 @@ impl RiskLimits {
         }
         if self.k_map.is_some() {
             out.push("k_map");
+        }
+        if self.delta_presence.is_some() {
+            out.push("delta_presence");
         }
         out.join(", ")
     }
@@ -98,12 +103,20 @@ pub(super) struct RawKMap {
     estimator: Option<String>,
 }
 
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawDeltaPresence {
+    min: f64,
+    max: f64,
+}
+
 /// The raw keys, as `[privacy]` holds them.
 pub(super) struct RawLimits<'a> {
     pub(super) average: Option<&'a RawAverage>,
     pub(super) sample_uniqueness: Option<f64>,
     pub(super) population_uniqueness: Option<&'a RawPopulationUniqueness>,
     pub(super) k_map: Option<&'a RawKMap>,
+    pub(super) delta_presence: Option<&'a RawDeltaPresence>,
 }
 
 /// A share in [0, 1] (`open`: 0 excluded).
@@ -168,5 +181,16 @@ pub(super) fn parse(raw: RawLimits, at: &At) -> Result<RiskLimits> {
             Some(KMapSpec { k: m.k as u64, significance, estimator })
         }
     };
-    Ok(RiskLimits { average, sample_uniqueness, population_uniqueness, k_map })
+    let delta_presence = match raw.delta_presence {
+        None => None,
+        Some(d) => {
+            let (min, max) =
+                (share(at, "delta_presence.min", d.min, false)?, share(at, "delta_presence.max", d.max, false)?);
+            if min > max {
+                return Err(at.bad(format_args!("delta_presence: min {min} is above max {max}")));
+            }
+            Some((min, max))
+        }
+    };
+    Ok(RiskLimits { average, sample_uniqueness, population_uniqueness, k_map, delta_presence })
 }

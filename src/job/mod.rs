@@ -110,6 +110,7 @@ impl Job {
         cross_section::check_column_roles(&output, &privacy, &quasi_identifiers, &job)?;
         let search = search::parse(&raw.search, &job)?;
         let risk = risk::parse(&raw.risk, &job)?;
+        cross_section::check_presence(&privacy, &risk, &job)?;
         let engine = engine::settings(&raw.engine, kind, &job)?;
         Ok(Job {
             path: path.to_path_buf(),

@@ -112,6 +112,7 @@ pub(super) struct RawPrivacy {
     sample_uniqueness: Option<f64>,
     population_uniqueness: Option<super::limits::RawPopulationUniqueness>,
     k_map: Option<super::limits::RawKMap>,
+    delta_presence: Option<super::limits::RawDeltaPresence>,
 }
 
 #[derive(Deserialize)]
@@ -160,6 +161,7 @@ pub(super) fn parse(raw: &RawPrivacy, job: &JobText) -> Result<Privacy> {
                 sample_uniqueness: raw.sample_uniqueness,
                 population_uniqueness: raw.population_uniqueness.as_ref(),
                 k_map: raw.k_map.as_ref(),
+                delta_presence: raw.delta_presence.as_ref(),
             },
             &at,
         )?,

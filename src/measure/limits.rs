@@ -4,6 +4,7 @@
 //! docs/risk.md has the formulas and a worked example.
 
 use crate::job::{AverageRisk, CellEstimator, Estimator, KMapSpec, RiskLimits, RiskSettings};
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -288,6 +289,42 @@ pub fn derived_k(spec: &KMapSpec, rows: u64, settings: &RiskSettings) -> u64 {
 /// ln(i!).
 fn ln_factorial(i: u64) -> f64 {
     (2..=i).map(|x| (x as f64).ln()).sum()
+}
+
+/// The population's classes against the source's (exact k-map and
+/// δ-presence, with `[risk] population_table`): its records per combination
+/// of leaf codes, grouped at a node by each level's divisor (a level's code
+/// is the leaf code divided by it).
+#[derive(Debug, Clone)]
+pub struct Population {
+    pub(crate) base: Vec<(Box<[i64]>, u64)>,
+    /// Per QI and level: the divisor of the leaf codes.
+    pub(crate) divisors: Vec<Vec<i64>>,
+    /// Exact k-map: every kept class holds at least this many population records.
+    pub(crate) k_map: Option<u64>,
+    /// δ-presence: every kept class's records over its population records within [min, max].
+    pub(crate) delta: Option<(f64, f64)>,
+}
+
+impl Population {
+    /// The population's records per class (its codes at `levels`).
+    pub fn classes_at(&self, levels: &[u8]) -> FxHashMap<Box<[i64]>, u64> {
+        let mut out: FxHashMap<Box<[i64]>, u64> = FxHashMap::default();
+        for (codes, records) in &self.base {
+            let key: Box<[i64]> =
+                codes.iter().enumerate().map(|(a, &c)| c / self.divisors[a][levels[a] as usize]).collect();
+            *out.entry(key).or_default() += records;
+        }
+        out
+    }
+
+    /// Does a class of `f` source records and `big_f` population records meet
+    /// the models (ARX's KMap with a subset and DPresence)?
+    pub fn admits(&self, f: u64, big_f: u64) -> bool {
+        let k_ok = self.k_map.is_none_or(|k| big_f >= k);
+        let delta = if f == 0 { 0.0 } else { f as f64 / big_f as f64 };
+        k_ok && self.delta.is_none_or(|(min, max)| delta >= min && delta <= max)
+    }
 }
 
 #[cfg(test)]

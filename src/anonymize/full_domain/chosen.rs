@@ -28,6 +28,8 @@ pub(super) struct Measured {
     pub(crate) release_sizes: Vec<(u64, u64)>,
     /// With `[privacy] person`: the node judged again with dm, which the search may not have computed.
     pub(crate) outcome: Option<crate::measure::metrics::Outcome>,
+    /// Exact k-map and δ-presence: what the released classes reach.
+    pub(crate) presence: Option<Presence>,
 }
 
 /// Measure the node at `levels` the search chose (read while the evaluator
@@ -40,7 +42,15 @@ pub(super) fn measure(source: &Loaded, ev: &mut Evaluator, req: &Requirement, le
         let outcome = Some(histogram.outcome(levels, req, &source.data));
         let release_sizes = histogram.kept_sizes(req);
         let judged = Judged::default();
-        return Ok(Measured { dropped: Vec::new(), dropped_there: None, am, judged, release_sizes, outcome });
+        return Ok(Measured {
+            dropped: Vec::new(),
+            dropped_there: None,
+            am,
+            judged,
+            release_sizes,
+            outcome,
+            presence: None,
+        });
     }
     let histogram = ev.histogram(&node)?;
     let release_sizes = histogram.kept_sizes(req);
@@ -50,7 +60,15 @@ pub(super) fn measure(source: &Loaded, ev: &mut Evaluator, req: &Requirement, le
         let judged = Judged::there(there.judge_there(levels, req)?);
         let dropped_there = Some(there.suppress_there(levels, req)?);
         let am = there.ambiguity(levels, req, &source.data)?;
-        return Ok(Measured { dropped: Vec::new(), dropped_there, am, judged, release_sizes, outcome: None });
+        return Ok(Measured {
+            dropped: Vec::new(),
+            dropped_there,
+            am,
+            judged,
+            release_sizes,
+            outcome: None,
+            presence: None,
+        });
     }
     let mut classes = ev.classes(&node);
     // The classes' value lists: from the set in memory, else off the base frequency set.
@@ -58,8 +76,8 @@ pub(super) fn measure(source: &Loaded, ev: &mut Evaluator, req: &Requirement, le
         Some(c) => Judged::of_classes(source, &c.codes, std::mem::take(&mut c.lists)),
         None => Judged::read(source, levels)?,
     };
-    let (dropped, am) = match classes {
-        Some(classes) => in_memory(source, req, &judged, &classes, &histogram),
+    let (dropped, am, presence) = match classes {
+        Some(classes) => in_memory(source, req, &judged, &classes, &histogram, levels),
         None => {
             // One scan for am and the suppressed classes: of the node's set if kept, else of the base.
             write_node_classes(source, levels, ev.kept_set(&node).as_ref())?;
@@ -67,10 +85,10 @@ pub(super) fn measure(source: &Loaded, ev: &mut Evaluator, req: &Requirement, le
             let dropped = suppressed_classes(source, levels, req, &judged)?;
             // Read; at scale it holds gigabytes of the pool the release wants.
             source.conn.execute_batch(sql::fragment(sql::NODE_CLASSES, "drop"))?;
-            (dropped, am)
+            (dropped, am, None)
         }
     };
-    Ok(Measured { dropped, dropped_there: None, am, judged, release_sizes, outcome: None })
+    Ok(Measured { dropped, dropped_there: None, am, judged, release_sizes, outcome: None, presence })
 }
 
 /// The classes in memory: the suppressed ones and am without another scan.
@@ -80,16 +98,43 @@ fn in_memory(
     judged: &Judged,
     classes: &NodeClasses,
     histogram: &Histogram,
-) -> (Vec<Box<[i64]>>, f64) {
+    levels: &[u8],
+) -> (Vec<Box<[i64]>>, f64, Option<Presence>) {
     let rejected: HashSet<&[i64]> = judged.rejected.iter().map(|c| &c[..]).collect();
     let l = req.l.unwrap_or(0);
     let ldiv = |c: usize| classes.ldiv.get(c).map_or(0, |&d| d);
-    let passes = |c: usize| classes.size[c] >= req.k && ldiv(c) >= l && !rejected.contains(&classes.codes[c][..]);
+    // Exact k-map and δ-presence: each class against the population's class of its codes.
+    let population = source.population.as_ref().map(|p| (p, p.classes_at(levels)));
+    let present = |c: usize| {
+        population
+            .as_ref()
+            .is_none_or(|(p, at)| p.admits(classes.size[c], at.get(&classes.codes[c]).copied().unwrap_or(0)))
+    };
+    let passes =
+        |c: usize| classes.size[c] >= req.k && ldiv(c) >= l && !rejected.contains(&classes.codes[c][..]) && present(c);
     let by_limits = limit_suppressed(req, classes, histogram, &source.data.leaves, &passes);
     let kept = |c: usize| passes(c) && !by_limits.contains(&c);
     let am = classes_ambiguity(&classes.size, &classes.leaves, kept, &source.data);
     let dropped = (0..classes.size.len()).filter(|&c| !kept(c)).map(|c| classes.codes[c].clone()).collect();
-    (dropped, am)
+    let presence = population.as_ref().map(|(_, at)| {
+        let mut out = Presence { delta: None, smallest: None };
+        for c in (0..classes.size.len()).filter(|&c| kept(c)) {
+            let big_f = at.get(&classes.codes[c]).copied().unwrap_or(0);
+            let delta = classes.size[c] as f64 / big_f as f64;
+            out.delta = Some(out.delta.map_or((delta, delta), |(lo, hi): (f64, f64)| (lo.min(delta), hi.max(delta))));
+            out.smallest = Some(out.smallest.map_or(big_f, |s: u64| s.min(big_f)));
+        }
+        out
+    });
+    (dropped, am, presence)
+}
+
+/// What the released classes reach against the population: the least and
+/// largest δ (records over population records) and the smallest population class.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Presence {
+    pub(crate) delta: Option<(f64, f64)>,
+    pub(crate) smallest: Option<u64>,
 }
 
 /// The classes the risk limits suppress beyond k and ℓ: per bucket of the

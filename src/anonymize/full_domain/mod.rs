@@ -19,8 +19,8 @@ use crate::options::Algorithm;
 use crate::progress::Progress;
 use crate::release::Recoding;
 use crate::report::{
-    by_qi, FullDomainReport, KMapReport, ModelReport, PersonsReport, ReleaseMetrics, ReuseReport, RiskLimitsReport,
-    RowsPerPerson,
+    by_qi, DeltaReport, FullDomainReport, KMapReport, ModelReport, PersonsReport, ReleaseMetrics, ReuseReport,
+    RiskLimitsReport, RowsPerPerson,
 };
 use crate::search::{self, exhaustive, incognito, topdown, Problem, SearchResult};
 use anyhow::Result;
@@ -56,7 +56,13 @@ pub(super) struct NodeAccount {
 }
 
 /// What the released classes reach under the job's risk limits (None without any).
-fn risk_limits(plan: &Plan, req: &Requirement, units: u64, release: &[(u64, u64)]) -> Option<RiskLimitsReport> {
+fn risk_limits(
+    plan: &Plan,
+    req: &Requirement,
+    units: u64,
+    release: &[(u64, u64)],
+    presence: Option<chosen::Presence>,
+) -> Option<RiskLimitsReport> {
     let limits = &plan.job.privacy.limits;
     if !limits.any() {
         return None;
@@ -67,7 +73,15 @@ fn risk_limits(plan: &Plan, req: &Requirement, units: u64, release: &[(u64, u64)
     }
     Some(RiskLimitsReport {
         figures: req.risk.map(|r| r.figures(&sizes)),
+        delta_presence: limits.delta_presence.map(|(min, max)| DeltaReport {
+            min,
+            max,
+            reached_min: presence.and_then(|p| p.delta).map(|d| d.0),
+            reached_max: presence.and_then(|p| p.delta).map(|d| d.1),
+        }),
         k_map: limits.k_map.map(|m| KMapReport {
+            exact: plan.job.risk.population_table.is_some(),
+            smallest_population_class: presence.and_then(|p| p.smallest),
             k: m.k,
             significance: m.significance,
             estimator: match m.estimator {
@@ -104,7 +118,9 @@ pub(super) fn prepare(
 pub(super) fn requirement_of(job: &crate::job::Job, units: u64) -> Requirement {
     let limits = &job.privacy.limits;
     let settings = &job.risk.settings;
-    let k_map = limits.k_map.map_or(1, |m| crate::measure::limits::derived_k(&m, units, settings));
+    // With a population table k-map is exact (a per-class verdict); else estimated as a k.
+    let estimated = limits.k_map.filter(|_| job.risk.population_table.is_none());
+    let k_map = estimated.map_or(1, |m| crate::measure::limits::derived_k(&m, units, settings));
     Requirement {
         k: job.privacy.k.max(k_map),
         l: job.privacy.distinct_l(),
@@ -156,7 +172,7 @@ impl Search for FullDomain {
         let (evaluator, evaluated) = (ev.backend(), ev.evaluations());
         drop(ev);
         let figures = measured.judged.kept_figures(source, &measured.dropped);
-        let limits = risk_limits(plan, req, source.data.units(), &measured.release_sizes);
+        let limits = risk_limits(plan, req, source.data.units(), &measured.release_sizes, measured.presence);
         Ok(Ok(Chosen {
             recoding: Recoding::Levels {
                 levels: best.levels.clone(),

@@ -1,0 +1,60 @@
+//! `[risk] population_table` against the hierarchies: each population row's
+//! QI values as the hierarchies' codes (every value must be a leaf), and the
+//! population's base: its records per combination of leaf codes.
+
+use super::hierarchy::dim_table;
+use crate::error::bad;
+use crate::job::Job;
+use crate::sql::{self, ident, list, render};
+use anyhow::Result;
+use duckdb::Connection;
+
+/// The joins that code `relation`'s rows (alias `q`) through each QI's
+/// hierarchy (alias `d{a}`), after checking that every value is a leaf
+/// (exit 2 naming the QI and a value otherwise).
+pub(crate) fn coded_joins(conn: &Connection, job: &Job, relation: &str) -> Result<String> {
+    for (a, qi) in job.quasi_identifiers.iter().enumerate() {
+        let at = || format!("{}: [risk] population_table, quasi-identifier \"{}\"", job.at(&qi.column), qi.column.name);
+        let q = render(
+            sql::fragment(sql::RISK, "uncovered"),
+            &[("relation", relation), ("col", &ident(&qi.column.name)), ("dim", &dim_table(a))],
+        );
+        let (missing, sample): (i64, Option<String>) =
+            conn.query_row(&q, [], |r| Ok((r.get(0)?, r.get(1)?))).map_err(|e| bad(format!("{}: {e}", at())))?;
+        if missing > 0 {
+            return Err(bad(format!(
+                "{}: {missing} rows have values the hierarchy does not list, e.g. {} (give a hierarchy file that covers the population)",
+                at(),
+                sample.unwrap_or_else(|| "NULL".into())
+            )));
+        }
+    }
+    Ok(list(job.quasi_identifiers.iter().enumerate(), " ", |(a, qi)| {
+        format!(
+            "JOIN {} d{a} ON CAST(q.{} AS VARCHAR) IS NOT DISTINCT FROM d{a}.leaf",
+            dim_table(a),
+            ident(&qi.column.name)
+        )
+    }))
+}
+
+/// The population's records per combination of the QIs' leaf codes.
+pub(crate) fn base(conn: &Connection, job: &Job, relation: &str) -> Result<Vec<(Box<[i64]>, u64)>> {
+    let n = job.quasi_identifiers.len();
+    let q = render(
+        sql::fragment(sql::RISK, "population_base"),
+        &[
+            ("codes", &list(0..n, ", ", |a| format!("d{a}.c0::BIGINT AS g{a}"))),
+            ("relation", relation),
+            ("joins", &coded_joins(conn, job, relation)?),
+        ],
+    );
+    let mut stmt = conn.prepare(&q)?;
+    let mut rows = stmt.query([])?;
+    let mut out = Vec::new();
+    while let Some(r) = rows.next()? {
+        let codes = (0..n).map(|a| r.get::<_, i64>(a)).collect::<duckdb::Result<Box<[i64]>>>()?;
+        out.push((codes, r.get::<_, i64>(n)? as u64));
+    }
+    Ok(out)
+}
