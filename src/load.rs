@@ -285,7 +285,7 @@ impl Loaded {
 
     /// An evaluator on a chosen backend (tests compare the two).
     pub fn evaluator_on(&self, backend: Backend) -> Result<Evaluator<'_>> {
-        Ok(Evaluator::new(
+        Evaluator::new(
             &self.conn,
             &self.base,
             self.data.clone(),
@@ -295,7 +295,7 @@ impl Loaded {
             self.remote.as_deref(),
         )?
         .with_models(self.models.clone())
-        .with_population(self.population.clone())?)
+        .with_population(self.population.clone())
     }
 }
 
