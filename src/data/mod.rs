@@ -3,3 +3,4 @@
 
 pub mod frequency;
 pub mod hierarchy;
+pub mod sample;
