@@ -7,6 +7,7 @@ mod adult;
 mod cells;
 mod check;
 mod cli;
+mod dp;
 mod init;
 mod models;
 mod nightly;

@@ -225,6 +225,20 @@ pub struct ScoreBasis {
     pub leaves: Vec<u64>,
 }
 
+impl ScoreBasis {
+    /// The basis for a histogram over `data` (the sample) drawn from `source_rows`.
+    pub fn of(data: &crate::measure::metrics::Dataset, metric: Metric, k: u64, source_rows: u64) -> ScoreBasis {
+        ScoreBasis {
+            metric,
+            k,
+            source_rows,
+            sampled_rows: data.rows,
+            heights: data.heights.clone(),
+            leaves: data.leaves.clone(),
+        }
+    }
+}
+
 /// The metrics SafePub scores by: ARX's loss (glm), discernibility (dm) and precision.
 pub fn scored(metric: Metric) -> bool {
     matches!(metric, Metric::Glm | Metric::Dm | Metric::Precision)

@@ -104,14 +104,7 @@ pub(crate) fn search(
     settings: &Walk,
     progress: &dyn Progress,
 ) -> Result<crate::search::SearchResult> {
-    let basis = ScoreBasis {
-        metric: problem.metric,
-        k: problem.req.k,
-        source_rows: unsampled_rows,
-        sampled_rows: ev.data.rows,
-        heights: ev.data.heights.clone(),
-        leaves: ev.data.leaves.clone(),
-    };
+    let basis = ScoreBasis::of(&ev.data, problem.metric, problem.req.k, unsampled_rows);
     let walked = walk(ev, problem.lattice, &basis, settings, progress)?;
     let outcome = ev.histogram(&Node::full(walked.best.clone()))?.outcome(&walked.best, problem.req, &ev.data);
     let mut pivots = walked.pivots;
