@@ -121,7 +121,7 @@ pub(crate) struct FullDomainReport {
     pub(crate) heights: Map<String, Value>,
     /// `[privacy] differential_privacy`: SafePub's budgets, β, k and sample.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) differential_privacy: Option<DpReport>,
+    pub(crate) differential_privacy: Option<Box<DpReport>>,
     /// `[search] reuse`: whether the previous node was kept (only when reuse is asked).
     #[serde(flatten)]
     pub(crate) reuse: Option<ReuseReport>,

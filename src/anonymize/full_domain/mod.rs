@@ -241,7 +241,7 @@ impl Account for NodeAccount {
                 .privacy
                 .differential_privacy
                 .as_ref()
-                .and_then(|dp| Some(DpReport::new(dp, dp.derived?, searched.unsampled_rows?, rows))),
+                .and_then(|dp| Some(Box::new(DpReport::new(dp, dp.derived?, searched.unsampled_rows?, rows)))),
             reuse: self.reused.clone(),
             persons: self.persons.map(|p| PersonsReport {
                 persons_in: p.persons,
