@@ -173,6 +173,32 @@ for m in "${models[@]}"; do
   fi
 done
 
+# SafePub ([privacy] differential_privacy; issue 57) on adult_x1: epsilon 2, delta 1e-6, search
+# epsilon 0.1 over 300 steps, loss; ARX by bench/arx/arx-safepub (SafePub.java), kanon on the
+# same job without k and max_suppression. Both whole processes, RUNS cold runs each.
+dir="$work/x1-dp" && mkdir -p "$dir"
+j=$(job "$work/adult_x1.csv" 5 "$dir" 'differential_privacy = { epsilon = 2.0, delta = 1e-6, search_epsilon = 0.1, steps = 300, seed = 1 }')
+sed -i '/^k = 5$/d; /^max_suppression = /d' "$j"
+arx_dp_result() {
+  python3 - "$work/last" > "$work/result" <<'PY'
+import json, sys
+r = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
+print(f"{r['nodes_checked']}|{';'.join(map(str, r['levels']))} released {r['released']}", end="")
+PY
+}
+if [ -n "$arx" ]; then
+  bench/arx/arx-safepub --compile
+  measure "adult_x1 safepub" arx "$rows" "" arx_dp_result -- bench/arx/arx-safepub --data "$work/adult_x1.csv" \
+    --hier "$adult" --qis "${qis// /,}" --epsilon 2 --delta 1e-6 --search-epsilon 0.1 --steps 300 --metric loss --out "$dir/arx.csv"
+fi
+measure "adult_x1 safepub" "kanon default" "$rows" "" run_result -- "$kanon" run "$j" --quiet
+python3 - "$out" <<'PY'
+import csv, sys
+rows = {(r["case"], r["tool"]): float(r["median_s"]) for r in csv.DictReader(open(sys.argv[1]))}
+k, a = rows.get(("adult_x1 safepub", "kanon default")), rows.get(("adult_x1 safepub", "arx"))
+print(f"safepub (adult_x1): kanon/ARX {k / a:.3f}" if k and a else "safepub: no ratio (ARX absent)", file=sys.stderr)
+PY
+
 column -s, -t < "$out"
 
 # The ratios of median seconds: kanon / ARX per model, each tool with the model / without.

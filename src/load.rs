@@ -42,6 +42,8 @@ pub struct Loaded {
     pub(crate) remote: Option<Remote>,
     /// With `[privacy] person`: the source's persons and their rows.
     pub(crate) persons: Option<PersonStats>,
+    /// With `differential_privacy`: the source's rows before sampling (`data.rows` counts the sample).
+    pub(crate) unsampled_rows: Option<u64>,
 }
 
 /// The source's persons (`[privacy] person`), off the person column's marginal.
@@ -151,8 +153,10 @@ fn load_as(job: &Job, bar: &indicatif::ProgressBar, records: bool) -> Result<Loa
     let t = std::time::Instant::now();
     let trace = |what: &str| crate::trace(|| format!("load {what}: {:.3}s", t.elapsed().as_secs_f64()));
     bar.set_message("opening the source");
-    let crate::engine::Opened { conn, columns, position, remote } = crate::engine::open(job, records)?;
+    let dp = job.privacy.differential_privacy.as_ref();
+    let crate::engine::Opened { conn, columns, position, remote } = crate::engine::open(job, records || dp.is_some())?;
     check_columns(job, &columns)?;
+    let unsampled_rows = dp.map(|dp| sample_source(&conn, job, dp, position.as_deref())).transpose()?;
     if let Some(remote) = &remote {
         check_remote_types(job, remote.as_ref(), &columns)?;
     }
@@ -269,7 +273,21 @@ fn load_as(job: &Job, bar: &indicatif::ProgressBar, records: bool) -> Result<Loa
         position,
         remote,
         persons,
+        unsampled_rows,
     })
+}
+
+/// SafePub's sample in place of the source (`data::sample`): the rows before it.
+fn sample_source(
+    conn: &Connection,
+    job: &Job,
+    dp: &crate::job::DifferentialPrivacy,
+    position: Option<&str>,
+) -> Result<u64> {
+    match (dp.derived, position) {
+        (Some(derived), Some(position)) => crate::data::sample::sample(conn, position, dp.seed, derived.beta),
+        _ => Err(bad(format!("{}: differential_privacy runs in kanon run, on DuckDB", job.path.display()))),
+    }
 }
 
 impl Loaded {

@@ -42,6 +42,8 @@ pub enum Algorithm {
     Cdgh,
     /// The same without hierarchies: cells are value sets and numeric ranges.
     Cndgh,
+    /// SafePub's walk by the exponential mechanism (`[privacy] differential_privacy`).
+    Safepub,
 }
 
 impl Algorithm {
@@ -53,6 +55,7 @@ impl Algorithm {
             Algorithm::Exhaustive => "exhaustive",
             Algorithm::Cdgh => "cdgh",
             Algorithm::Cndgh => "cndgh",
+            Algorithm::Safepub => "safepub",
         }
     }
 

@@ -123,6 +123,9 @@ pub(crate) struct FullDomainReport {
     pub(crate) nodes_evaluated: u64,
     pub(crate) lattice_size: u64,
     pub(crate) heights: Map<String, Value>,
+    /// `[privacy] differential_privacy`: SafePub's budgets, β, k and sample.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) differential_privacy: Option<Box<DpReport>>,
     /// `[search] reuse`: whether the previous node was kept (only when reuse is asked).
     #[serde(flatten)]
     pub(crate) reuse: Option<ReuseReport>,
@@ -163,6 +166,39 @@ pub(crate) struct KMapReport {
     pub(crate) estimator: &'static str,
     /// The smallest released class size that maps to k population records (the run's k is at least this).
     pub(crate) derived_k: u64,
+}
+
+/// SafePub's figures (docs/risk.md): ε = ε_search + ε_anonymization, β, k,
+/// the rows of the source and of its sample, the seed.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct DpReport {
+    pub(crate) epsilon: f64,
+    pub(crate) delta: f64,
+    pub(crate) epsilon_search: f64,
+    pub(crate) epsilon_anonymization: f64,
+    pub(crate) beta: f64,
+    pub(crate) k: u64,
+    pub(crate) steps: u64,
+    pub(crate) source_rows: u64,
+    pub(crate) sampled_rows: u64,
+    pub(crate) seed: u64,
+}
+
+impl DpReport {
+    pub(crate) fn new(dp: &crate::job::DifferentialPrivacy, d: crate::job::Derived, source: u64, sampled: u64) -> Self {
+        DpReport {
+            epsilon: dp.epsilon,
+            delta: dp.delta,
+            epsilon_search: d.epsilon_search,
+            epsilon_anonymization: d.epsilon_anonymization,
+            beta: d.beta,
+            k: d.k,
+            steps: dp.steps,
+            source_rows: source,
+            sampled_rows: sampled,
+            seed: dp.seed,
+        }
+    }
 }
 
 /// With `[privacy] person`: k, the budget and the risk count persons.

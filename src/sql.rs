@@ -56,6 +56,7 @@ macro_rules! statements {
 
 statements! {
     SOURCE_VIEW => "source_view.sql",
+    DP_SAMPLE => "dp_sample.sql",
     CSV_SNIFF => "csv_sniff.sql",
     SOURCE_GROUPED => "source_grouped.sql",
     TABLE_COLUMNS => "table_columns.sql",

@@ -8,6 +8,7 @@ mod cells;
 mod check;
 mod cli;
 mod html;
+mod dp;
 mod init;
 mod limits;
 mod models;

@@ -67,6 +67,11 @@ impl Plan {
         }
         let scheme = flags.scheme.or(job.scheme);
         let reuse = flags.reuse.unwrap_or(job.reuse);
+        if job.privacy.differential_privacy.is_some() || job.algorithm == Algorithm::Safepub {
+            differential_privacy(&mut job, flags, scheme.is_some(), reuse)?;
+            let node = flags.node.as_deref().map(|s| parse_levels(&job, s)).transpose()?;
+            return Ok(Plan { job, model: Model::FullDomain { node, reuse: None } });
+        }
         if reuse != Reuse::Off {
             let other = [
                 (flags.node.is_some(), "--node".to_string()),
@@ -162,6 +167,50 @@ impl Plan {
     }
 }
 
+/// `[privacy] differential_privacy` (SafePub): refuse what it cannot honour,
+/// then derive ε_search, ε_anonymization, β and k. A given node reads no
+/// data, so the whole ε goes to the anonymization, as ARX does for a
+/// data-independent scheme.
+fn differential_privacy(job: &mut Job, flags: &Overrides, scheme: bool, reuse: Reuse) -> Result<()> {
+    let file = job.path.display().to_string();
+    let Some(mut dp) = job.privacy.differential_privacy.clone() else {
+        return Err(bad(format!("{file}: algorithm safepub needs [privacy] differential_privacy")));
+    };
+    let other = [
+        (job.privacy.person.is_some(), "[privacy] person"),
+        (job.privacy.diversity.is_some(), "l-diversity"),
+        (job.privacy.closeness.is_some(), "t-closeness"),
+        (job.privacy.limits.any(), "risk limits"),
+        (scheme || job.metric == Metric::Hdm, "a scheme"),
+        (job.algorithm.cell_based(), "cell-based generalization"),
+        (!matches!(job.algorithm, Algorithm::Auto | Algorithm::Safepub), "another search algorithm"),
+        (reuse != Reuse::Off, "reuse"),
+        (flags.k.is_some() || flags.max_suppression.is_some(), "--k or --max-suppression"),
+        (job.output.reconstructed.is_some() || flags.pruning_off.is_some(), "a reconstruction or --pruning-off"),
+        (!crate::measure::dp::scored(job.metric), "metric height or cm (SafePub scores by glm, dm or precision)"),
+    ];
+    if let Some((_, what)) = other.iter().find(|(on, _)| *on) {
+        return Err(bad(format!(
+            "{file}: differential_privacy (SafePub) does not combine with {what}: it samples the rows, then suppresses every class under its k"
+        )));
+    }
+    refuse_on_engine(job, Feature::DifferentialPrivacy)?;
+    let epsilon_search = if flags.node.is_some() { 0.0 } else { dp.search_epsilon };
+    let epsilon_anonymization =
+        if flags.node.is_some() { dp.epsilon } else { (dp.epsilon - epsilon_search).next_down() };
+    let p = crate::measure::dp::parameters(epsilon_anonymization, dp.delta).map_err(|e| {
+        bad(format!(
+            "{file}: differential_privacy: no k for epsilon {epsilon_anonymization} and delta {}: {e}",
+            dp.delta
+        ))
+    })?;
+    dp.derived = Some(crate::job::Derived { epsilon_search, epsilon_anonymization, beta: p.beta, k: p.k });
+    job.privacy.differential_privacy = Some(dp);
+    job.privacy.k = p.k;
+    job.algorithm = Algorithm::Safepub;
+    Ok(())
+}
+
 /// What a job may ask of an engine beyond a full-domain search.
 #[derive(Clone, Copy)]
 pub(crate) enum Feature {
@@ -173,17 +222,19 @@ pub(crate) enum Feature {
     Limit,
     /// `[privacy] person`: classes of persons by their rows' signatures.
     Persons,
+    /// `[privacy] differential_privacy`: SafePub's sample by row position.
+    DifferentialPrivacy,
 }
 
 /// What each engine runs besides full-domain searches: a new engine adds its
 /// row (the match is exhaustive, so it cannot be forgotten).
-/// Columns: schemes, cell-based, `kanon limit`, `person`.
+/// Columns: schemes, cell-based, `kanon limit`, `person`, `differential_privacy`.
 #[rustfmt::skip]
-fn runs_on(engine: &EngineKind) -> [bool; 4] {
+fn runs_on(engine: &EngineKind) -> [bool; 5] {
     match engine {
-        EngineKind::DuckDb      => [true, true, true, true],
-        EngineKind::Spark(_)    => [false, false, true, true],
-        EngineKind::Postgres(_) => [false, false, true, true],
+        EngineKind::DuckDb      => [true, true, true, true, true],
+        EngineKind::Spark(_)    => [false, false, true, true, false],
+        EngineKind::Postgres(_) => [false, false, true, true, false],
     }
 }
 
@@ -246,6 +297,9 @@ pub(crate) fn refuse_on_engine(job: &Job, feature: Feature) -> Result<()> {
             "{file}: this command runs on the DuckDB engine only; on {engine}, `kanon run`, `check` and `pareto` take full-domain jobs"
         ),
         Feature::Persons => format!("{file}: [privacy] person does not run on {engine}"),
+        Feature::DifferentialPrivacy => format!(
+            "{file}: [privacy] differential_privacy (SafePub) does not run on {engine} yet: its sample is drawn by row position, which kanon reads on DuckDB only"
+        ),
     }))
 }
 

@@ -4,3 +4,4 @@
 pub mod frequency;
 pub mod hierarchy;
 pub(crate) mod population;
+pub mod sample;

@@ -72,6 +72,8 @@ pub struct Privacy {
     pub(crate) person: Option<Column>,
     /// Risk limits (ARX's risk-based models, estimated k-map).
     pub(crate) limits: super::limits::RiskLimits,
+    /// `differential_privacy`: SafePub; k and the budget are then derived.
+    pub(crate) differential_privacy: Option<super::DifferentialPrivacy>,
 }
 
 impl Privacy {
@@ -101,7 +103,8 @@ impl Privacy {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawPrivacy {
-    k: i64,
+    /// Absent only with `differential_privacy`, which derives k.
+    k: Option<i64>,
     /// A row count (integer) or a fraction (float), told apart here.
     #[serde(default)]
     max_suppression: Option<toml::Value>,
@@ -113,6 +116,7 @@ pub(super) struct RawPrivacy {
     population_uniqueness: Option<super::limits::RawPopulationUniqueness>,
     k_map: Option<super::limits::RawKMap>,
     delta_presence: Option<super::limits::RawDeltaPresence>,
+    differential_privacy: Option<super::differential_privacy::RawDifferentialPrivacy>,
 }
 
 #[derive(Deserialize)]
@@ -135,10 +139,20 @@ struct RawCloseness {
 
 pub(super) fn parse(raw: &RawPrivacy, job: &JobText) -> Result<Privacy> {
     let at = job.section("privacy");
-    if raw.k < 1 {
-        return Err(at.bad(format_args!("k must be at least 1, got {}", raw.k)));
-    }
+    let dp = raw.differential_privacy.as_ref().map(|d| super::differential_privacy::parse(d, &at)).transpose()?;
+    let k = match (raw.k, &dp) {
+        (Some(_), Some(_)) => return Err(at.bad("k is derived from differential_privacy's epsilon and delta; drop k")),
+        (None, Some(_)) if raw.max_suppression.is_some() => {
+            return Err(at.bad("differential_privacy suppresses every class under its k; drop max_suppression"))
+        }
+        (None, Some(_)) => 1,
+        (None, None) => return Err(at.bad("k is missing")),
+        (Some(k), None) if k < 1 => return Err(at.bad(format_args!("k must be at least 1, got {k}"))),
+        (Some(k), None) => k,
+    };
     let budget = match &raw.max_suppression {
+        // SafePub suppresses every class under its k, whatever it costs.
+        None if dp.is_some() => Budget::Fraction(1.0),
         None => Budget::Rows(0),
         Some(toml::Value::Integer(n)) if *n >= 0 => Budget::Rows(*n as u64),
         Some(toml::Value::Float(f)) if (0.0..=1.0).contains(f) => Budget::Fraction(*f),
@@ -149,7 +163,7 @@ pub(super) fn parse(raw: &RawPrivacy, job: &JobText) -> Result<Privacy> {
         }
     };
     Ok(Privacy {
-        k: raw.k as u64,
+        k: k as u64,
         budget,
         budget_given: raw.max_suppression.is_some(),
         diversity: raw.l_diversity.as_ref().map(|d| diversity(d, job)).transpose()?,
@@ -165,6 +179,7 @@ pub(super) fn parse(raw: &RawPrivacy, job: &JobText) -> Result<Privacy> {
             },
             &at,
         )?,
+        differential_privacy: dp,
     })
 }
 

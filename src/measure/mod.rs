@@ -2,6 +2,7 @@
 //! re-identification risk and the objectives of a front. No connection here.
 
 pub mod limits;
+pub mod dp;
 pub mod metrics;
 pub mod objectives;
 pub(crate) mod privacy;

@@ -30,6 +30,7 @@ pub mod partitions;
 pub mod pbg_ea;
 pub mod poka;
 pub(crate) mod result;
+pub mod safepub;
 pub mod scheme;
 pub mod topdown;
 
@@ -59,6 +60,10 @@ pub(crate) fn choose(asked: Algorithm) -> (Algorithm, &'static str) {
         Algorithm::Auto => (
             Algorithm::Topdown,
             "no algorithm given: top-down returns the optimum fastest (it settles every node under an infeasible one without evaluating it and skips nodes whose loss bound cannot win); name incognito for every feasible node",
+        ),
+        Algorithm::Safepub => (
+            Algorithm::Safepub,
+            "differential_privacy: SafePub's walk from the top, each step drawn by the exponential mechanism",
         ),
         a => (a, "asked for by the job or the command line"),
     }

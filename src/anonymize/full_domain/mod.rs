@@ -19,10 +19,10 @@ use crate::options::Algorithm;
 use crate::progress::Progress;
 use crate::release::Recoding;
 use crate::report::{
-    by_qi, DeltaReport, FullDomainReport, KMapReport, ModelReport, PersonsReport, ReleaseMetrics, ReuseReport,
-    RiskLimitsReport, RowsPerPerson,
+    by_qi, DeltaReport, DpReport, FullDomainReport, KMapReport, ModelReport, PersonsReport, ReleaseMetrics,
+    ReuseReport, RiskLimitsReport, RowsPerPerson,
 };
-use crate::search::{self, exhaustive, incognito, topdown, Problem, SearchResult};
+use crate::search::{self, exhaustive, incognito, safepub, topdown, Problem, SearchResult};
 use anyhow::Result;
 
 /// A full-domain run, planned: what its search reads.
@@ -34,6 +34,8 @@ pub(super) struct FullDomain {
     why: &'static str,
     /// `[search] reuse`: the plan.
     reuse: Option<ReusePlan>,
+    /// With `differential_privacy`: the source's rows before sampling.
+    unsampled_rows: Option<u64>,
 }
 
 /// What the report reads of a full-domain search and its chosen node.
@@ -110,7 +112,16 @@ pub(super) fn prepare(
         }
     }
     let (algorithm, why) = search::choose(job.algorithm);
-    Ok(FullDomain { node: node.map(<[u8]>::to_vec), req, lattice, algorithm, why, reuse: reuse.cloned() })
+    let unsampled_rows = source.unsampled_rows;
+    Ok(FullDomain {
+        node: node.map(<[u8]>::to_vec),
+        req,
+        lattice,
+        algorithm,
+        why,
+        reuse: reuse.cloned(),
+        unsampled_rows,
+    })
 }
 
 /// The job's requirement over `units` (rows, or persons): k raised to
@@ -227,6 +238,14 @@ impl FullDomain {
             None => match self.algorithm {
                 Algorithm::Incognito => incognito::search(ev, &problem, progress)?,
                 Algorithm::Exhaustive => exhaustive::search(ev, &problem, progress)?,
+                Algorithm::Safepub => {
+                    let (dp, rows) = (plan.job.privacy.differential_privacy.as_ref(), self.unsampled_rows);
+                    let (Some(dp), Some(derived), Some(rows)) = (dp, dp.and_then(|d| d.derived), rows) else {
+                        anyhow::bail!("SafePub's walk without differential_privacy's sample");
+                    };
+                    let walk = safepub::Walk { steps: dp.steps, epsilon: derived.epsilon_search, seed: dp.seed };
+                    safepub::search(ev, &problem, rows, &walk, progress)?
+                }
                 _ => topdown::search(ev, &problem, progress)?,
             },
         })
@@ -277,6 +296,11 @@ impl Account for NodeAccount {
             nodes_evaluated: self.evaluated,
             lattice_size: searched.lattice.size(),
             heights: by_qi(&qis, &searched.lattice.heights),
+            differential_privacy: job
+                .privacy
+                .differential_privacy
+                .as_ref()
+                .and_then(|dp| Some(Box::new(DpReport::new(dp, dp.derived?, searched.unsampled_rows?, rows)))),
             reuse: self.reused.clone(),
             persons: self.persons.map(|p| PersonsReport {
                 persons_in: p.persons,
