@@ -387,8 +387,16 @@ fn risk_limits_refuse_what_they_do_not_combine_with() {
     let out = kanon(dir.path(), &["run", job.to_str().unwrap()]);
     assert_eq!(out.code, 2);
     assert!(out.stderr.contains("sample_uniqueness must be in [0, 1]"), "{}", out.stderr);
-    let job = self::job(dir.path(), "average_risk = 0.1\ndifferential_privacy = { epsilon = 2.0, delta = 1e-6 }", "glm", "auto");
-    let text = std::fs::read_to_string(&job).unwrap().replace("k = 1\n", "").replace(&format!("max_suppression = {BUDGET}\n"), "");
+    let job = self::job(
+        dir.path(),
+        "average_risk = 0.1\ndifferential_privacy = { epsilon = 2.0, delta = 1e-6 }",
+        "glm",
+        "auto",
+    );
+    let text = std::fs::read_to_string(&job)
+        .unwrap()
+        .replace("k = 1\n", "")
+        .replace(&format!("max_suppression = {BUDGET}\n"), "");
     std::fs::write(&job, text).unwrap();
     let out = kanon(dir.path(), &["run", job.to_str().unwrap()]);
     assert_eq!(out.code, 2, "{}", out.stderr);

@@ -14,11 +14,11 @@ use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
 mod cross_section;
+mod differential_privacy;
 mod engine;
 mod limits;
 mod names;
 mod output;
-mod differential_privacy;
 mod privacy;
 mod quasi_identifiers;
 mod ratio;
@@ -27,11 +27,11 @@ mod search;
 mod source;
 mod text;
 
+pub use differential_privacy::{Derived, DifferentialPrivacy};
 pub use engine::{Engine, EngineKind, EvaluatorSide, SecretUrl};
 pub use limits::{AverageRisk, CellEstimator, Estimator, KMapSpec, RiskLimits};
 pub use names::{local_table, name_parts, same_file};
 pub use output::{OutputSpec, OutputTable, Reconstructed, KEY_ENV};
-pub use differential_privacy::{Derived, DifferentialPrivacy};
 pub use privacy::{Budget, ClosenessSpec, DistanceSpec, Diversity, DiversityKind, Privacy};
 pub use quasi_identifiers::{DateUnit, HierarchySpec, QuasiIdentifier};
 pub use ratio::Ratio;
