@@ -25,6 +25,9 @@ SET temp_directory = {{path}}
 SELECT count(*) FROM duckdb_tables() WHERE database_name = ? AND schema_name = 'main' AND lower(table_name) = lower(?)
 -- name: nulls
 SELECT count(*) FROM {{table}} WHERE n IS NULL
+-- name: population_cached
+-- A population file read once into a temp table (the search and the risk figures read it again).
+CREATE TEMP TABLE IF NOT EXISTS kanon_population AS SELECT * FROM {{relation}}
 -- name: arrow_registered
 SELECT count(*) FROM duckdb_functions() WHERE function_name = 'kanon_arrow'
 -- name: fetched_create

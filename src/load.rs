@@ -328,7 +328,7 @@ fn population(conn: &Connection, job: &Job) -> Result<Option<Arc<Population>>> {
     let Some(relation) = crate::engine::embedded::population_relation(conn, job)? else { return Ok(None) };
     let base = crate::data::population::base(conn, job, &relation)?;
     let divisors = crate::data::hierarchy::divisors(conn, job.quasi_identifiers.len())?;
-    Ok(Some(Arc::new(Population { base, divisors, k_map, delta: limits.delta_presence })))
+    Ok(Some(Arc::new(Population::new(base, divisors, k_map, limits.delta_presence))))
 }
 
 /// The job's per-class models, with what t-closeness needs of the source:

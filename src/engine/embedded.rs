@@ -336,7 +336,12 @@ pub(crate) fn population_relation(conn: &Connection, job: &Job) -> Result<Option
             format!("read_parquet({})", sql::literal(&path.to_string_lossy()))
         }
     };
-    Ok(Some(relation))
+    if matches!(p, PopulationTable::Table(_)) {
+        return Ok(Some(relation));
+    }
+    // A file is parsed once per run, whoever asks.
+    conn.execute_batch(&statement("population_cached", &[("relation", &relation)]))?;
+    Ok(Some("kanon_population".to_string()))
 }
 
 /// The table function `kanon_arrow(batch)` on `conn` (once): how an engine's

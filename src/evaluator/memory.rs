@@ -928,14 +928,11 @@ impl MemorySets {
     ) {
         let levels: Vec<u8> = cols.iter().map(|&(_, _, _, l)| l).collect();
         let population = p.classes_at(&levels);
+        let mut key: Vec<i64> = Vec::with_capacity(cols.len());
         for (c, ok) in admitted.iter_mut().enumerate() {
-            let key: Box<[i64]> = cols
-                .iter()
-                .enumerate()
-                .map(|(j, &(_, _, q, l))| q.code[l as usize][set.codes[j][c] as usize])
-                .collect();
-            let big_f = population.get(&key).copied().unwrap_or(0);
-            *ok = *ok && p.admits(set.size[c], big_f);
+            key.clear();
+            key.extend(cols.iter().enumerate().map(|(j, &(_, _, q, l))| q.code[l as usize][set.codes[j][c] as usize]));
+            *ok = *ok && p.admits(set.size[c], population.of(&key));
         }
     }
 

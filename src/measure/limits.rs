@@ -297,25 +297,85 @@ fn ln_factorial(i: u64) -> f64 {
 /// is the leaf code divided by it).
 #[derive(Debug, Clone)]
 pub struct Population {
-    pub(crate) base: Vec<(Box<[i64]>, u64)>,
+    base: Vec<(Box<[i64]>, u64)>,
     /// Per QI and level: the divisor of the leaf codes.
-    pub(crate) divisors: Vec<Vec<i64>>,
+    divisors: Vec<Vec<i64>>,
+    /// Per QI: one more than the largest leaf code of the population (a
+    /// code at any level is below it), when the radices' product fits 128
+    /// bits: classes are then keyed by one packed integer.
+    radices: Option<Vec<u128>>,
     /// Exact k-map: every kept class holds at least this many population records.
     pub(crate) k_map: Option<u64>,
     /// δ-presence: every kept class's records over its population records within [min, max].
     pub(crate) delta: Option<(f64, f64)>,
 }
 
-impl Population {
-    /// The population's records per class (its codes at `levels`).
-    pub fn classes_at(&self, levels: &[u8]) -> FxHashMap<Box<[i64]>, u64> {
-        let mut out: FxHashMap<Box<[i64]>, u64> = FxHashMap::default();
-        for (codes, records) in &self.base {
-            let key: Box<[i64]> =
-                codes.iter().enumerate().map(|(a, &c)| c / self.divisors[a][levels[a] as usize]).collect();
-            *out.entry(key).or_default() += records;
+/// The population's records per class at one node.
+pub enum PopulationClasses {
+    Packed { radices: Vec<u128>, records: FxHashMap<u128, u64> },
+    Listed(FxHashMap<Box<[i64]>, u64>),
+}
+
+impl PopulationClasses {
+    /// The population records of the class of these codes (0 when none).
+    pub fn of(&self, codes: &[i64]) -> u64 {
+        match self {
+            PopulationClasses::Packed { radices, records } => {
+                pack(codes.iter().copied(), radices).and_then(|k| records.get(&k)).copied().unwrap_or(0)
+            }
+            PopulationClasses::Listed(records) => records.get(codes).copied().unwrap_or(0),
         }
-        out
+    }
+}
+
+/// The codes in mixed radix (None when a code is out of its radix: no population class has it).
+fn pack(codes: impl Iterator<Item = i64>, radices: &[u128]) -> Option<u128> {
+    let mut key = 0u128;
+    for (c, &r) in codes.zip(radices) {
+        let c = u128::try_from(c).ok().filter(|&c| c < r)?;
+        key = key * r + c;
+    }
+    Some(key)
+}
+
+impl Population {
+    pub fn new(
+        base: Vec<(Box<[i64]>, u64)>,
+        divisors: Vec<Vec<i64>>,
+        k_map: Option<u64>,
+        delta: Option<(f64, f64)>,
+    ) -> Population {
+        let qis = divisors.len();
+        let radices: Vec<u128> =
+            (0..qis).map(|a| base.iter().map(|(c, _)| c[a].max(0) as u128 + 1).max().unwrap_or(1)).collect();
+        let fits = radices.iter().try_fold(1u128, |p, &r| p.checked_mul(r)).is_some();
+        Population { base, divisors, radices: fits.then_some(radices), k_map, delta }
+    }
+
+    /// The population's records per class (its codes at `levels`).
+    pub fn classes_at(&self, levels: &[u8]) -> PopulationClasses {
+        match &self.radices {
+            Some(radices) => {
+                let mut records: FxHashMap<u128, u64> = FxHashMap::default();
+                for (codes, n) in &self.base {
+                    let key = pack(self.at(codes, levels), radices).expect("a population code is within its radix");
+                    *records.entry(key).or_default() += n;
+                }
+                PopulationClasses::Packed { radices: radices.clone(), records }
+            }
+            None => {
+                let mut records: FxHashMap<Box<[i64]>, u64> = FxHashMap::default();
+                for (codes, n) in &self.base {
+                    *records.entry(self.at(codes, levels).collect()).or_default() += n;
+                }
+                PopulationClasses::Listed(records)
+            }
+        }
+    }
+
+    /// Leaf codes to their codes at `levels`.
+    fn at<'a>(&'a self, codes: &'a [i64], levels: &'a [u8]) -> impl Iterator<Item = i64> + 'a {
+        codes.iter().enumerate().map(move |(a, &c)| c / self.divisors[a][levels[a] as usize])
     }
 
     /// Does a class of `f` source records and `big_f` population records meet

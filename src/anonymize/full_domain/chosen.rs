@@ -105,11 +105,8 @@ fn in_memory(
     let ldiv = |c: usize| classes.ldiv.get(c).map_or(0, |&d| d);
     // Exact k-map and δ-presence: each class against the population's class of its codes.
     let population = source.population.as_ref().map(|p| (p, p.classes_at(levels)));
-    let present = |c: usize| {
-        population
-            .as_ref()
-            .is_none_or(|(p, at)| p.admits(classes.size[c], at.get(&classes.codes[c]).copied().unwrap_or(0)))
-    };
+    let present =
+        |c: usize| population.as_ref().is_none_or(|(p, at)| p.admits(classes.size[c], at.of(&classes.codes[c])));
     let passes =
         |c: usize| classes.size[c] >= req.k && ldiv(c) >= l && !rejected.contains(&classes.codes[c][..]) && present(c);
     let by_limits = limit_suppressed(req, classes, histogram, &source.data.leaves, &passes);
@@ -119,7 +116,7 @@ fn in_memory(
     let presence = population.as_ref().map(|(_, at)| {
         let mut out = Presence { delta: None, smallest: None };
         for c in (0..classes.size.len()).filter(|&c| kept(c)) {
-            let big_f = at.get(&classes.codes[c]).copied().unwrap_or(0);
+            let big_f = at.of(&classes.codes[c]);
             let delta = classes.size[c] as f64 / big_f as f64;
             out.delta = Some(out.delta.map_or((delta, delta), |(lo, hi): (f64, f64)| (lo.min(delta), hi.max(delta))));
             out.smallest = Some(out.smallest.map_or(big_f, |s: u64| s.min(big_f)));
