@@ -282,9 +282,6 @@ fn incognito_equals_exhaustive_on_generated_tables() {
                         assert_best(&td_sampled.best, &optimum, &format!("topdown on samples {case}"));
                         assert_best(&td_sampled_sql.best, &optimum, &format!("topdown on SQL samples {case}"));
                         assert!(td.feasible.iter().all(|f| feasible.contains(f)), "topdown {case}");
-                        if metric == Metric::Dm {
-                            assert_eq!(sorted(td.feasible.clone()), feasible, "topdown {case}");
-                        }
                         assert!(td.checked <= lattice.size(), "topdown {case}");
                     }
                 }
@@ -834,7 +831,9 @@ fn every_full_domain_algorithm_returns_the_brute_force_optimum() {
             let judged = brute.judge_all(&Req { k, l, budget });
             let feasible = brute_feasible(&judged);
             let want = brute_optimum(&judged, metric).unwrap();
-            for algorithm in Algorithm::value_variants().iter().filter(|a| !a.cell_based()) {
+            // SafePub draws its node at random (tests/dp.rs); the others are exact.
+            let exact = |a: &&Algorithm| !a.cell_based() && **a != Algorithm::Safepub;
+            for algorithm in Algorithm::value_variants().iter().filter(exact) {
                 let case = format!("{} k {k} budget {budget} l {l:?} {}", algorithm.name(), metric.name());
                 let (k_arg, budget_arg) = (k.to_string(), budget.to_string());
                 let out = crate::util::kanon(

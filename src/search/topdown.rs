@@ -8,8 +8,10 @@
 //! possible loss is worse than the best feasible node found so far is skipped.
 //! For glm that bound is the loss with nothing suppressed, a sum of per-QI
 //! terms read off the QI marginals (a suppressed record costs the most); for
-//! precision and height the loss does not depend on the data; dm and cm have
-//! no bound here, so every node not known infeasible is evaluated. A node
+//! precision and height the loss does not depend on the data; for dm it is
+//! rows² over the most classes the node can have (a suppressed record costs
+//! the rows, at least its class's size); cm has no bound here, so every node
+//! not known infeasible is evaluated. A node
 //! too large to be a hub is first tried on a sample of its classes
 //! ([`Evaluator::refuted`]): near-unique nodes under generalizations the
 //! bound skipped are proved infeasible at a fraction of a pass. After each
@@ -41,6 +43,8 @@ struct Bound {
     distinct: Vec<Vec<u64>>,
     heights: Vec<u8>,
     rows: u64,
+    /// Classes count persons (`[privacy] person`).
+    persons: bool,
 }
 
 impl Bound {
@@ -54,7 +58,8 @@ impl Bound {
             })
             .collect();
         let distinct = stats.iter().map(|levels| levels.iter().map(|s| s.distinct).collect()).collect();
-        Ok(Bound { metric, glm, distinct, heights: ev.data.heights.clone(), rows: ev.data.rows })
+        let persons = ev.data.persons.is_some();
+        Ok(Bound { metric, glm, distinct, heights: ev.data.heights.clone(), rows: ev.data.rows, persons })
     }
 
     /// The most classes a hub may have (estimated): 1/8 of the rows.
@@ -90,6 +95,14 @@ impl Bound {
                     .map(|(&l, &h)| if h == 0 { 0.0 } else { l as f64 / h as f64 })
                     .sum();
                 Some(1.0 - used / n)
+            }
+            // Σ over classes of size² ≥ rows² / classes (Cauchy–Schwarz), and a
+            // suppressed record costs rows ≥ its class's size: dm is at least
+            // rows² over the most classes the node can have. (Over persons, dm
+            // counts rows of signatures: no such bound here.)
+            Metric::Dm if !self.persons => {
+                let rows = self.rows as f64;
+                Some(rows * rows / self.size_estimate(levels).max(1) as f64)
             }
             Metric::Dm | Metric::Cm | Metric::Hdm => None,
         }
@@ -159,6 +172,8 @@ struct Known {
     feasible: Vec<Vec<u8>>,
     best: Option<Found>,
     checked: u64,
+    /// dm: evaluated nodes and their classes' Σ size², a floor under every generalization's dm.
+    floors: Vec<(Vec<u8>, f64)>,
 }
 
 impl Known {
@@ -175,6 +190,12 @@ impl Known {
         });
         self.checked += 1;
         self.evaluated.insert(levels.to_vec());
+        if p.metric == Metric::Dm && ev.data.persons.is_none() {
+            // Every generalization's classes are unions of these, and a
+            // suppressed record costs the rows: its dm is at least this.
+            let floor: u64 = h.buckets.iter().map(|b| b.classes * b.size * b.size).sum();
+            self.floors.push((levels.to_vec(), floor as f64));
+        }
         if h.prunes(p.req) {
             self.pruned.insert(levels.to_vec());
         }
@@ -193,10 +214,14 @@ impl Known {
 
     /// Can `levels` not beat or tie the best node found?
     fn hopeless(&self, bound: &Bound, levels: &[u8]) -> bool {
-        match (&self.best, bound.best_possible(levels)) {
-            (Some(b), Some(x)) => bound.hopeless(x, b.outcome.metrics.get(bound.metric)),
-            _ => false,
+        let Some(best) = &self.best else { return false };
+        let best = best.outcome.metrics.get(bound.metric);
+        if bound.best_possible(levels).is_some_and(|x| bound.hopeless(x, best)) {
+            return true;
         }
+        // dm: at least the class sizes' squares of any evaluated node below.
+        let below = |s: &Vec<u8>| s.iter().zip(levels).all(|(&x, &y)| x <= y);
+        self.floors.iter().any(|(s, floor)| bound.hopeless(*floor, best) && below(s))
     }
 }
 
@@ -208,8 +233,14 @@ pub fn search(ev: &mut Evaluator, p: &Problem, progress: &dyn Progress) -> Resul
         by_height.entry(crate::lattice::height(&levels)).or_default().push(levels);
     }
     progress.start(lattice.size(), "top-down search");
-    let mut st =
-        Known { pruned: HashSet::new(), evaluated: HashSet::new(), feasible: Vec::new(), best: None, checked: 0 };
+    let mut st = Known {
+        pruned: HashSet::new(),
+        evaluated: HashSet::new(),
+        feasible: Vec::new(),
+        best: None,
+        checked: 0,
+        floors: Vec::new(),
+    };
     let mut hubs: Vec<Node> = Vec::new();
     for (height, nodes) in by_height.into_iter().rev() {
         let mut batch = Vec::new();
