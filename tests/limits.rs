@@ -374,6 +374,40 @@ fn check_audits_the_limits_on_a_release() {
 }
 
 #[test]
+fn reuse_keeps_the_node_while_the_limit_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let (rows, hierarchies) = generated(dir.path());
+    let bf = BruteForce::new(&rows, &hierarchies, false, Models::default());
+    let run = |limit: &str| {
+        let job = job(dir.path(), limit, "glm", "auto");
+        let text = std::fs::read_to_string(&job).unwrap().replace("[search]\n", "[search]\nreuse = \"previous\"\n");
+        std::fs::write(&job, text).unwrap();
+        let out = kanon(dir.path(), &["run", job.to_str().unwrap(), "--quiet"]);
+        assert_eq!(out.code, 0, "{limit}: {}", out.stderr);
+        report(dir.path())
+    };
+    let node = |r: &serde_json::Value| -> Vec<u8> {
+        ["age", "zip", "sex"].iter().map(|q| r["node"][q].as_u64().unwrap() as u8).collect()
+    };
+    let optimum =
+        |limit| brute_optimum(&bf.nodes().iter().map(|l| judge(&bf, l, 1, limit)).collect::<Vec<_>>(), Metric::Glm);
+    let first = run("average_risk = 0.25");
+    assert_eq!(node(&first), optimum(Limit::Average(0.25)).unwrap().levels);
+    let again = run("average_risk = 0.25");
+    assert_eq!(again["reused"], true, "{again}");
+    assert_eq!(node(&again), node(&first));
+    // A stricter limit the node no longer meets: searched again, today's optimum.
+    let strict = optimum(Limit::Average(0.1)).unwrap();
+    let after = run("average_risk = 0.1");
+    if judge(&bf, &node(&first), 1, Limit::Average(0.1)).feasible {
+        assert_eq!(after["reused"], true);
+    } else {
+        assert_eq!(after["reused"], false);
+        assert_eq!(node(&after), strict.levels);
+    }
+}
+
+#[test]
 fn risk_limits_refuse_what_they_do_not_combine_with() {
     let dir = tempfile::tempdir().unwrap();
     generated(dir.path());
