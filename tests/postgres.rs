@@ -1258,3 +1258,27 @@ fn check_pareto_and_reuse_run_on_postgres_with_the_engine_evaluator() {
     assert_eq!(a["drift"]["failed"], "k", "{a}");
     assert_eq!(a, b, "the drifting nights differ");
 }
+
+/// Risk limits on PostgreSQL (the base set comes back: the memory evaluator
+/// judges them): DuckDB's node, report and rows; a base left there refuses them.
+#[test]
+fn risk_limits_give_duckdbs_node_report_and_rows_on_postgres() {
+    let Some(url) = pg_url() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let pg = session(dir.path(), &url);
+    let mut case = generated(dir.path(), 3000);
+    case.name = "limits".into();
+    case.body = case.body.replace(
+        "k = 5\nmax_suppression = 0.02\nl_diversity = { column = \"diagnosis\", l = 2 }\n",
+        "k = 1\nmax_suppression = 0.05\naverage_risk = 0.1\nsample_uniqueness = 0.02\n",
+    );
+    assert!(case.body.contains("average_risk"), "{}", case.body);
+    let job = same_on_both(dir.path(), &url, &pg, &case);
+    let report = report(&dir.path().join("limits-pg.json"));
+    assert_eq!(report["risk_limits"]["holds"], true, "{report}");
+    let text = std::fs::read_to_string(&job).unwrap().replace("[source]", "memory_rows = 10\n[source]");
+    std::fs::write(&job, text).unwrap();
+    let out = run(dir.path(), &["run", job.to_str().unwrap(), "--quiet"]);
+    assert_eq!(out.code, 2, "{}", out.both());
+    assert!(out.stderr.contains("memory_rows") && out.stderr.contains("risk limits"), "{}", out.both());
+}

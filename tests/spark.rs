@@ -913,3 +913,22 @@ fn check_pareto_and_reuse_run_on_spark_with_the_engine_evaluator() {
     assert!(a["drift"]["failed"].is_string(), "{a}");
     assert_eq!(a, night(&on_spark, "audit_there-spark.json"), "the drifting nights differ");
 }
+
+/// Risk limits on Spark (the base set comes back: the memory evaluator judges
+/// them): DuckDB's node, report and rows.
+#[test]
+fn risk_limits_give_duckdbs_node_report_and_rows_on_spark() {
+    let Some(url) = spark_url() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let spark = session(dir.path(), &url);
+    let mut case = generated(dir.path(), 3000);
+    case.name = "limits";
+    case.body = case.body.replace(
+        "k = 5\nmax_suppression = 0.02\nl_diversity = { column = \"diagnosis\", l = 2 }\n",
+        "k = 1\nmax_suppression = 0.05\naverage_risk = 0.1\nsample_uniqueness = 0.02\n",
+    );
+    assert!(case.body.contains("average_risk"), "{}", case.body);
+    same_on_both(dir.path(), &url, &spark, &case, true);
+    let report = crate::util::engine_report(&dir.path().join("limits-spark.json"));
+    assert_eq!(report["risk_limits"]["holds"], true, "{report}");
+}
