@@ -227,3 +227,24 @@ fn the_mechanism_draws_by_its_distribution() {
     assert!(want.iter().all(|&p| p > 0.02), "a degenerate distribution: {want:?}");
     assert!(chi2 < 13.8, "chi2 {chi2}: seen {seen:?}, want {want:?}");
 }
+
+/// `kanon check` audits a SafePub job by its derived k: the release read back
+/// meets it, the source does not.
+#[test]
+fn check_audits_by_the_derived_k() {
+    let dir = tempfile::tempdir().unwrap();
+    write_case(dir.path(), 3000, "{ epsilon = 2.0, delta = 1e-5, search_epsilon = 0.2, steps = 20, seed = 3 }");
+    let out = kanon(dir.path(), &["run", "job.toml", "--quiet"]);
+    assert_eq!(out.code, 0, "{}", out.both());
+    let k = report(dir.path())["differential_privacy"]["k"].as_u64().unwrap();
+    let source = kanon(dir.path(), &["check", "job.toml", "--json"]);
+    assert_eq!(source.code, 4, "{}", source.both());
+    assert!(source.stderr.contains(&format!("k = {k}")), "{}", source.both());
+    std::fs::rename(dir.path().join("out.csv"), dir.path().join("release.csv")).unwrap();
+    let text = std::fs::read_to_string(dir.path().join("job.toml")).unwrap().replace("t.csv", "release.csv");
+    std::fs::write(dir.path().join("check.toml"), text.replace("out.csv", "out2.csv")).unwrap();
+    let release = kanon(dir.path(), &["check", "check.toml", "--json"]);
+    assert_eq!(release.code, 0, "{}", release.both());
+    let r: serde_json::Value = serde_json::from_str(&release.stdout).unwrap();
+    assert!(r["k"].as_u64().unwrap() >= k, "{r}");
+}

@@ -195,20 +195,30 @@ fn differential_privacy(job: &mut Job, flags: &Overrides, scheme: bool, reuse: R
         )));
     }
     refuse_on_engine(job, Feature::DifferentialPrivacy)?;
-    let epsilon_search = if flags.node.is_some() { 0.0 } else { dp.search_epsilon };
-    let epsilon_anonymization =
-        if flags.node.is_some() { dp.epsilon } else { (dp.epsilon - epsilon_search).next_down() };
+    let derived = safepub_derived(&dp, flags.node.is_some(), &file)?;
+    dp.derived = Some(derived);
+    job.privacy.differential_privacy = Some(dp);
+    job.privacy.k = derived.k;
+    job.algorithm = Algorithm::Safepub;
+    Ok(())
+}
+
+/// SafePub's parameters: ε less the search's share to anonymization (the
+/// whole ε with `--node`, chosen without the data), β and k from them.
+pub(crate) fn safepub_derived(
+    dp: &crate::job::DifferentialPrivacy,
+    node: bool,
+    file: &str,
+) -> Result<crate::job::Derived> {
+    let epsilon_search = if node { 0.0 } else { dp.search_epsilon };
+    let epsilon_anonymization = if node { dp.epsilon } else { (dp.epsilon - epsilon_search).next_down() };
     let p = crate::measure::dp::parameters(epsilon_anonymization, dp.delta).map_err(|e| {
         bad(format!(
             "{file}: differential_privacy: no k for epsilon {epsilon_anonymization} and delta {}: {e}",
             dp.delta
         ))
     })?;
-    dp.derived = Some(crate::job::Derived { epsilon_search, epsilon_anonymization, beta: p.beta, k: p.k });
-    job.privacy.differential_privacy = Some(dp);
-    job.privacy.k = p.k;
-    job.algorithm = Algorithm::Safepub;
-    Ok(())
+    Ok(crate::job::Derived { epsilon_search, epsilon_anonymization, beta: p.beta, k: p.k })
 }
 
 /// What a job may ask of an engine beyond a full-domain search.

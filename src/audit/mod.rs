@@ -133,7 +133,11 @@ fn publish(
 }
 
 pub(crate) fn run(args: Request) -> Result<()> {
-    let job = Job::load(&args.job)?;
+    let mut job = Job::load(&args.job)?;
+    if let Some(dp) = &job.privacy.differential_privacy {
+        // A SafePub release holds classes of its derived k (ε less the search's share).
+        job.privacy.k = crate::anonymize::plan::safepub_derived(dp, false, &job.path.display().to_string())?.k;
+    }
     if let Some(svg) = &args.svg {
         job.check_output_file("--svg", svg, false)?;
     }
