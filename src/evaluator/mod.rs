@@ -119,6 +119,30 @@ impl Drop for Pool<'_> {
     }
 }
 
+/// QI `a`'s [`LevelStats`], level by level, from its hierarchy's tables
+/// and marginal (what the evaluator reads when its sets are not in memory,
+/// and what the approver's page reads for each QI's share of the loss).
+pub(crate) fn level_stats_of(conn: &Connection, a: usize) -> Result<Vec<LevelStats>> {
+    let q = crate::sql::render(
+        crate::sql::SEARCH_BOUNDS,
+        &[
+            ("a", &a.to_string()),
+            ("nodes", &node_table(a)),
+            ("marginal", &marginal_table(a)),
+            ("codes", &code_table(a)),
+        ],
+    );
+    let mut stmt = conn.prepare(&q)?;
+    let rows = stmt.query_map([], |r| {
+        Ok(LevelStats {
+            leaf_cost: r.get::<_, f64>(1)?,
+            distinct: r.get::<_, i64>(2)? as u64,
+            fanout: r.get::<_, i64>(3)? as u64,
+        })
+    })?;
+    Ok(rows.collect::<duckdb::Result<_>>()?)
+}
+
 /// Which backend holds the frequency sets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
@@ -366,31 +390,7 @@ impl<'c> Evaluator<'c> {
                 })
                 .collect());
         }
-        let n = self.data.heights.len();
-        let mut out = vec![Vec::new(); n];
-        for (a, stats) in out.iter_mut().enumerate() {
-            let q = crate::sql::render(
-                crate::sql::SEARCH_BOUNDS,
-                &[
-                    ("a", &a.to_string()),
-                    ("nodes", &node_table(a)),
-                    ("marginal", &marginal_table(a)),
-                    ("codes", &code_table(a)),
-                ],
-            );
-            let mut stmt = self.conn.prepare(&q)?;
-            let rows = stmt.query_map([], |r| {
-                Ok(LevelStats {
-                    leaf_cost: r.get::<_, f64>(1)?,
-                    distinct: r.get::<_, i64>(2)? as u64,
-                    fanout: r.get::<_, i64>(3)? as u64,
-                })
-            })?;
-            for row in rows {
-                stats.push(row?);
-            }
-        }
-        Ok(out)
+        (0..self.data.heights.len()).map(|a| level_stats_of(self.conn, a)).collect()
     }
 
     /// Nodes evaluated so far (cache hits do not count).

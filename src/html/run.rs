@@ -3,7 +3,7 @@
 
 use super::format::{at, count, figure, number, share};
 use super::{history, job_text, ModelRow, Page, QiRow, RiskRow, RiskSection, Verdict};
-use crate::data::hierarchy::{self, code_table, marginal_table, node_table, LeafOrder};
+use crate::data::hierarchy::{self, LeafOrder};
 use crate::job::{DistanceSpec, HierarchySpec, Job};
 use crate::load::Loaded;
 use crate::measure::risk::{self, Risk};
@@ -320,21 +320,6 @@ fn qi_loss(source: &Loaded, a: usize, level: u8) -> Result<Option<f64>> {
     if leaves <= 1 {
         return Ok(Some(0.0));
     }
-    let q = crate::sql::render(
-        crate::sql::SEARCH_BOUNDS,
-        &[
-            ("a", &a.to_string()),
-            ("nodes", &node_table(a)),
-            ("marginal", &marginal_table(a)),
-            ("codes", &code_table(a)),
-        ],
-    );
-    let mut stmt = source.conn.prepare(&q)?;
-    let mut rows = stmt.query([])?;
-    while let Some(r) = rows.next()? {
-        if r.get::<_, i64>(0)? == level as i64 {
-            return Ok(Some(r.get::<_, f64>(1)? / (leaves - 1) as f64));
-        }
-    }
-    Ok(None)
+    let stats = crate::evaluator::level_stats_of(&source.conn, a)?;
+    Ok(stats.get(level as usize).map(|s| s.leaf_cost / (leaves - 1) as f64))
 }
