@@ -37,6 +37,8 @@ pub enum Algorithm {
     Auto,
     Incognito,
     Topdown,
+    /// dm's branch and bound from the bottom (`search::bottomup`).
+    Bottomup,
     Exhaustive,
     /// Nergiz & Clifton's cell-based generalization with hierarchies.
     Cdgh,
@@ -52,6 +54,7 @@ impl Algorithm {
             Algorithm::Auto => "auto",
             Algorithm::Incognito => "incognito",
             Algorithm::Topdown => "topdown",
+            Algorithm::Bottomup => "bottomup",
             Algorithm::Exhaustive => "exhaustive",
             Algorithm::Cdgh => "cdgh",
             Algorithm::Cndgh => "cndgh",

@@ -97,6 +97,11 @@ impl Plan {
         if job.algorithm.cell_based() {
             refuse_on_engine(&job, Feature::CellBased)?;
         }
+        if job.algorithm == Algorithm::Bottomup && (job.metric != Metric::Dm || job.privacy.person.is_some()) {
+            return Err(bad(format!(
+                "{file}: algorithm bottomup bounds dm over records from below; it takes metric = \"dm\" without [privacy] person (auto picks the search for other metrics)"
+            )));
+        }
         let generalization = if job.algorithm.cell_based() {
             Some("cell-based generalization")
         } else if scheme.is_some() || job.metric == Metric::Hdm {

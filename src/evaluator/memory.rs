@@ -366,6 +366,8 @@ pub struct MemorySets {
     pub(super) leaf_sums_from: u64,
     /// Kept classes' buckets by shape too ([`Bucket::shape`], for risk limits).
     pub(super) shapes: bool,
+    /// A full node's classes carry their shapes ([`Self::classes`]): risk limits are on.
+    pub(super) class_shapes: bool,
     /// Full nodes' classes judged against the population (exact k-map, δ-presence).
     pub(super) population: Option<Arc<crate::measure::limits::Population>>,
     /// Nodes rolled up from sets of fewer rows are not tested on samples.
@@ -705,6 +707,7 @@ impl MemorySets {
             clock: 0,
             leaf_sums_from: 0,
             shapes: false,
+            class_shapes: false,
             population: None,
             refute_from: REFUTE_FROM,
             sample_spread: SAMPLE_SPREAD,
@@ -867,6 +870,16 @@ impl MemorySets {
         out
     }
 
+    /// A node's histogram with kept classes told apart by their shape
+    /// (not cached: the search's histograms may not have them).
+    pub(crate) fn shaped_histogram(&mut self, node: &Node) -> Histogram {
+        let src = self.source(node, None);
+        let was = std::mem::replace(&mut self.shapes, true);
+        let (h, _) = with_scratch(|sc| self.rollup(sc, &src, node));
+        self.shapes = was;
+        h
+    }
+
     /// Drop the held sets of nodes `keep` rejects.
     pub(crate) fn retain(&mut self, keep: impl Fn(&Node) -> bool) {
         self.held.retain(|(s, _)| keep(&s.node));
@@ -907,7 +920,7 @@ impl MemorySets {
                 t.sort_unstable();
             }
         }
-        let shapes = match self.shapes {
+        let shapes = match self.class_shapes {
             true => (0..count)
                 .map(|c| qis.iter().zip(&set.codes).map(|(&(q, l), col)| q.leaves_m1[l][col[c] as usize]).collect())
                 .collect(),

@@ -420,6 +420,17 @@ impl<'c> Evaluator<'c> {
         Ok(self.histograms(std::slice::from_ref(node))?.remove(0))
     }
 
+    /// The histogram of the node a release takes, its kept classes told
+    /// apart by shape in memory (whatever [`Self::for_risk_limits`] asked
+    /// of the search's): the classes risk limits take are then the least
+    /// lossy of their size, and its glm exact.
+    pub(crate) fn histogram_by_shape(&mut self, node: &Node) -> Result<Histogram> {
+        match &mut self.sets {
+            Sets::Memory(m) => Ok(m.shaped_histogram(node)),
+            _ => self.histogram(node),
+        }
+    }
+
     /// The histogram of a node the release may read its classes from (a
     /// given or reused node): its frequency set is kept, so at scale the
     /// release reads that, not another pass over the base set.
@@ -568,16 +579,21 @@ impl<'c> Evaluator<'c> {
         self
     }
 
-    /// Tell kept classes apart by their shape ([`crate::measure::metrics::Bucket::shape`]):
-    /// risk limits suppress classes of one size in the order of their loss.
-    /// The memory backend does; the others refuse (exit 2).
-    pub(crate) fn with_shapes(mut self, on: bool) -> Result<Self> {
+    /// Judge risk limits (`on`): the memory backend does; the others refuse
+    /// (exit 2). `shapes`: its histograms tell kept classes apart by their
+    /// shape ([`crate::measure::metrics::Bucket::shape`]), as glm needs: the
+    /// limits suppress classes of one size in the order of their loss, which
+    /// only glm reads (dm, precision, height and cm of a prefix of one size
+    /// do not depend on which classes it holds). A full node's classes carry
+    /// their shapes either way, for the release's order.
+    pub(crate) fn for_risk_limits(mut self, on: bool, shapes: bool) -> Result<Self> {
         if !on {
             return Ok(self);
         }
         match &mut self.sets {
             Sets::Memory(m) => {
-                m.shapes = true;
+                m.shapes = shapes;
+                m.class_shapes = true;
                 Ok(self)
             }
             _ => Err(crate::error::bad(format!(

@@ -9,7 +9,7 @@ use crate::evaluator::classes::full_domain_ambiguity;
 use crate::evaluator::{Evaluator, NodeClasses};
 use crate::lattice::Node;
 use crate::load::Loaded;
-use crate::measure::metrics::{classes_ambiguity, Histogram, Requirement};
+use crate::measure::metrics::{class_loss, classes_ambiguity, Histogram, Requirement};
 use crate::release::Recoding;
 use crate::sql::{self, list, render};
 use anyhow::Result;
@@ -26,7 +26,8 @@ pub(super) struct Measured {
     pub(crate) judged: Judged,
     /// The released classes' (size, count), from the node's histogram.
     pub(crate) release_sizes: Vec<(u64, u64)>,
-    /// With `[privacy] person`: the node judged again with dm, which the search may not have computed.
+    /// The node judged again: with `[privacy] person`, with dm, which the
+    /// search may not have computed; with risk limits, by shape.
     pub(crate) outcome: Option<crate::measure::metrics::Outcome>,
     /// Exact k-map and δ-presence: what the released classes reach.
     pub(crate) presence: Option<Presence>,
@@ -52,7 +53,10 @@ pub(super) fn measure(source: &Loaded, ev: &mut Evaluator, req: &Requirement, le
             presence: None,
         });
     }
-    let histogram = ev.histogram(&node)?;
+    // With risk limits, which classes of one size they take matters to glm
+    // and the release: judged again by shape (the search's dm need not).
+    let histogram = if req.risk.is_some() { ev.histogram_by_shape(&node)? } else { ev.histogram(&node)? };
+    let outcome = req.risk.is_some().then(|| histogram.outcome(levels, req, &source.data));
     let release_sizes = histogram.kept_sizes(req);
     if let Some(there) = ev.on_engine() {
         // The classes stay on the engine: their distinct value lists judged
@@ -88,7 +92,7 @@ pub(super) fn measure(source: &Loaded, ev: &mut Evaluator, req: &Requirement, le
             (dropped, am, None)
         }
     };
-    Ok(Measured { dropped, dropped_there: None, am, judged, release_sizes, outcome: None, presence })
+    Ok(Measured { dropped, dropped_there: None, am, judged, release_sizes, outcome, presence })
 }
 
 /// The classes in memory: the suppressed ones and am without another scan.
@@ -136,7 +140,9 @@ pub(crate) struct Presence {
 
 /// The classes the risk limits suppress beyond k and ℓ: per bucket of the
 /// node's histogram, as many of its kept classes as the limits take, the
-/// first by their codes.
+/// least lossy first (glm's loss of a record of their shape), then by shape
+/// and codes. A bucket with a shape (glm's histograms) takes its own shape's
+/// classes only.
 fn limit_suppressed(
     req: &Requirement,
     classes: &NodeClasses,
@@ -149,15 +155,23 @@ fn limit_suppressed(
     if gone.iter().all(|&g| g == 0) {
         return out;
     }
+    let shape = |c: usize| classes.shapes.get(c).map(|s| &s[..]);
+    let loss = |c: usize| shape(c).map_or(0.0, |s| class_loss(s, leaves));
     let mut order: Vec<usize> = (0..classes.size.len()).filter(|&c| passes(c)).collect();
-    order.sort_by(|&a, &b| classes.codes[a].cmp(&classes.codes[b]));
+    order.sort_by(|&a, &b| {
+        (loss(a).total_cmp(&loss(b)))
+            .then_with(|| shape(a).cmp(&shape(b)))
+            .then_with(|| classes.codes[a].cmp(&classes.codes[b]))
+    });
     for (bucket, &g) in histogram.buckets.iter().zip(&gone).filter(|(_, &g)| g > 0) {
         let of_bucket = order.iter().filter(|&&c| {
             classes.size[c] == bucket.size
                 && classes.ldiv.get(c).map_or(0, |&d| d) == bucket.ldiv
-                && bucket.shape.as_deref() == classes.shapes.get(c).map(|s| &s[..])
+                && bucket.shape.as_deref().is_none_or(|s| shape(c) == Some(s))
+                && !out.contains(&c)
         });
-        out.extend(of_bucket.take(g as usize));
+        let taken: Vec<usize> = of_bucket.take(g as usize).copied().collect();
+        out.extend(taken);
     }
     out
 }

@@ -22,7 +22,7 @@ use crate::report::{
     by_qi, DeltaReport, DpReport, FullDomainReport, KMapReport, ModelReport, PersonsReport, ReleaseMetrics,
     ReuseReport, RiskLimitsReport, RowsPerPerson,
 };
-use crate::search::{self, exhaustive, incognito, safepub, topdown, Problem, SearchResult};
+use crate::search::{self, bottomup, exhaustive, incognito, safepub, topdown, Problem, SearchResult};
 use anyhow::Result;
 
 /// A full-domain run, planned: what its search reads.
@@ -111,7 +111,7 @@ pub(super) fn prepare(
             return Err(bad(format!("--node: level {l} is above the hierarchy's height {h}")));
         }
     }
-    let (algorithm, why) = search::choose(job.algorithm);
+    let (algorithm, why) = search::choose(job.algorithm, job.metric, &req, source.data.persons.is_some());
     let unsampled_rows = source.unsampled_rows;
     Ok(FullDomain {
         node: node.map(<[u8]>::to_vec),
@@ -151,7 +151,8 @@ impl Search for FullDomain {
     ) -> Result<Result<Chosen<NodeAccount>, Infeasible>> {
         let req = &self.req;
         // k is fixed here: classes under k are suppressed, so their glm terms are never needed.
-        let mut ev = source.evaluator()?.leaf_sums_from(req.k).with_shapes(req.risk.is_some())?;
+        let by_loss = plan.job.metric == crate::options::Metric::Glm;
+        let mut ev = source.evaluator()?.leaf_sums_from(req.k).for_risk_limits(req.risk.is_some(), by_loss)?;
         // Persons' dm costs a sort of every pair per node: the search reads it only when it ranks by it.
         ev.person_dm(plan.job.metric == crate::options::Metric::Dm);
         let combinations = ev.combinations()?;
@@ -238,6 +239,7 @@ impl FullDomain {
             None => match self.algorithm {
                 Algorithm::Incognito => incognito::search(ev, &problem, progress)?,
                 Algorithm::Exhaustive => exhaustive::search(ev, &problem, progress)?,
+                Algorithm::Bottomup => bottomup::search(ev, &problem, progress)?,
                 Algorithm::Safepub => {
                     let (dp, rows) = (plan.job.privacy.differential_privacy.as_ref(), self.unsampled_rows);
                     let (Some(dp), Some(derived), Some(rows)) = (dp, dp.and_then(|d| d.derived), rows) else {
