@@ -132,15 +132,7 @@ pub struct LimitFigures {
 fn population_uniques(sizes: &BTreeMap<u64, u64>, records: u64, population: u64, e: Estimator) -> Option<f64> {
     let histogram: Vec<(u64, u128)> = sizes.iter().map(|(&s, &c)| (s, c as u128)).collect();
     let settings = RiskSettings { population: Some(population), ..RiskSettings::default() };
-    let p = super::risk::population_uniqueness(&histogram, records as u128, &settings);
-    match e {
-        Estimator::Pitman => p.pitman,
-        Estimator::Zayatz => p.zayatz,
-        Estimator::Snb => p.snb,
-        // As ARX's criterion: Pitman up to 10% without Zayatz in its place.
-        Estimator::Dankar if p.sampling_fraction <= 0.1 => p.pitman,
-        Estimator::Dankar => p.dankar,
-    }
+    super::risk::unique_share(&histogram, records as u128, &settings, e)
 }
 
 /// ARX's ParameterTranslation.getSizeThreshold: the smallest class size whose
@@ -297,48 +289,63 @@ fn ln_factorial(i: u64) -> f64 {
 /// is the leaf code divided by it).
 #[derive(Debug, Clone)]
 pub struct Population {
-    base: Vec<(Box<[i64]>, u64)>,
-    /// Per QI and level: the divisor of the leaf codes.
-    divisors: Vec<Vec<i64>>,
-    /// Per QI: one more than the largest leaf code of the population (a
-    /// code at any level is below it), when the radices' product fits 128
-    /// bits: classes are then keyed by one packed integer.
-    radices: Option<Vec<u128>>,
+    /// Per QI, per combination of the population: its leaf's index among the QI's leaves.
+    leaf: Vec<Vec<u32>>,
+    /// Per combination: its records.
+    records: Vec<u64>,
+    /// Per QI and level: leaf index → the index of its value at the level.
+    lift: Vec<Vec<Vec<u32>>>,
+    /// Per QI and level: the level's codes, ascending (a code's index is its position).
+    codes: Vec<Vec<Vec<i64>>>,
     /// Exact k-map: every kept class holds at least this many population records.
     pub(crate) k_map: Option<u64>,
     /// δ-presence: every kept class's records over its population records within [min, max].
     pub(crate) delta: Option<(f64, f64)>,
 }
 
-/// The population's records per class at one node.
-pub enum PopulationClasses {
-    Packed { radices: Vec<u128>, records: FxHashMap<u128, u64> },
-    Listed(FxHashMap<Box<[i64]>, u64>),
+/// The population's records per class at one node, keyed by the class's
+/// value indexes in mixed radix (the level's values per QI).
+pub struct PopulationClasses<'p> {
+    population: &'p Population,
+    levels: Vec<u8>,
+    records: Records,
 }
 
-impl PopulationClasses {
+enum Records {
+    /// Every key's records, when the keys are few (a direct index).
+    Dense(Vec<u64>),
+    Hashed(FxHashMap<u64, u64>),
+    /// Keys past 64 bits: by the value indexes themselves.
+    Listed(FxHashMap<Box<[u32]>, u64>),
+}
+
+impl PopulationClasses<'_> {
     /// The population records of the class of these codes (0 when none).
     pub fn of(&self, codes: &[i64]) -> u64 {
-        match self {
-            PopulationClasses::Packed { radices, records } => {
-                pack(codes.iter().copied(), radices).and_then(|k| records.get(&k)).copied().unwrap_or(0)
+        let p = self.population;
+        let mut index = codes.iter().zip(&self.levels).enumerate().map(|(a, (c, &l))| {
+            p.codes[a][l as usize].binary_search(c).ok().map(|i| (i as u64, p.codes[a][l as usize].len() as u64))
+        });
+        match &self.records {
+            Records::Dense(records) => {
+                index.try_fold(0u64, |key, x| x.map(|(i, r)| key * r + i)).map_or(0, |key| records[key as usize])
             }
-            PopulationClasses::Listed(records) => records.get(codes).copied().unwrap_or(0),
+            Records::Hashed(records) => index
+                .try_fold(0u64, |key, x| x.map(|(i, r)| key * r + i))
+                .and_then(|key| records.get(&key).copied())
+                .unwrap_or(0),
+            Records::Listed(records) => index
+                .by_ref()
+                .map(|x| x.map(|(i, _)| i as u32))
+                .collect::<Option<Box<[u32]>>>()
+                .and_then(|key| records.get(&key).copied())
+                .unwrap_or(0),
         }
     }
 }
 
-/// The codes in mixed radix (None when a code is out of its radix: no population class has it).
-fn pack(codes: impl Iterator<Item = i64>, radices: &[u128]) -> Option<u128> {
-    let mut key = 0u128;
-    for (c, &r) in codes.zip(radices) {
-        let c = u128::try_from(c).ok().filter(|&c| c < r)?;
-        key = key * r + c;
-    }
-    Some(key)
-}
-
 impl Population {
+    /// `base`: the population's (leaf codes, records); `divisors`: per QI and level.
     pub fn new(
         base: Vec<(Box<[i64]>, u64)>,
         divisors: Vec<Vec<i64>>,
@@ -346,36 +353,68 @@ impl Population {
         delta: Option<(f64, f64)>,
     ) -> Population {
         let qis = divisors.len();
-        let radices: Vec<u128> =
-            (0..qis).map(|a| base.iter().map(|(c, _)| c[a].max(0) as u128 + 1).max().unwrap_or(1)).collect();
-        let fits = radices.iter().try_fold(1u128, |p, &r| p.checked_mul(r)).is_some();
-        Population { base, divisors, radices: fits.then_some(radices), k_map, delta }
+        let mut leaf = Vec::with_capacity(qis);
+        let (mut lift, mut codes) = (Vec::with_capacity(qis), Vec::with_capacity(qis));
+        for (a, divisors) in divisors.iter().enumerate() {
+            let mut leaves: Vec<i64> = base.iter().map(|(c, _)| c[a]).collect();
+            leaves.sort_unstable();
+            leaves.dedup();
+            leaf.push(
+                base.iter().map(|(c, _)| leaves.binary_search(&c[a]).expect("a leaf of the base") as u32).collect(),
+            );
+            let (mut by_level, mut level_codes) = (Vec::new(), Vec::new());
+            for &d in divisors {
+                // Codes are mixed-radix: ascending leaves give ascending codes at every level.
+                let mut at: Vec<i64> = leaves.iter().map(|&c| c / d).collect();
+                at.dedup();
+                by_level.push(leaves.iter().map(|&c| at.binary_search(&(c / d)).expect("a code") as u32).collect());
+                level_codes.push(at);
+            }
+            lift.push(by_level);
+            codes.push(level_codes);
+        }
+        let records = base.iter().map(|&(_, n)| n).collect();
+        Population { leaf, records, lift, codes, k_map, delta }
     }
 
     /// The population's records per class (its codes at `levels`).
-    pub fn classes_at(&self, levels: &[u8]) -> PopulationClasses {
-        match &self.radices {
-            Some(radices) => {
-                let mut records: FxHashMap<u128, u64> = FxHashMap::default();
-                for (codes, n) in &self.base {
-                    let key = pack(self.at(codes, levels), radices).expect("a population code is within its radix");
-                    *records.entry(key).or_default() += n;
+    pub fn classes_at(&self, levels: &[u8]) -> PopulationClasses<'_> {
+        let lifts: Vec<&[u32]> = levels.iter().enumerate().map(|(a, &l)| &self.lift[a][l as usize][..]).collect();
+        let radices: Vec<u64> =
+            levels.iter().enumerate().map(|(a, &l)| self.codes[a][l as usize].len() as u64).collect();
+        let space = radices.iter().try_fold(1u64, |p, &r| p.checked_mul(r));
+        let key = |row: usize| {
+            (lifts.iter().zip(&self.leaf).zip(&radices))
+                .fold(0u64, |key, ((lift, leaf), &r)| key * r + lift[leaf[row] as usize] as u64)
+        };
+        let rows = self.records.len();
+        let records = match space {
+            // A direct index when it costs no more than a pass over the combinations.
+            Some(space) if space <= (4 * rows as u64).max(1 << 16) => {
+                let mut records = vec![0u64; space as usize];
+                for (row, &n) in self.records.iter().enumerate() {
+                    records[key(row) as usize] += n;
                 }
-                PopulationClasses::Packed { radices: radices.clone(), records }
+                Records::Dense(records)
+            }
+            Some(_) => {
+                let mut records: FxHashMap<u64, u64> = FxHashMap::default();
+                records.reserve(rows);
+                for (row, &n) in self.records.iter().enumerate() {
+                    *records.entry(key(row)).or_default() += n;
+                }
+                Records::Hashed(records)
             }
             None => {
-                let mut records: FxHashMap<Box<[i64]>, u64> = FxHashMap::default();
-                for (codes, n) in &self.base {
-                    *records.entry(self.at(codes, levels).collect()).or_default() += n;
+                let mut records: FxHashMap<Box<[u32]>, u64> = FxHashMap::default();
+                for (row, &n) in self.records.iter().enumerate() {
+                    let values = lifts.iter().zip(&self.leaf).map(|(lift, leaf)| lift[leaf[row] as usize]).collect();
+                    *records.entry(values).or_default() += n;
                 }
-                PopulationClasses::Listed(records)
+                Records::Listed(records)
             }
-        }
-    }
-
-    /// Leaf codes to their codes at `levels`.
-    fn at<'a>(&'a self, codes: &'a [i64], levels: &'a [u8]) -> impl Iterator<Item = i64> + 'a {
-        codes.iter().enumerate().map(move |(a, &c)| c / self.divisors[a][levels[a] as usize])
+        };
+        PopulationClasses { population: self, levels: levels.to_vec(), records }
     }
 
     /// Does a class of `f` source records and `big_f` population records meet

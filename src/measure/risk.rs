@@ -220,11 +220,9 @@ pub(crate) fn population_uniqueness(
         return figures;
     }
     let sample = Sample::new(histogram, n, big_n);
-    // ARX counts an estimate of 0 as none.
-    let fraction = |uniques: Option<f64>| uniques.filter(|&x| x > 0.0).map(|x| x / sample.big_n);
-    figures.pitman = fraction(sample.pitman());
-    figures.zayatz = fraction(sample.zayatz());
-    figures.snb = fraction(sample.snb());
+    figures.pitman = sample.share(sample.pitman());
+    figures.zayatz = sample.share(sample.zayatz());
+    figures.snb = sample.share(sample.snb());
     // Dankar et al.: Pitman up to a sampling fraction of 10%, else the smaller
     // of Zayatz and SNB; as ARX, Zayatz where the chosen model has no estimate.
     let pick = if sampling_fraction <= 0.1 {
@@ -233,15 +231,47 @@ pub(crate) fn population_uniqueness(
             None => figures.zayatz.map(|x| (x, Model::Zayatz)),
         }
     } else {
-        match (figures.zayatz, figures.snb) {
-            (Some(z), Some(s)) if z < s => Some((z, Model::Zayatz)),
-            (_, Some(s)) => Some((s, Model::Snb)),
-            (z, None) => z.map(|z| (z, Model::Zayatz)),
-        }
+        above_a_tenth(figures.zayatz, figures.snb)
     };
     figures.dankar = pick.map(|(x, _)| x);
     figures.model = pick.map(|(_, m)| m);
     figures
+}
+
+/// Dankar et al.'s pick above a sampling fraction of 10%: the smaller of
+/// Zayatz and SNB, Zayatz where SNB has none.
+fn above_a_tenth(zayatz: Option<f64>, snb: Option<f64>) -> Option<(f64, Model)> {
+    match (zayatz, snb) {
+        (Some(z), Some(s)) if z < s => Some((z, Model::Zayatz)),
+        (_, Some(s)) => Some((s, Model::Snb)),
+        (z, None) => z.map(|z| (z, Model::Zayatz)),
+    }
+}
+
+/// One estimator's share of population uniques, as ARX's PopulationUniqueness
+/// criterion reads it (Dankar: Pitman up to 10% without Zayatz in its place):
+/// [`population_uniqueness`]'s figure, with only the models it needs solved
+/// (a search asks this of every node, several times).
+pub(crate) fn unique_share(
+    histogram: &[(u64, u128)],
+    n: u128,
+    settings: &RiskSettings,
+    estimator: crate::job::Estimator,
+) -> Option<f64> {
+    use crate::job::Estimator;
+    let big_n = population_size(n, settings);
+    if histogram.first().is_none_or(|&(f, c)| f != 1 || c == 0) {
+        return Some(0.0);
+    }
+    let sample = Sample::new(histogram, n, big_n);
+    let above = big_n > 0 && n as f64 / big_n as f64 > 0.1;
+    match estimator {
+        Estimator::Pitman => sample.share(sample.pitman()),
+        Estimator::Dankar if !above => sample.share(sample.pitman()),
+        Estimator::Zayatz => sample.share(sample.zayatz()),
+        Estimator::Snb => sample.share(sample.snb()),
+        Estimator::Dankar => above_a_tenth(sample.share(sample.zayatz()), sample.share(sample.snb())).map(|(x, _)| x),
+    }
 }
 
 /// What the models read from the sample: the class-size histogram, n, N.
@@ -259,6 +289,11 @@ struct Sample<'a> {
 }
 
 impl<'a> Sample<'a> {
+    /// An estimate of uniques as a fraction of N; ARX counts an estimate of 0 as none.
+    fn share(&self, uniques: Option<f64>) -> Option<f64> {
+        uniques.filter(|&x| x > 0.0).map(|x| x / self.big_n)
+    }
+
     fn new(histogram: &'a [(u64, u128)], n: u128, big_n: u128) -> Self {
         let count = |size: u64| histogram.iter().find(|&&(f, _)| f == size).map_or(0.0, |&(_, c)| c as f64);
         Sample {
@@ -345,10 +380,25 @@ impl<'a> Sample<'a> {
             (r1 / a, (m - x * r1) / a, r2 / (a * a), (r1 - x * r2) / (a * a), (m - 2.0 * x * r1 + x * x * r2) / (a * a))
         };
         // Σ_j c_j Σ_{k<j} 1/(k − α) and the squares.
+        // Up to DIRECT terms the sums are running ones over the ascending
+        // sizes, the same additions in the same order as each sum's own.
         let (mut o4, mut d4) = (0.0, 0.0);
+        let (mut run, mut run_squares, mut terms) = (0.0f64, 0.0f64, 0u64);
         for &(size, count) in self.histogram.iter().filter(|&&(f, _)| f > 1) {
-            o4 += count as f64 * recip_sum(1.0 - a, size - 1);
-            d4 += count as f64 * recip_square_sum(1.0 - a, size - 1);
+            let m = size - 1;
+            let (r1, r2) = if m <= DIRECT && m >= terms {
+                while terms < m {
+                    let v = (1.0 - a) + terms as f64;
+                    run += 1.0 / v;
+                    run_squares += 1.0 / (v * v);
+                    terms += 1;
+                }
+                (run, run_squares)
+            } else {
+                (recip_sum(1.0 - a, m), recip_square_sum(1.0 - a, m))
+            };
+            o4 += count as f64 * r1;
+            d4 += count as f64 * r2;
         }
         let n = self.n_int.min(u128::from(u64::MAX)) as u64;
         let (o2, d2) = (recip_sum(t + 1.0, n - 1), recip_square_sum(t + 1.0, n - 1));
@@ -799,6 +849,29 @@ mod tests {
             (actual - expected).abs() <= tolerance * expected.abs().max(f64::MIN_POSITIVE),
             "{what}: {actual} against {expected}"
         );
+    }
+
+    #[test]
+    fn one_estimator_is_the_figure_of_all_of_them() {
+        use crate::job::Estimator;
+        let histograms: [&[(u64, u128)]; 3] =
+            [&[(1, 120), (2, 40), (3, 22), (7, 5)], &[(2, 10), (5, 4)], &[(1, 3), (4, 900), (30, 2)]];
+        for histogram in histograms {
+            let n: u128 = histogram.iter().map(|&(f, c)| f as u128 * c).sum();
+            for fraction in [0.01, 0.3] {
+                let settings = RiskSettings { sampling_fraction: fraction, ..RiskSettings::default() };
+                let all = population_uniqueness(histogram, n, &settings);
+                let dankar = if fraction <= 0.1 { all.pitman } else { all.dankar };
+                for (e, want) in [
+                    (Estimator::Pitman, all.pitman),
+                    (Estimator::Zayatz, all.zayatz),
+                    (Estimator::Snb, all.snb),
+                    (Estimator::Dankar, dankar),
+                ] {
+                    assert_eq!(unique_share(histogram, n, &settings, e), want, "{histogram:?} at {fraction}: {e:?}");
+                }
+            }
+        }
     }
 
     fn sizes(histogram: &[(u64, u64)]) -> Vec<ClassSizes> {
