@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.Set;
 
 import org.deidentifier.arx.ARXAnonymizer;
+import org.deidentifier.arx.ARXSolverConfiguration;
 import org.deidentifier.arx.ARXConfiguration;
 import org.deidentifier.arx.ARXLattice.ARXNode;
 import org.deidentifier.arx.ARXProcessStatistics;
@@ -196,8 +197,12 @@ public class Models {
                 break;
             case "sample-uniq": criteria.add(new SampleUniqueness(Double.parseDouble(p[0]))); break;
             case "pop-uniq":
+                // Diagnostics: ARX_SOLVER_MS=N gives the solver N ms a try and 10 N in all (ARX's default: 100 and 1000).
+                String ms = System.getenv("ARX_SOLVER_MS");
+                ARXSolverConfiguration solver = ARXSolverConfiguration.create();
+                if (ms != null) solver = solver.timePerTry(Integer.parseInt(ms)).timeTotal(10 * Integer.parseInt(ms));
                 criteria.add(new PopulationUniqueness(Double.parseDouble(p[0]),
-                    PopulationUniquenessModel.valueOf(p[1].toUpperCase(Locale.ROOT)), population));
+                    PopulationUniquenessModel.valueOf(p[1].toUpperCase(Locale.ROOT)), population, solver));
                 break;
             case "d-presence":
                 criteria.add(new DPresence(Double.parseDouble(p[0]), Double.parseDouble(p[1]), subset));
@@ -240,11 +245,34 @@ public class Models {
         default: throw new IllegalArgumentException("unknown metric " + metricName);
         }
 
+        // Diagnostics: ARX_ONLY_NODE=3,1,0,... (levels in --qis order) searches that node alone.
+        String only = System.getenv("ARX_ONLY_NODE");
+        if (only != null) {
+            String[] at = only.split(",");
+            for (int i = 0; i < qis.length; i++) {
+                data.getDefinition().setMinimumGeneralization(qis[i], Integer.parseInt(at[i]));
+                data.getDefinition().setMaximumGeneralization(qis[i], Integer.parseInt(at[i]));
+            }
+        }
         ARXAnonymizer anonymizer = new ARXAnonymizer();
         long a0 = System.nanoTime();
         ARXResult result = anonymizer.anonymize(data, config);
         long a1 = System.nanoTime();
 
+        // Diagnostics: ARX_SHOW_NODE=3,1,0,... (levels in --qis order) prints what the search knew of that node.
+        String show = System.getenv("ARX_SHOW_NODE");
+        if (show != null) {
+            for (ARXNode[] level : result.getLattice().getLevels()) {
+                for (ARXNode n : level) {
+                    StringBuilder at = new StringBuilder();
+                    for (int i = 0; i < qis.length; i++) at.append(i > 0 ? "," : "").append(n.getGeneralization(qis[i]));
+                    if (at.toString().equals(show)) {
+                        System.err.println("node " + show + ": anonymity " + n.getAnonymity() + ", checked " + n.isChecked()
+                            + ", loss " + n.getHighestScore() + " (lowest " + n.getLowestScore() + ")");
+                    }
+                }
+            }
+        }
         ARXNode opt = result.getGlobalOptimum();
         StringBuilder levels = new StringBuilder("[");
         String infoLoss = null, infoLossRelative = null;

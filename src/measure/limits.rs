@@ -162,8 +162,11 @@ fn population_size(rows: u64, settings: &RiskSettings) -> u64 {
 /// suppresses: its binary search over prefixes of that order
 /// (HashGroupifyDistribution.suppressWhileNotFulfilledBinary), followed
 /// exactly, so a limit that is not monotone (population uniqueness) lands
-/// where ARX lands. `kept`: (size, classes), ascending by size.
-pub fn suppressed_prefix(limits: &SizeLimits, kept: &[(u64, u64)]) -> u64 {
+/// where ARX lands. `kept`: (size, classes), ascending by size. As ARX's
+/// RiskBasedCriterion, the search stops at a prefix that does not hold and
+/// takes the records suppressed past `budget` (with the `before` suppressed
+/// already): that prefix is the answer, and the node is infeasible.
+pub fn suppressed_prefix(limits: &SizeLimits, kept: &[(u64, u64)], before: u64, budget: u64) -> u64 {
     // One entry per size: (size, classes).
     let mut sizes: Vec<(u64, u64)> = Vec::with_capacity(kept.len());
     for &(s, c) in kept {
@@ -177,11 +180,26 @@ pub fn suppressed_prefix(limits: &SizeLimits, kept: &[(u64, u64)]) -> u64 {
     if total == 0 || holds(0) {
         return 0;
     }
+    // Records in the first m classes.
+    let records = |m: u64| {
+        let (mut rest, mut out) = (m, before);
+        for &(s, c) in &sizes {
+            let take = rest.min(c);
+            out += take * s;
+            rest -= take;
+        }
+        out
+    };
     // Indices as ARX's: entries 0..=mid suppressed; Java's division truncates toward zero.
     let (mut low, mut high) = (0i64, total as i64 - 1);
     let mut mid = (low + high) / 2;
     while low <= high {
-        if holds((mid + 1) as u64) {
+        let m = (mid + 1) as u64;
+        let fulfilled = holds(m);
+        if !fulfilled && records(m) > budget {
+            return m;
+        }
+        if fulfilled {
             high = mid - 1;
         } else {
             low = mid + 1;
@@ -462,12 +480,17 @@ mod tests {
                 sizes.is_empty() || (sizes.len() as f64 / sizes.iter().sum::<u64>() as f64) <= 0.2
             })
             .unwrap();
-        assert_eq!(suppressed_prefix(&l, &kept), brute);
+        assert_eq!(suppressed_prefix(&l, &kept, 0, u64::MAX), brute);
         // Sample uniqueness at most 10%: 40 - m records, 10 - m uniques.
         let l = limits(None, Some(0.1));
         let brute = (0..=10u64).find(|&m| (10 - m) as f64 / (40 - m) as f64 <= 0.1).unwrap();
-        assert_eq!(suppressed_prefix(&l, &kept), brute);
-        assert_eq!(suppressed_prefix(&limits(Some(1.0), None), &kept), 0);
+        assert_eq!(suppressed_prefix(&l, &kept, 0, u64::MAX), brute);
+        assert_eq!(suppressed_prefix(&limits(Some(1.0), None), &kept, 0, u64::MAX), 0);
+        // ARX's abort: the probes take 9 classes (holds), 4 (4 of 36 records unique: not,
+        // within a budget of 4), 6 (4 of 34: not, past the budget): the search stops at 6.
+        assert_eq!(suppressed_prefix(&limits(None, Some(0.1)), &kept, 0, 4), 6);
+        // Within the budget it goes on to the shortest prefix that holds.
+        assert_eq!(suppressed_prefix(&limits(None, Some(0.1)), &kept, 0, 10), brute);
     }
 
     #[test]

@@ -261,7 +261,8 @@ impl Histogram {
                 .then(x.ldiv.cmp(&y.ldiv))
         });
         let kept: Vec<(u64, u64)> = order.iter().map(|&i| (self.buckets[i].size, self.buckets[i].classes)).collect();
-        let mut rest = suppressed_prefix(limits, &kept);
+        let before: u64 = self.buckets.iter().filter(|b| !req.keeps(b)).map(|b| b.size * b.classes).sum();
+        let mut rest = suppressed_prefix(limits, &kept, before, req.budget);
         for i in order {
             if rest == 0 {
                 break;
