@@ -2,8 +2,9 @@
 //! against a brute force written here: every node of a generated table run
 //! with `--node`, its suppression and glm compared with ARX's rule followed
 //! on the node's classes one by one; the searches' optima; the release
-//! re-measured. (Population uniqueness is compared with ARX in
-//! bench/limits.sh: its estimators are not re-derived here.)
+//! re-measured. Population uniqueness by Zayatz's estimator, re-derived
+//! here (hypergeometric, no solver); Pitman's and SNB's are compared with
+//! ARX in bench/limits.sh and src/measure/risk.rs.
 
 use crate::util::{brute_optimum, kanon, same, BruteForce, BruteMetrics, Class, Judged, Models, Row};
 use kanon::options::Metric;
@@ -79,6 +80,29 @@ enum Limit {
     Uniques(f64),
     /// Estimated k-map: its derived k (checked against ARX's formula in the unit tests).
     KMap(u64),
+    /// Population uniqueness by Zayatz's estimator at most this share (N: the rows over 1%).
+    Zayatz(f64),
+}
+
+/// Zayatz's estimate of the share of population uniques among N for kept
+/// classes of these sizes (none: no estimate): the sample uniques times
+/// P(a sample unique is a population unique) over the sampling fraction, a
+/// class of sample size f taken as f population records, drawn without
+/// replacement: P(exactly one of f in n draws from N).
+fn zayatz(sizes: &[u64], big_n: u64) -> Option<f64> {
+    let (u, n) = (sizes.len() as f64, sizes.iter().sum::<u64>());
+    let c1 = sizes.iter().filter(|&&s| s == 1).count() as f64;
+    let one_of = |f: u64| {
+        // f · n · Π_{j<f-1} (N − n − j) / Π_{j<f} (N − j)
+        let mut p = (f * n) as f64 / big_n as f64;
+        for j in 0..f - 1 {
+            p *= (big_n - n - j) as f64 / (big_n - 1 - j) as f64;
+        }
+        p
+    };
+    let all: f64 = sizes.iter().map(|&f| one_of(f) / u).sum();
+    let uniques = c1 * (c1 / u * one_of(1) / all) / (n as f64 / big_n as f64);
+    (uniques.is_finite() && uniques > 0.0).then(|| uniques / big_n as f64)
 }
 
 impl Limit {
@@ -93,6 +117,11 @@ impl Limit {
             Limit::Relaxed(t, smallest, r) => sizes.len() as f64 / records as f64 <= t && share(&|s| s < smallest) <= r,
             Limit::Uniques(t) => share(&|s| s == 1) <= t,
             Limit::KMap(_) => true,
+            // ARX's PopulationUniqueness: an estimate in (0, T], or no sample uniques.
+            Limit::Zayatz(t) => match zayatz(sizes, (ROWS as f64 / 0.01).round() as u64) {
+                Some(share) => share <= t,
+                None => !sizes.contains(&1),
+            },
         }
     }
 }
@@ -113,12 +142,21 @@ fn judge(bf: &BruteForce, levels: &[u8], k: u64, limit: Limit) -> Judged {
         let sizes: Vec<u64> = entries.iter().zip(out).filter(|(_, &o)| !o).map(|(c, _)| c.size).collect();
         limit.holds(&sizes)
     };
+    let under_k: u64 = bf.rows - entries.iter().map(|c| c.size).sum::<u64>();
+    let taken = |out: &[bool]| under_k + entries.iter().zip(out).filter(|(_, &o)| o).map(|(c, _)| c.size).sum::<u64>();
     if !entries.is_empty() && !holds(&out) {
         let (mut low, mut high) = (0i64, entries.len() as i64 - 1);
         let mut mid = (low + high) / 2;
         out[..=mid as usize].iter_mut().for_each(|o| *o = true);
+        let mut aborted = false;
         while low <= high {
-            if holds(&out) {
+            let fulfilled = holds(&out);
+            // ARX's RiskBasedCriterion: a failing step past the budget ends the search.
+            if !fulfilled && taken(&out) > BUDGET {
+                aborted = true;
+                break;
+            }
+            if fulfilled {
                 high = mid - 1;
                 mid = (low + high) / 2;
                 let mut i = (mid + 1) as usize;
@@ -135,7 +173,7 @@ fn judge(bf: &BruteForce, levels: &[u8], k: u64, limit: Limit) -> Judged {
             }
         }
         let next = (mid + 1) as usize;
-        if !holds(&out) && next < out.len() && !out[next] {
+        if !aborted && !holds(&out) && next < out.len() && !out[next] {
             out[next] = true;
         }
     }
@@ -192,6 +230,8 @@ fn every_node_suppresses_as_arxs_rule_and_the_searches_find_the_optimum() {
         ("average_risk = { average = 0.2, highest = 0.2, records_at_risk = 0.05 }", Limit::Relaxed(0.2, 5, 0.05)),
         ("sample_uniqueness = 0.01", Limit::Uniques(0.01)),
         ("k_map = { k = 60, significance = 0.01 }", Limit::KMap(5)),
+        ("population_uniqueness = { threshold = 0.004, estimator = \"zayatz\" }", Limit::Zayatz(0.004)),
+        ("population_uniqueness = { threshold = 0.0015, estimator = \"zayatz\" }", Limit::Zayatz(0.0015)),
     ];
     let mut partial = 0;
     for (toml, limit) in limits {
