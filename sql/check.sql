@@ -2,11 +2,18 @@
 -- The columns of a relation (a table or a file read), in order, with their types.
 SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM {{relation}})
 -- name: population
--- The population table as it is, grouped by the job's QI columns (q0, q1, …):
--- each population class with its records F.
+-- The population table grouped by the job's QI columns (q0, q1, …), each
+-- generalized as the audited table's is ({{maps}}: a QI's leaves joined to
+-- their labels at its level): each population class with its records F.
 SELECT {{columns}}, count(*)::BIGINT AS cnt
-FROM {{relation}}
+FROM {{relation}} pop{{maps}}
 GROUP BY ALL
+-- name: distinct_values
+-- A column's distinct values as text (a QI of the audited table).
+SELECT DISTINCT CAST({{column}} AS VARCHAR) FROM {{relation}} WHERE {{column}} IS NOT NULL
+-- name: level_map
+-- A QI's leaves with their labels at the audited table's level.
+CREATE OR REPLACE TEMP TABLE {{table}} (leaf VARCHAR, label VARCHAR)
 -- name: classes
 -- The audited table in one pass: per class (its QI values q0, q1, …) and per
 -- code of the sensitive column (s) and of t-closeness's column (t) in the

@@ -432,6 +432,45 @@ fn check_audits_the_limits_on_a_release() {
     }
 }
 
+/// `kanon check` of a release against the population: the population is
+/// generalized to the release's levels (read off its values), so each
+/// released class is matched with its population class.
+#[test]
+fn check_judges_a_release_against_the_population_at_its_levels() {
+    let dir = tempfile::tempdir().unwrap();
+    let (rows, hierarchies) = generated(dir.path());
+    let text = std::fs::read_to_string(dir.path().join("people.csv")).unwrap();
+    std::fs::rename(dir.path().join("people.csv"), dir.path().join("population.csv")).unwrap();
+    let subset: String =
+        text.lines().enumerate().filter(|(i, _)| *i == 0 || i % 2 == 1).map(|(_, l)| format!("{l}\n")).collect();
+    std::fs::write(dir.path().join("people.csv"), subset).unwrap();
+    let sample: Vec<Row> = rows.iter().step_by(2).cloned().collect();
+    let bf = BruteForce::new(&sample, &hierarchies, false, Models::default());
+    let population = BruteForce::new(&rows, &hierarchies, false, Models::default());
+    let with = |k: u64| format!("k_map = {{ k = {k} }}\n[risk]\npopulation_table = {{ csv = \"population.csv\" }}");
+    let job = job(dir.path(), &with(3), "glm", "auto");
+    let out = kanon(dir.path(), &["run", job.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let r = report(dir.path());
+    let levels: Vec<u8> = ["age", "zip", "sex"].iter().map(|q| r["node"][q].as_u64().unwrap() as u8).collect();
+    assert!(levels.iter().any(|&l| l > 0), "the release is generalized: {levels:?}");
+    // The brute force's smallest population class among the released ones.
+    let big: HashMap<Vec<usize>, u64> =
+        population.classes(&levels).into_iter().map(|c| (c.values.clone(), c.size)).collect();
+    let smallest = bf.classes(&levels).iter().map(|c| big[&c.values]).filter(|&f| f >= 3).min().unwrap();
+    std::fs::rename(dir.path().join("out.csv"), dir.path().join("release.csv")).unwrap();
+    let audit = |k: u64| {
+        let text = std::fs::read_to_string(self::job(dir.path(), &with(k), "glm", "auto")).unwrap();
+        std::fs::write(dir.path().join("check.toml"), text.replacen("people.csv", "release.csv", 1)).unwrap();
+        kanon(dir.path(), &["check", "check.toml", "--json"])
+    };
+    let out = audit(smallest);
+    assert_eq!(out.code, 0, "k-map {smallest} holds on the release: {}", out.stderr);
+    let out = audit(smallest + 1);
+    assert_eq!(out.code, 4, "k-map {} fails on the release: {}", smallest + 1, out.stderr);
+    assert!(out.stderr.contains("k-map"), "{}", out.stderr);
+}
+
 #[test]
 fn reuse_keeps_the_node_while_the_limit_holds() {
     let dir = tempfile::tempdir().unwrap();

@@ -71,6 +71,7 @@ pub(super) fn source_models(
 /// `[risk] population_table` grouped by the job's QI columns as it is (the
 /// `population` statement), or None without one.
 pub(super) fn population(conn: &Connection, job: &Job, audited: &str) -> Result<Option<String>> {
+    let audited_relation = audited;
     let Some(spec) = &job.risk.population_table else {
         return Ok(None);
     };
@@ -82,21 +83,29 @@ pub(super) fn population(conn: &Connection, job: &Job, audited: &str) -> Result<
     require(job, &format!("the {what}"), &have, &qis)?;
     let audited = relation_columns(conn, audited)?;
     let type_of = |cols: &[SourceColumn], name: &str| cols.iter().find(|c| c.name == name).map(|c| c.type_name.clone());
-    // Values compare natively when the two columns have one type, as text otherwise.
-    let cast: Vec<bool> = job
-        .quasi_identifiers
-        .iter()
-        .map(|q| type_of(&have, &q.column.name) != type_of(&audited, &q.column.name))
+    // A QI whose values the table holds generalized: the population's leaves mapped to them.
+    let maps = level_maps(conn, job, audited_relation)?;
+    // Values compare natively when the two columns have one type, as text otherwise (and when mapped).
+    let cast: Vec<bool> = (job.quasi_identifiers.iter().zip(&maps))
+        .map(|(q, m)| m.is_some() || type_of(&have, &q.column.name) != type_of(&audited, &q.column.name))
         .collect();
-    let columns = list(job.quasi_identifiers.iter().enumerate(), ", ", |(a, q)| {
-        let c = ident(&q.column.name);
-        if cast[a] {
-            format!("CAST({c} AS VARCHAR) AS q{a}")
-        } else {
-            format!("{c} AS q{a}")
-        }
+    let columns = list(job.quasi_identifiers.iter().enumerate(), ", ", |(a, q)| match &maps[a] {
+        Some(table) => format!("{}.label AS q{a}", ident(table)),
+        None if cast[a] => format!("CAST(pop.{} AS VARCHAR) AS q{a}", ident(&q.column.name)),
+        None => format!("pop.{} AS q{a}", ident(&q.column.name)),
     });
-    let select = render(fragment(sql::CHECK, "population"), &[("columns", &columns), ("relation", &relation)]);
+    let joins: String = (job.quasi_identifiers.iter().zip(&maps))
+        .filter_map(|(q, m)| m.as_ref().map(|t| (q, t)))
+        .map(|(q, t)| {
+            format!(
+                " LEFT JOIN {t} ON {t}.leaf IS NOT DISTINCT FROM CAST(pop.{} AS VARCHAR)",
+                ident(&q.column.name),
+                t = ident(t)
+            )
+        })
+        .collect();
+    let select =
+        render(fragment(sql::CHECK, "population"), &[("columns", &columns), ("relation", &relation), ("maps", &joins)]);
     let on = list(job.quasi_identifiers.iter().enumerate(), " AND ", |(a, _)| {
         if cast[a] {
             format!("CAST(g.q{a} AS VARCHAR) IS NOT DISTINCT FROM p.q{a}")
@@ -105,6 +114,47 @@ pub(super) fn population(conn: &Connection, job: &Job, audited: &str) -> Result<
         }
     });
     Ok(Some(format!(" LEFT JOIN ({select}) p ON {on}")))
+}
+
+/// Per QI with a file hierarchy whose values in the audited table all sit at
+/// one level above the leaves (a release of a full-domain node): a temp
+/// table of its leaves and their labels there, so the population is
+/// generalized as the table is. None for a QI at its leaves or with a
+/// built-in hierarchy (compared as they are).
+fn level_maps(conn: &Connection, job: &Job, audited: &str) -> Result<Vec<Option<String>>> {
+    let mut out = Vec::new();
+    for (a, q) in job.quasi_identifiers.iter().enumerate() {
+        let crate::job::HierarchySpec::File(path) = &q.hierarchy else {
+            out.push(None);
+            continue;
+        };
+        let rows = crate::data::hierarchy::read_arx(path)?;
+        let q_values = render(
+            fragment(sql::CHECK, "distinct_values"),
+            &[("column", &ident(&q.column.name)), ("relation", audited)],
+        );
+        let values: std::collections::HashSet<String> =
+            conn.prepare(&q_values)?.query_map([], |r| r.get::<_, String>(0))?.collect::<duckdb::Result<_>>()?;
+        let height = rows.first().map_or(0, |r| r.len());
+        let at_level = |l: usize| {
+            let labels: std::collections::HashSet<&str> = rows.iter().filter_map(|r| r.get(l)?.as_deref()).collect();
+            values.iter().all(|v| labels.contains(v.as_str()))
+        };
+        match (0..height).find(|&l| at_level(l)) {
+            Some(l) if l > 0 => {
+                let table = format!("kanon_level_map_{a}");
+                conn.execute_batch(&render(fragment(sql::CHECK, "level_map"), &[("table", &ident(&table))]))?;
+                let mut app = conn.appender(&table)?;
+                for r in &rows {
+                    app.append_row([r.first().and_then(|v| v.as_deref()), r.get(l).and_then(|v| v.as_deref())])?;
+                }
+                app.flush()?;
+                out.push(Some(table));
+            }
+            _ => out.push(None),
+        }
+    }
+    Ok(out)
 }
 
 /// "population table \"T\"" or "population table FILE".

@@ -133,7 +133,7 @@ fn nulls(conn: &Connection, a: usize) -> Result<i64> {
 
 /// Rows of an ARX hierarchy file: `leaf;level1;…;top`, no header. A leaf
 /// written `NULL` stands for a missing value.
-fn read_arx(path: &Path) -> Result<Vec<Vec<Option<String>>>> {
+pub(crate) fn read_arx(path: &Path) -> Result<Vec<Vec<Option<String>>>> {
     let text = std::fs::read_to_string(path).map_err(|e| bad(format!("cannot read {}: {e}", path.display())))?;
     let mut rows: Vec<Vec<Option<String>>> = Vec::new();
     for (n, line) in text.lines().enumerate() {
