@@ -8,7 +8,8 @@
 #   on 10x / 100x the rows), ARX and kanon run on the same files.
 # - privacy models on Adult (occupation sensitive), k = 5, 1%: ARX (bench/arx/arx-models)
 #   with EqualDistanceTCloseness 0.2, EntropyLDiversity 3 (Shannon) and the risk limits
-#   (average risk plain and relaxed, sample and population uniqueness, k-map), kanon run
+#   (average risk plain and relaxed, sample and population uniqueness, k-map; exact k-map and
+#   delta-presence on every third row against all of it), kanon run
 #   (default search) on the same job plus [privacy] t_closeness / l_diversity; then the
 #   ratios kanon / ARX per model and kanon with the model / kanon without (adult_x1 run).
 # Usage: bench/small.sh [RUNS] [all|models]   (default 5 all). all writes bench/small.csv;
@@ -144,6 +145,10 @@ done
 # Privacy models on adult_x1 (occupation sensitive), k = 5, 1%: ARX and kanon with each
 # model; kanon without it is the adult_x1 run / kanon default row above.
 rows=$(($(wc -l < "$work/adult_x1.csv") - 1))
+# Exact k-map and δ-presence: the source is every third row, the population all
+# of adult_x1 (ARX: DataSubset of the same rows of the whole table).
+awk 'NR == 1 || (NR - 2) % 3 == 0' "$work/adult_x1.csv" > "$work/adult_x1_subset.csv"
+population="[risk]\\npopulation_table = { csv = \"$work/adult_x1.csv\", delimiter = \";\" }"
 models=(
   "t=0.2 equal|t_closeness = { column = \"occupation\", t = 0.2 }|--t-equal occupation:0.2|arx_tcl_result"
   "l=3 entropy|l_diversity = { column = \"occupation\", l = 3, kind = \"entropy\" }|--l-entropy occupation:3|arx_ent_result"
@@ -152,21 +157,27 @@ models=(
   "sample uniqueness 0.01|sample_uniqueness = 0.01|--sample-uniq 0.01|arx_lim_result"
   "population uniqueness 0.01|population_uniqueness = { threshold = 0.01 }|--pop-uniq 0.01:dankar|arx_lim_result"
   "k-map 10|k_map = { k = 10, significance = 0.01 }|--k-map 10:0.01:poisson|arx_lim_result"
+  "exact k-map 5|k_map = { k = 5 }\\n$population|--k-map-exact 5|arx_lim_result|subset"
+  "delta-presence 0-0.5|delta_presence = { min = 0.0, max = 0.5 }\\n$population|--d-presence 0.0:0.5|arx_lim_result|subset"
 )
 arxm=bench/arx/arx-models
 if [ -n "$arx" ]; then "$arxm" --compile; fi # compiled once here, not inside a timed run
 i=0
 for m in "${models[@]}"; do
-  IFS='|' read -r name privacy arxflag arxres <<< "$m"
+  IFS='|' read -r name privacy arxflag arxres subset <<< "$m"
   i=$((i + 1)) && dir="$work/x1-model$i" && mkdir -p "$dir"
-  j=$(job "$work/adult_x1.csv" 5 "$dir" "$privacy")
+  source="$work/adult_x1.csv" case_rows=$rows arxsubset=""
+  if [ -n "$subset" ]; then
+    source="$work/adult_x1_subset.csv" case_rows=$(($(wc -l < "$source") - 1)) arxsubset="--subset-every 3"
+  fi
+  j=$(job "$source" 5 "$dir" "$(printf '%b' "$privacy")")
   if [ -n "$arx" ]; then
-    measure "adult_x1 $name" arx "$rows" 5 "$arxres" -- "$arxm" --data "$work/adult_x1.csv" --hier "$adult" \
-      --qis "${qis// /,}" --k 5 --budget 0.01 --metric loss $arxflag --out "$dir/arx.csv"
+    measure "adult_x1 $name" arx "$case_rows" 5 "$arxres" -- "$arxm" --data "$work/adult_x1.csv" --hier "$adult" \
+      --qis "${qis// /,}" --k 5 --budget 0.01 --metric loss $arxflag $arxsubset --out "$dir/arx.csv"
   fi
   # Until kanon run accepts the model, say so and go on (no row) rather than stop the benchmark.
   if "$kanon" run "$j" --quiet > /dev/null 2> "$work/err"; then
-    measure "adult_x1 $name" "kanon default" "$rows" 5 run_result -- "$kanon" run "$j" --quiet
+    measure "adult_x1 $name" "kanon default" "$case_rows" 5 run_result -- "$kanon" run "$j" --quiet
   else
     echo "notice: kanon run fails on the $name job, its rows skipped:" >&2
     head -5 "$work/err" >&2

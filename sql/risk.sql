@@ -15,6 +15,18 @@ SELECT c.f, {{big_f}}::BIGINT AS big_f, count(*)::BIGINT AS classes
 FROM c {{population_join}}
 WHERE {{kept}}
 GROUP BY ALL
+-- name: node_class_codes
+-- Classes at a node from the base frequency set, each with its codes at the
+-- node's levels (c0..) and f, those the release drops left out: F then comes
+-- from the population held in memory (exact k-map, δ-presence).
+WITH c AS (
+    SELECT {{classes}}, sum(p.cnt)::BIGINT AS f
+    FROM kanon_f0 p
+    GROUP BY ALL
+)
+SELECT {{codes}}, c.f
+FROM c
+WHERE {{kept}}
 -- name: population_classes
 -- The population table's classes at the node: each QI's value mapped to its
 -- code at the node's level through the hierarchy's leaves.

@@ -86,6 +86,27 @@ fn node_classes(
     let n = levels.len();
     let div = divisors(conn, n)?;
     let kept = left_out(conn, "kanon_dropped", dropped, n)?.unwrap_or_else(|| "TRUE".into());
+    let classes = list(0..n, ", ", |a| format!("(p.g{a} // {})::BIGINT AS c{a}", div[a][levels[a] as usize]));
+    if let (Some(held), Some(_)) = (&source.population, population) {
+        // The population is in memory already (exact k-map, δ-presence): F per class from it.
+        let at = held.classes_at(levels);
+        let q = render(
+            sql::fragment(sql::RISK, "node_class_codes"),
+            &[("classes", &classes), ("codes", &list(0..n, ", ", |a| format!("c.c{a}"))), ("kept", &kept)],
+        );
+        let mut stmt = conn.prepare(&q)?;
+        let mut rows = stmt.query([])?;
+        let mut by_sizes: std::collections::BTreeMap<(u64, u64), u64> = Default::default();
+        let mut codes = vec![0i64; n];
+        while let Some(r) = rows.next()? {
+            for (a, c) in codes.iter_mut().enumerate() {
+                *c = r.get(a)?;
+            }
+            let f = r.get::<_, i64>(n)? as u64;
+            *by_sizes.entry((f, at.of(&codes))).or_default() += 1;
+        }
+        return by_sizes.into_iter().map(|((f, big_f), classes)| population_checked(job, f, big_f, classes)).collect();
+    }
     let (cte, big_f, join) = match population {
         None => (String::new(), "c.f".to_string(), String::new()),
         Some(relation) => {
@@ -104,32 +125,27 @@ fn node_classes(
     };
     let q = render(
         sql::fragment(sql::RISK, "node_classes"),
-        &[
-            ("classes", &list(0..n, ", ", |a| format!("(p.g{a} // {})::BIGINT AS c{a}", div[a][levels[a] as usize]))),
-            ("population", &cte),
-            ("big_f", &big_f),
-            ("population_join", &join),
-            ("kept", &kept),
-        ],
+        &[("classes", &classes), ("population", &cte), ("big_f", &big_f), ("population_join", &join), ("kept", &kept)],
     );
     let mut stmt = conn.prepare(&q)?;
     let mut rows = stmt.query([])?;
     let mut out = Vec::new();
     while let Some(r) = rows.next()? {
         let (f, big_f, classes): (i64, Option<i64>, i64) = (r.get(0)?, r.get(1)?, r.get(2)?);
-        match big_f {
-            Some(big_f) if big_f >= f => {
-                out.push(ClassSizes { sample: f as u64, population: big_f as u64, classes: classes as u64 })
-            }
-            _ => {
-                return Err(bad(format!(
-                    "{}: [risk] population_table has fewer records than the source in {classes} classes of size {f}; it must hold the population the source was drawn from",
-                    job.path.display()
-                )))
-            }
-        }
+        out.push(population_checked(job, f as u64, big_f.unwrap_or(0) as u64, classes as u64)?);
     }
     Ok(out)
+}
+
+/// `classes` classes of f records and F population records: refused when F < f.
+fn population_checked(job: &Job, f: u64, big_f: u64, classes: u64) -> Result<ClassSizes> {
+    if big_f < f {
+        return Err(bad(format!(
+            "{}: [risk] population_table has fewer records than the source in {classes} classes of size {f}; it must hold the population the source was drawn from",
+            job.path.display()
+        )));
+    }
+    Ok(ClassSizes { sample: f, population: big_f, classes })
 }
 
 /// The release classes of a scheme's partitions: each base row's block per QI.
