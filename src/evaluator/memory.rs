@@ -941,11 +941,12 @@ impl MemorySets {
     ) {
         let levels: Vec<u8> = cols.iter().map(|&(_, _, _, l)| l).collect();
         let population = p.classes_at(&levels);
-        let mut key: Vec<i64> = Vec::with_capacity(cols.len());
+        // Per QI: the data's values at the level (by index) to the population's.
+        let index: Vec<Vec<Option<u32>>> =
+            cols.iter().enumerate().map(|(a, &(_, _, q, l))| population.indexes(a, &q.code[l as usize])).collect();
         for (c, ok) in admitted.iter_mut().enumerate() {
-            key.clear();
-            key.extend(cols.iter().enumerate().map(|(j, &(_, _, q, l))| q.code[l as usize][set.codes[j][c] as usize]));
-            *ok = *ok && p.admits(set.size[c], population.of(&key));
+            let of = population.of_indexes(index.iter().zip(&set.codes).map(|(index, codes)| index[codes[c] as usize]));
+            *ok = *ok && p.admits(set.size[c], of);
         }
     }
 

@@ -329,6 +329,39 @@ pub struct PopulationClasses<'p> {
     records: Records,
 }
 
+impl Drop for PopulationClasses<'_> {
+    fn drop(&mut self) {
+        if let Records::Dense(records) = &mut self.records {
+            give_back(std::mem::take(records));
+        }
+    }
+}
+
+thread_local! {
+    /// Buffers of the population's keys and direct indexes, kept per thread:
+    /// a search asks for a node's classes thousands of times, and a fresh
+    /// buffer each time is fresh pages from the system each time.
+    static BUFFERS: std::cell::RefCell<Vec<Vec<u64>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A buffer of `len` zeros, one kept by this thread when there is one.
+fn zeroed(len: usize) -> Vec<u64> {
+    let mut v = BUFFERS.with(|b| b.borrow_mut().pop()).unwrap_or_default();
+    v.clear();
+    v.resize(len, 0);
+    v
+}
+
+/// Keep a buffer for [`zeroed`] (a few per thread).
+fn give_back(v: Vec<u64>) {
+    BUFFERS.with(|b| {
+        let mut b = b.borrow_mut();
+        if b.len() < 4 {
+            b.push(v);
+        }
+    });
+}
+
 enum Records {
     /// Every key's records, when the keys are few (a direct index).
     Dense(Vec<u64>),
@@ -337,7 +370,39 @@ enum Records {
     Listed(FxHashMap<Box<[u32]>, u64>),
 }
 
+/// Indexes (each with its radix) as one mixed-radix key; None when one is missing.
+fn mixed_radix(index: impl Iterator<Item = (Option<u32>, u64)>) -> Option<u64> {
+    let mut key = 0u64;
+    for (i, r) in index {
+        key = key * r + i? as u64;
+    }
+    Some(key)
+}
+
 impl PopulationClasses<'_> {
+    /// Per value of QI `a` (by its code at the node's level, `codes` in any
+    /// order): its index among the population's values there, or None.
+    pub fn indexes(&self, a: usize, codes: &[i64]) -> Vec<Option<u32>> {
+        let at = &self.population.codes[a][self.levels[a] as usize];
+        codes.iter().map(|c| at.binary_search(c).ok().map(|i| i as u32)).collect()
+    }
+
+    /// The population records of the class of these value indexes
+    /// ([`Self::indexes`]; None: a value the population does not have).
+    pub fn of_indexes(&self, index: impl Iterator<Item = Option<u32>>) -> u64 {
+        let p = self.population;
+        let radix = (0..self.levels.len()).map(|a| p.codes[a][self.levels[a] as usize].len() as u64);
+        match &self.records {
+            Records::Dense(records) => mixed_radix(index.zip(radix)).map_or(0, |key| records[key as usize]),
+            Records::Hashed(records) => {
+                mixed_radix(index.zip(radix)).and_then(|key| records.get(&key).copied()).unwrap_or(0)
+            }
+            Records::Listed(records) => {
+                index.collect::<Option<Box<[u32]>>>().and_then(|key| records.get(&key).copied()).unwrap_or(0)
+            }
+        }
+    }
+
     /// The population records of the class of these codes (0 when none).
     pub fn of(&self, codes: &[i64]) -> u64 {
         let p = self.population;
@@ -401,26 +466,36 @@ impl Population {
         let radices: Vec<u64> =
             levels.iter().enumerate().map(|(a, &l)| self.codes[a][l as usize].len() as u64).collect();
         let space = radices.iter().try_fold(1u64, |p, &r| p.checked_mul(r));
-        let key = |row: usize| {
-            (lifts.iter().zip(&self.leaf).zip(&radices))
-                .fold(0u64, |key, ((lift, leaf), &r)| key * r + lift[leaf[row] as usize] as u64)
-        };
         let rows = self.records.len();
+        // Each combination's key, a QI (a column) at a time.
+        let keys = || {
+            let mut keys = zeroed(rows);
+            for ((lift, leaf), &r) in lifts.iter().zip(&self.leaf).zip(&radices) {
+                for (k, &i) in keys.iter_mut().zip(leaf) {
+                    *k = *k * r + lift[i as usize] as u64;
+                }
+            }
+            keys
+        };
         let records = match space {
             // A direct index when it costs no more than a pass over the combinations.
             Some(space) if space <= (4 * rows as u64).max(1 << 16) => {
-                let mut records = vec![0u64; space as usize];
-                for (row, &n) in self.records.iter().enumerate() {
-                    records[key(row) as usize] += n;
+                let mut records = zeroed(space as usize);
+                let keys = keys();
+                for (&k, &n) in keys.iter().zip(&self.records) {
+                    records[k as usize] += n;
                 }
+                give_back(keys);
                 Records::Dense(records)
             }
             Some(_) => {
                 let mut records: FxHashMap<u64, u64> = FxHashMap::default();
                 records.reserve(rows);
-                for (row, &n) in self.records.iter().enumerate() {
-                    *records.entry(key(row)).or_default() += n;
+                let keys = keys();
+                for (&k, &n) in keys.iter().zip(&self.records) {
+                    *records.entry(k).or_default() += n;
                 }
+                give_back(keys);
                 Records::Hashed(records)
             }
             None => {
