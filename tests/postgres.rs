@@ -241,6 +241,19 @@ fn the_search_on_postgres_itself_gives_duckdbs_node_report_and_rows() {
          t_closeness = { column = \"diagnosis\", t = 0.4 }",
     );
     assert!(models.body.contains("t_closeness"));
+    // The same models with k = 1 and dm: auto picks bottom-up, each height's sets kept there.
+    let mut bottom_up = models.clone();
+    bottom_up.body =
+        bottom_up.body.replace("k = 3", "k = 1").replace("algorithm = \"incognito\"", "algorithm = \"auto\"");
+    bottom_up.body = bottom_up.body.replace("metric = \"glm\"", "metric = \"dm\"");
+    assert!(bottom_up.body.contains("k = 1") && bottom_up.body.contains("metric = \"dm\""));
+    same_on_both(
+        dir.path(),
+        &url,
+        &pg,
+        &Case { name: "demo_bottomup_there".into(), engine: there.clone(), ..bottom_up },
+    );
+    assert_eq!(report(&dir.path().join("demo_bottomup_there-pg.json"))["algorithm"], "bottomup");
     same_on_both(dir.path(), &url, &pg, &Case { name: "demo_models_there".into(), engine: there.clone(), ..models });
     let generated = generated(dir.path(), 20_000);
     same_on_both(dir.path(), &url, &pg, &Case { name: "generated_there".into(), engine: there, ..generated });
