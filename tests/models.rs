@@ -300,9 +300,13 @@ fn compare(loaded: &Loaded, source: &Source, k: u64, models: &[Model], fractions
             // Bottom-up ranks by dm: exact whatever the requirement prunes.
             let bu = (metric == Metric::Dm)
                 .then(|| bottomup::search(&mut loaded.evaluator().unwrap(), &problem, &Silent).unwrap());
+            // And on the SQL backend, whose sets are tables (HELD of a height kept).
+            let bu_sql = (metric == Metric::Dm && sql_too)
+                .then(|| bottomup::search(&mut loaded.evaluator_on(Backend::Sql).unwrap(), &problem, &Silent).unwrap());
             let mut searches =
                 vec![("topdown", &td.best), ("topdown on samples", &td_sampled.best), ("incognito", &inc.best)];
             searches.extend(bu.as_ref().map(|b| ("bottomup", &b.best)));
+            searches.extend(bu_sql.as_ref().map(|b| ("bottomup on SQL", &b.best)));
             for (name, found) in searches {
                 match found {
                     None => assert!(best.is_infinite(), "{case} {}: {name} found nothing", metric.name()),
