@@ -308,21 +308,27 @@ fn every_node_suppresses_as_arxs_rule_and_the_searches_find_the_optimum() {
     assert!(partial >= 10, "only {partial} nodes suppressed beyond k");
 }
 
+/// The generated table as `population.csv` and every second row of it as
+/// the source (`people.csv`); the brute force over each.
+fn sample_and_population(dir: &Path) -> (BruteForce, BruteForce) {
+    let (rows, hierarchies) = generated(dir);
+    let text = std::fs::read_to_string(dir.join("people.csv")).unwrap();
+    std::fs::rename(dir.join("people.csv"), dir.join("population.csv")).unwrap();
+    let subset: String =
+        text.lines().enumerate().filter(|(i, _)| *i == 0 || i % 2 == 1).map(|(_, l)| format!("{l}\n")).collect();
+    std::fs::write(dir.join("people.csv"), subset).unwrap();
+    let sample: Vec<Row> = rows.iter().step_by(2).cloned().collect();
+    let bf = BruteForce::new(&sample, &hierarchies, false, Models::default());
+    (bf, BruteForce::new(&rows, &hierarchies, false, Models::default()))
+}
+
 /// Exact k-map and δ-presence: the source is every second row of the
 /// generated table, the population all of it; each class of the source is
 /// judged against the population's class of the same values.
 #[test]
 fn exact_k_map_and_delta_presence_judge_every_node_as_the_brute_force() {
     let dir = tempfile::tempdir().unwrap();
-    let (rows, hierarchies) = generated(dir.path());
-    let text = std::fs::read_to_string(dir.path().join("people.csv")).unwrap();
-    std::fs::rename(dir.path().join("people.csv"), dir.path().join("population.csv")).unwrap();
-    let subset: String =
-        text.lines().enumerate().filter(|(i, _)| *i == 0 || i % 2 == 1).map(|(_, l)| format!("{l}\n")).collect();
-    std::fs::write(dir.path().join("people.csv"), subset).unwrap();
-    let sample: Vec<Row> = rows.iter().step_by(2).cloned().collect();
-    let bf = BruteForce::new(&sample, &hierarchies, false, Models::default());
-    let population = BruteForce::new(&rows, &hierarchies, false, Models::default());
+    let (bf, population) = sample_and_population(dir.path());
     let cases: [(&str, Box<dyn Fn(u64, u64) -> bool>); 3] = [
         ("k_map = { k = 6 }", Box::new(|_, big_f| big_f >= 6)),
         (
@@ -438,15 +444,7 @@ fn check_audits_the_limits_on_a_release() {
 #[test]
 fn check_judges_a_release_against_the_population_at_its_levels() {
     let dir = tempfile::tempdir().unwrap();
-    let (rows, hierarchies) = generated(dir.path());
-    let text = std::fs::read_to_string(dir.path().join("people.csv")).unwrap();
-    std::fs::rename(dir.path().join("people.csv"), dir.path().join("population.csv")).unwrap();
-    let subset: String =
-        text.lines().enumerate().filter(|(i, _)| *i == 0 || i % 2 == 1).map(|(_, l)| format!("{l}\n")).collect();
-    std::fs::write(dir.path().join("people.csv"), subset).unwrap();
-    let sample: Vec<Row> = rows.iter().step_by(2).cloned().collect();
-    let bf = BruteForce::new(&sample, &hierarchies, false, Models::default());
-    let population = BruteForce::new(&rows, &hierarchies, false, Models::default());
+    let (bf, population) = sample_and_population(dir.path());
     let with = |k: u64| format!("k_map = {{ k = {k} }}\n[risk]\npopulation_table = {{ csv = \"population.csv\" }}");
     let job = job(dir.path(), &with(3), "glm", "auto");
     let out = kanon(dir.path(), &["run", job.to_str().unwrap()]);
