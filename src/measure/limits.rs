@@ -406,24 +406,13 @@ impl PopulationClasses<'_> {
     /// The population records of the class of these codes (0 when none).
     pub fn of(&self, codes: &[i64]) -> u64 {
         let p = self.population;
-        let mut index = codes.iter().zip(&self.levels).enumerate().map(|(a, (c, &l))| {
-            p.codes[a][l as usize].binary_search(c).ok().map(|i| (i as u64, p.codes[a][l as usize].len() as u64))
-        });
-        match &self.records {
-            Records::Dense(records) => {
-                index.try_fold(0u64, |key, x| x.map(|(i, r)| key * r + i)).map_or(0, |key| records[key as usize])
-            }
-            Records::Hashed(records) => index
-                .try_fold(0u64, |key, x| x.map(|(i, r)| key * r + i))
-                .and_then(|key| records.get(&key).copied())
-                .unwrap_or(0),
-            Records::Listed(records) => index
-                .by_ref()
-                .map(|x| x.map(|(i, _)| i as u32))
-                .collect::<Option<Box<[u32]>>>()
-                .and_then(|key| records.get(&key).copied())
-                .unwrap_or(0),
-        }
+        self.of_indexes(
+            codes
+                .iter()
+                .zip(&self.levels)
+                .enumerate()
+                .map(|(a, (c, &l))| p.codes[a][l as usize].binary_search(c).ok().map(|i| i as u32)),
+        )
     }
 }
 
