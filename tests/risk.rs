@@ -19,9 +19,12 @@ fn close(what: &str, actual: Option<f64>, expected: Option<f64>, tolerance: f64)
 /// Closed forms: the same arithmetic in another order.
 const EXACT: f64 = 1e-9;
 /// Pitman's and SNB's estimates come from Newton's method stopped once both
-/// equations are within 1e-6 of 0 (ARX's criterion): kanon's and ARX's stops
-/// differ (ARX's Jacobian for Pitman is approximate), the estimates by < 1e-7.
+/// equations are within 1e-6 of 0 (ARX's criterion): against the solvers
+/// written here, which stop elsewhere, the estimates differ by < 1e-7.
 const SOLVED: f64 = 1e-6;
+/// kanon takes ARX's own Newton path for Pitman (its closed forms first): the
+/// same stop, and only the closing Γ ratio is computed differently.
+const ARX_PATH: f64 = 1e-12;
 
 // ---------------------------------------------------------------- by hand
 
@@ -433,7 +436,7 @@ fn check_against_arx(risk: &Risk, arx: &Arx, run: &str) {
     let pu = &risk.population_uniqueness;
     assert_eq!((pu.population, pu.sampling_fraction), (arx.population, arx.sampling_fraction), "{run}");
     close(&at("zayatz"), pu.zayatz, arx.zayatz, EXACT);
-    close(&at("pitman"), pu.pitman, arx.pitman, SOLVED);
+    close(&at("pitman"), pu.pitman, arx.pitman, ARX_PATH);
     close(&at("snb (published equations)"), pu.snb, arx.snb_published, SOLVED);
     assert_eq!(arx.snb, None, "{run}: ARX 3.9.2's SNB has no estimate on this table");
     close(&at("dankar"), pu.dankar, arx.dankar, SOLVED);
