@@ -26,8 +26,9 @@ SELECT count(*) FROM duckdb_tables() WHERE database_name = ? AND schema_name = '
 -- name: nulls
 SELECT count(*) FROM {{table}} WHERE n IS NULL
 -- name: population_cached
--- A population file read once into a temp table (the search and the risk figures read it again).
-CREATE TEMP TABLE IF NOT EXISTS kanon_population AS SELECT * FROM {{relation}}
+-- A population file read once into a temp table (the search and the risk figures read it
+-- again), its QI columns only: the parser converts no other column.
+CREATE TEMP TABLE IF NOT EXISTS kanon_population AS SELECT {{columns}} FROM {{relation}}
 -- name: arrow_registered
 SELECT count(*) FROM duckdb_functions() WHERE function_name = 'kanon_arrow'
 -- name: fetched_create

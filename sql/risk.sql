@@ -40,6 +40,9 @@ WHERE {{kept}}
 SELECT {{codes}}, count(*)::BIGINT AS big_f
 FROM {{relation}} q {{joins}}
 GROUP BY ALL
+-- name: population_records
+-- The population's records (each must be coded through the hierarchies).
+SELECT count(*)::BIGINT FROM {{relation}}
 -- name: uncovered
 -- Population values of one QI that are not leaves of its hierarchy.
 SELECT count(*)::BIGINT, any_value(CAST(q.{{col}} AS VARCHAR))

@@ -541,3 +541,29 @@ fn risk_limits_refuse_what_they_do_not_combine_with() {
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("bottomup") && out.stderr.contains("dm"), "{}", out.stderr);
 }
+
+/// A population table must code through the hierarchies: a value a
+/// hierarchy does not list, or a QI column it lacks, exits 2 naming it.
+#[test]
+fn a_population_outside_the_hierarchies_exits_2_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    generated(dir.path());
+    let people = std::fs::read_to_string(dir.path().join("people.csv")).unwrap();
+    let limit = "k_map = { k = 3 }\n[risk]\npopulation_table = { csv = \"population.csv\" }";
+    let job = job(dir.path(), limit, "glm", "auto");
+    // Covered: the run passes.
+    std::fs::write(dir.path().join("population.csv"), &people).unwrap();
+    let out = kanon(dir.path(), &["run", job.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // A zip the hierarchy does not list.
+    std::fs::write(dir.path().join("population.csv"), format!("{people}99999,25,99999,M\n")).unwrap();
+    let out = kanon(dir.path(), &["run", job.to_str().unwrap()]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("\"zip\"") && out.stderr.contains("99999"), "{}", out.stderr);
+    // No sex column.
+    let without: String = people.lines().map(|l| l.rsplit_once(',').unwrap().0.to_string() + "\n").collect();
+    std::fs::write(dir.path().join("population.csv"), without).unwrap();
+    let out = kanon(dir.path(), &["run", job.to_str().unwrap()]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("\"sex\" is not a column of [risk] population_table"), "{}", out.stderr);
+}

@@ -13,6 +13,13 @@ use duckdb::Connection;
 /// hierarchy (alias `d{a}`), after checking that every value is a leaf
 /// (exit 2 naming the QI and a value otherwise).
 pub(crate) fn coded_joins(conn: &Connection, job: &Job, relation: &str) -> Result<String> {
+    check_covered(conn, job, relation)?;
+    Ok(joins(job))
+}
+
+/// Exit 2 naming the first QI of which `relation` has a value its hierarchy
+/// does not list, and a value.
+fn check_covered(conn: &Connection, job: &Job, relation: &str) -> Result<()> {
     for (a, qi) in job.quasi_identifiers.iter().enumerate() {
         let at = || format!("{}: [risk] population_table, quasi-identifier \"{}\"", job.at(&qi.column), qi.column.name);
         let q = render(
@@ -29,16 +36,22 @@ pub(crate) fn coded_joins(conn: &Connection, job: &Job, relation: &str) -> Resul
             )));
         }
     }
-    Ok(list(job.quasi_identifiers.iter().enumerate(), " ", |(a, qi)| {
+    Ok(())
+}
+
+/// The joins of [`coded_joins`], unchecked.
+fn joins(job: &Job) -> String {
+    list(job.quasi_identifiers.iter().enumerate(), " ", |(a, qi)| {
         format!(
             "JOIN {} d{a} ON CAST(q.{} AS VARCHAR) IS NOT DISTINCT FROM d{a}.leaf",
             dim_table(a),
             ident(&qi.column.name)
         )
-    }))
+    })
 }
 
-/// The population's records per combination of the QIs' leaf codes.
+/// The population's records per combination of the QIs' leaf codes. Every
+/// record must be coded: when the joins lose some, the check names a value.
 pub(crate) fn base(conn: &Connection, job: &Job, relation: &str) -> Result<Vec<(Box<[i64]>, u64)>> {
     let n = job.quasi_identifiers.len();
     let q = render(
@@ -46,7 +59,7 @@ pub(crate) fn base(conn: &Connection, job: &Job, relation: &str) -> Result<Vec<(
         &[
             ("codes", &list(0..n, ", ", |a| format!("d{a}.c0::BIGINT AS g{a}"))),
             ("relation", relation),
-            ("joins", &coded_joins(conn, job, relation)?),
+            ("joins", &joins(job)),
         ],
     );
     let mut stmt = conn.prepare(&q)?;
@@ -55,6 +68,14 @@ pub(crate) fn base(conn: &Connection, job: &Job, relation: &str) -> Result<Vec<(
     while let Some(r) = rows.next()? {
         let codes = (0..n).map(|a| r.get::<_, i64>(a)).collect::<duckdb::Result<Box<[i64]>>>()?;
         out.push((codes, r.get::<_, i64>(n)? as u64));
+    }
+    let records: i64 =
+        conn.query_row(&render(sql::fragment(sql::RISK, "population_records"), &[("relation", relation)]), [], |r| {
+            r.get(0)
+        })?;
+    if out.iter().map(|(_, c)| c).sum::<u64>() != records as u64 {
+        check_covered(conn, job, relation)?;
+        anyhow::bail!("the population's records and its coded records differ, though every value is a leaf");
     }
     Ok(out)
 }

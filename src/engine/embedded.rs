@@ -340,7 +340,23 @@ pub(crate) fn population_relation(conn: &Connection, job: &Job) -> Result<Option
         return Ok(Some(relation));
     }
     // A file is parsed once per run, whoever asks.
-    conn.execute_batch(&statement("population_cached", &[("relation", &relation)]))?;
+    let columns = sql::list(&job.quasi_identifiers, ", ", |q| sql::ident(&q.column.name));
+    if let Err(e) =
+        conn.execute_batch(&statement("population_cached", &[("relation", &relation), ("columns", &columns)]))
+    {
+        // Name a quasi-identifier the file lacks, else DuckDB's reason.
+        let q = sql::render(sql::fragment(sql::CHECK, "columns"), &[("relation", &relation)]);
+        let have: Vec<String> = conn.prepare(&q).and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())?;
+        return Err(bad(match job.quasi_identifiers.iter().find(|q| !have.contains(&q.column.name)) {
+            Some(q) => format!(
+                "{}: quasi-identifier \"{}\" is not a column of [risk] population_table; it has {}",
+                job.at(&q.column),
+                q.column.name,
+                sql::list(&have, ", ", |c| format!("\"{c}\""))
+            ),
+            None => format!("{file}: reading [risk] population_table: {e}"),
+        }));
+    }
     Ok(Some("kanon_population".to_string()))
 }
 
