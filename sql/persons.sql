@@ -10,8 +10,10 @@ FROM kanon_marg_p
 -- name: pairs
 -- The base set's (person code, leaf codes) rows for the in-memory evaluator
 -- (evaluator/persons.rs), which sorts and merges them itself: the coded rows
--- (kanon_f0_rows, a row each) or the grouped set (kanon_f0, with counts).
-SELECT p, {{codes}}, {{count}} AS cnt FROM {{relation}}
+-- (kanon_f0_rows, a row each) or the grouped set (kanon_f0, with counts
+-- {{count}}). The codes come packed into BIGINT words w0… ({{words}}: shifts
+-- and ors of p, g0…; no value of a job or a table enters it).
+SELECT {{words}}{{count}} FROM {{relation}}
 -- name: person_codes
 -- The person column's codes (1..=persons).
 SELECT count(*)::BIGINT FROM kanon_codes_p

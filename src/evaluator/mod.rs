@@ -204,7 +204,8 @@ impl<'c> Evaluator<'c> {
         let base_rows = || crate::data::frequency::base_rows(conn);
         if data.persons.is_some() {
             let memory = match backend {
-                Backend::Auto(limit) => base_rows()? <= limit,
+                // The pairs are at most the rows: no count needed (on a view it groups them all).
+                Backend::Auto(limit) => data.rows <= limit || base_rows()? <= limit,
                 Backend::Memory => true,
                 Backend::Sql => false,
             };

@@ -268,15 +268,22 @@ impl<'c> PersonSets<'c> {
             let mut tuples: Vec<K> = Vec::new();
             for p in from..to {
                 tuples.clear();
-                for i in pairs.starts[p]..pairs.end(p) {
+                let (start, end) = (pairs.starts[p], pairs.end(p));
+                for i in start..end {
                     let mut key = K::default();
                     for j in 0..width {
                         key = key.or(K::field(index[j][leaf[j][i] as usize], shifts[j]));
                     }
-                    tuples.push(key);
+                    // The signature is a sum over the distinct tuples: a few are
+                    // told apart by comparison, many by sorting.
+                    if end - start > 32 || !tuples.contains(&key) {
+                        tuples.push(key);
+                    }
                 }
-                tuples.sort_unstable();
-                tuples.dedup();
+                if end - start > 32 {
+                    tuples.sort_unstable();
+                    tuples.dedup();
+                }
                 out[p - from] = signature(&tuples);
             }
         })
@@ -368,18 +375,48 @@ impl<'c> PersonSets<'c> {
         out
     }
 
-    /// Per person the size (persons) of its class at `node`.
+    /// Per person the size (persons) of its class at `node`. Signatures are
+    /// hashes, so their top bits spread the persons evenly over buckets of
+    /// about a thousand: one pass scatters them, and each bucket is sorted on
+    /// its own, in cache and in parallel (a sort of all of them took twice as long).
     fn class_sizes(&self, signatures: &[Signature]) -> Vec<u64> {
-        let mut order: Vec<(Signature, u32)> = signatures.iter().enumerate().map(|(p, &s)| (s, p as u32)).collect();
-        self.pool.install(|| order.par_sort_unstable());
-        let mut size = vec![0u64; signatures.len()];
-        let mut i = 0;
-        while i < order.len() {
-            let j = i + order[i..].iter().take_while(|x| x.0 == order[i].0).count();
-            for x in &order[i..j] {
-                size[x.1 as usize] = (j - i) as u64;
-            }
-            i = j;
+        let n = signatures.len();
+        let bits = (n / 1024).max(1).ilog2().min(16);
+        let bucket = |s: &Signature| if bits == 0 { 0 } else { (s.0 >> (u64::BITS - bits)) as usize };
+        let mut starts = vec![0usize; (1 << bits) + 1];
+        signatures.iter().for_each(|s| starts[bucket(s) + 1] += 1);
+        for b in 1..starts.len() {
+            starts[b] += starts[b - 1];
+        }
+        let mut order: Vec<(Signature, u32)> = vec![((0, 0), 0); n];
+        let mut next = starts.clone();
+        for (p, s) in signatures.iter().enumerate() {
+            let b = bucket(s);
+            order[next[b]] = (*s, p as u32);
+            next[b] += 1;
+        }
+        // Each bucket sorted, and each entry's signature replaced by its class's size.
+        let mut slices = Vec::with_capacity(starts.len() - 1);
+        let mut rest = &mut order[..];
+        for b in 0..starts.len() - 1 {
+            let (slice, tail) = rest.split_at_mut(starts[b + 1] - starts[b]);
+            slices.push(slice);
+            rest = tail;
+        }
+        self.pool.install(|| {
+            slices.into_par_iter().for_each(|slice| {
+                slice.sort_unstable();
+                let mut i = 0;
+                while i < slice.len() {
+                    let j = i + slice[i..].iter().take_while(|x| x.0 == slice[i].0).count();
+                    slice[i..j].iter_mut().for_each(|x| x.0 .0 = (j - i) as u64);
+                    i = j;
+                }
+            })
+        });
+        let mut size = vec![0u64; n];
+        for &((class, _), p) in &order {
+            size[p as usize] = class;
         }
         size
     }
@@ -543,71 +580,143 @@ fn read_pairs(
     if low + person_bits > u128::BITS {
         return Ok(None);
     }
-    let (relation, count) = if rows { ("kanon_f0_rows", "1") } else { ("kanon_f0", "cnt") };
+    // The codes travel packed into as few BIGINT words as they fit (the
+    // person's code and each QI's): a column converted to Arrow per word
+    // rather than per code.
+    let mut widths = vec![person_bits];
+    for lookup in lookups {
+        match lookup.code_bits() {
+            Some(b) => widths.push(b),
+            None => return Ok(None),
+        }
+    }
+    let words = Words::new(&widths);
+    let names: Vec<String> = std::iter::once("p".to_string()).chain((0..n).map(|a| format!("g{a}"))).collect();
+    let relation = if rows { "kanon_f0_rows" } else { "kanon_f0" };
+    let count = if rows { String::new() } else { ", cnt".to_string() };
     let q = render(
         sql::fragment(sql::PERSONS, "pairs"),
-        &[("codes", &list(0..n, ", ", |a| format!("g{a}"))), ("relation", relation), ("count", count)],
+        &[("words", &words.sql(&names)), ("relation", relation), ("count", &count)],
     );
     if low + person_bits <= u64::BITS {
-        read_keyed::<u64>(conn, &q, lookups, bits, pool).map(Some)
+        read_keyed::<u64>(conn, &q, &words, !rows, lookups, bits, pool).map(Some)
     } else {
-        read_keyed::<u128>(conn, &q, lookups, bits, pool).map(Some)
+        read_keyed::<u128>(conn, &q, &words, !rows, lookups, bits, pool).map(Some)
     }
 }
 
-/// [`read_pairs`] with keys of type `K`.
+/// Fields packed into BIGINT words of at most 63 bits, in order: per field
+/// its word and its lowest bit there.
+struct Words {
+    at: Vec<(usize, u32)>,
+    bits: Vec<u32>,
+    count: usize,
+}
+
+impl Words {
+    fn new(bits: &[u32]) -> Words {
+        let (mut at, mut word, mut used) = (Vec::with_capacity(bits.len()), 0, 0);
+        for &b in bits {
+            if used + b > 63 && used > 0 {
+                (word, used) = (word + 1, 0);
+            }
+            at.push((word, used));
+            used += b;
+        }
+        Words { at, bits: bits.to_vec(), count: word + 1 }
+    }
+
+    /// The words as SQL over the fields' columns (each a BIGINT >= 0 below its width).
+    fn sql(&self, names: &[String]) -> String {
+        list(0..self.count, ", ", |w| {
+            let parts = list((0..names.len()).filter(|&f| self.at[f].0 == w && self.bits[f] > 0), " | ", |f| {
+                format!("({}::BIGINT << {})", names[f], self.at[f].1)
+            });
+            if parts.is_empty() {
+                format!("0::BIGINT AS w{w}")
+            } else {
+                format!("({parts}) AS w{w}")
+            }
+        })
+    }
+
+    fn field(&self, words: &[&[i64]], f: usize, i: usize) -> i64 {
+        let (w, shift) = self.at[f];
+        let mask = u64::MAX.checked_shr(u64::BITS - self.bits[f]).unwrap_or(0);
+        ((words[w][i] as u64 >> shift) & mask) as i64
+    }
+}
+
+/// [`read_pairs`] with keys of type `K`: `counted` when the relation has `cnt`.
 fn read_keyed<K: PackedKey>(
     conn: &Connection,
     q: &str,
+    words: &Words,
+    counted: bool,
     lookups: &[Lookup],
     bits: &[u32],
     pool: &rayon::ThreadPool,
 ) -> Result<(Pairs, u64)> {
-    let n = lookups.len();
     let low: u32 = bits.iter().sum();
     let mut keyed: Vec<(K, u64)> = Vec::new();
     super::unordered(conn, || {
         let mut stmt = conn.prepare(q)?;
-        let (mut ints_buf, mut field) = (Vec::new(), Vec::new());
-        for batch in stmt.query_arrow([])? {
-            let from = keyed.len();
-            keyed.resize(from + batch.num_rows(), (K::default(), 0));
-            ints_buf.clear();
-            ints(batch.column(0).as_ref(), &mut ints_buf)?;
-            for (k, &p) in keyed[from..].iter_mut().zip(&ints_buf) {
-                k.0 = K::field(p as u32, low);
+        let mut buffers: Vec<Vec<i64>> = vec![Vec::new(); words.count + 1];
+        // Streamed: a buffered result would hold every row a second time.
+        for batch in stmt.stream_arrow([])? {
+            let batch = batch?;
+            for (c, buffer) in buffers.iter_mut().enumerate().take(words.count + usize::from(counted)) {
+                buffer.clear();
+                ints(batch.column(c).as_ref(), buffer)?;
             }
-            let mut shift = low;
-            for (a, lookup) in lookups.iter().enumerate() {
-                shift -= bits[a];
-                ints_buf.clear();
-                ints(batch.column(1 + a).as_ref(), &mut ints_buf)?;
-                field.clear();
-                for &c in &ints_buf {
-                    field.push(lookup.get(c).ok_or_else(|| anyhow::anyhow!("leaf code {c} of QI {a} unknown"))?);
+            let packed: Vec<&[i64]> = buffers[..words.count].iter().map(Vec::as_slice).collect();
+            keyed.reserve(batch.num_rows());
+            for i in 0..batch.num_rows() {
+                let mut key = K::field(words.field(&packed, 0, i) as u32, low);
+                let mut shift = low;
+                for (a, lookup) in lookups.iter().enumerate() {
+                    shift -= bits[a];
+                    let code = words.field(&packed, 1 + a, i);
+                    let index =
+                        lookup.get(code).ok_or_else(|| anyhow::anyhow!("leaf code {code} of QI {a} unknown"))?;
+                    key = key.or(K::field(index, shift));
                 }
-                for (k, &i) in keyed[from..].iter_mut().zip(&field) {
-                    k.0 = k.0.or(K::field(i, shift));
-                }
-            }
-            ints_buf.clear();
-            ints(batch.column(1 + n).as_ref(), &mut ints_buf)?;
-            for (k, &c) in keyed[from..].iter_mut().zip(&ints_buf) {
-                k.1 = c as u64;
+                let count = if counted { buffers[words.count][i] as u64 } else { 1 };
+                keyed.push((key, count));
             }
         }
         Ok(())
     })?;
     pool.install(|| keyed.par_sort_unstable_by_key(|k| k.0));
+    // The pairs split by field, beside the distinct leaf tuples (the keys
+    // without their person) counted on the other thread.
+    let (pairs, combinations) = pool.install(|| {
+        rayon::join(
+            || split_pairs(&keyed, low, bits),
+            || {
+                let mut tuples: Vec<K> = keyed.iter().map(|k| k.0.keep_low(low)).collect();
+                tuples.par_sort_unstable();
+                tuples.dedup();
+                tuples.len() as u64
+            },
+        )
+    });
+    Ok((pairs, combinations))
+}
+
+/// Sorted keys (person code above `low` bits of leaf indexes, of `bits` per
+/// QI) with their rows as [`Pairs`], equal keys merged.
+fn split_pairs<K: PackedKey>(keyed: &[(K, u64)], low: u32, bits: &[u32]) -> Pairs {
+    let capacity = keyed.len();
     let mut pairs = Pairs {
-        person: Vec::new(),
-        leaf: vec![Vec::new(); n],
-        rows: Vec::new(),
+        person: Vec::with_capacity(capacity),
+        leaf: vec![Vec::with_capacity(capacity); bits.len()],
+        rows: Vec::with_capacity(capacity),
         starts: Vec::new(),
         person_rows: Vec::new(),
     };
     let mut last: Option<K> = None;
-    for &(key, count) in &keyed {
+    for &(key, count) in keyed {
         if last == Some(key) {
             *pairs.rows.last_mut().expect("a pair") += count;
             continue;
@@ -629,12 +738,7 @@ fn read_keyed<K: PackedKey>(
     for (p, &start) in pairs.starts.iter().enumerate() {
         pairs.person_rows[p] = pairs.rows[start..pairs.end(p)].iter().sum();
     }
-    // The distinct leaf tuples: the keys without their person.
-    let mut tuples: Vec<K> = keyed.iter().map(|k| k.0.keep_low(low)).collect();
-    drop(keyed);
-    pool.install(|| tuples.par_sort_unstable());
-    tuples.dedup();
-    Ok((pairs, tuples.len() as u64))
+    pairs
 }
 
 /// A QI's leaf code → leaf index: a table when the codes are few and dense
@@ -656,10 +760,48 @@ impl Lookup {
         }
     }
 
+    /// Bits of the widest code looked up; None when a code is below 0.
+    fn code_bits(&self) -> Option<u32> {
+        let top = match self {
+            Lookup::Table(t) => t.len() as u64,
+            Lookup::Map(m) if m.keys().any(|&c| c < 0) => return None,
+            Lookup::Map(m) => m.keys().map(|&c| c as u64 + 1).max().unwrap_or(1),
+        };
+        Some(u64::BITS - (top.max(1) - 1).leading_zeros())
+    }
+
     fn get(&self, code: i64) -> Option<u32> {
         match self {
             Lookup::Table(t) => t.get(usize::try_from(code).ok()?).copied().filter(|&i| i != u32::MAX),
             Lookup::Map(m) => m.get(&code).copied(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Fields fill BIGINT words of at most 63 bits in order, and each reads back.
+    #[test]
+    fn words_pack_and_read_back_every_field() {
+        let words = Words::new(&[21, 40, 3, 30, 0, 63]);
+        assert_eq!(words.count, 3);
+        assert_eq!(words.at, vec![(0, 0), (0, 21), (1, 0), (1, 3), (1, 33), (2, 0)]);
+        let values: [i64; 6] = [(1 << 21) - 1, (1 << 40) - 2, 5, (1 << 30) - 1, 0, i64::MAX];
+        let mut packed = vec![0i64; 3];
+        for (f, &v) in values.iter().enumerate() {
+            packed[words.at[f].0] |= v << words.at[f].1;
+        }
+        let columns: Vec<Vec<i64>> = packed.iter().map(|&w| vec![w]).collect();
+        let slices: Vec<&[i64]> = columns.iter().map(Vec::as_slice).collect();
+        for (f, &v) in values.iter().enumerate() {
+            assert_eq!(words.field(&slices, f, 0), v, "field {f}");
+        }
+        let sql = words.sql(&["p", "g0", "g1", "g2", "g3", "g4"].map(String::from));
+        assert_eq!(
+            sql,
+            "((p::BIGINT << 0) | (g0::BIGINT << 21)) AS w0, ((g1::BIGINT << 0) | (g2::BIGINT << 3)) AS w1, ((g4::BIGINT << 0)) AS w2"
+        );
     }
 }
