@@ -205,26 +205,46 @@ impl<'c> PersonSets<'c> {
     }
 
     /// am over the pairs of the persons `kept` accepts: Σ rows × Π leaves under the values.
-    fn memory_ambiguity(&self, pairs: &Pairs, levels: &[u8], kept: impl Fn(usize) -> bool, data: &Dataset) -> f64 {
+    fn memory_ambiguity(
+        &self,
+        pairs: &Pairs,
+        levels: &[u8],
+        kept: impl Fn(usize) -> bool + Sync,
+        data: &Dataset,
+    ) -> f64 {
         let node = Node::full(levels.to_vec());
         let index = self.node_index(&node);
         let leaves: Vec<&[u64]> =
             levels.iter().enumerate().map(|(a, &l)| &self.qis[a].leaves_m1[l as usize][..]).collect();
-        // Whole numbers summed exactly (as classes_ambiguity does), as floats past u128.
-        let (mut exact, mut records) = (Some(0u128), 0u64);
-        let mut floats = 0f64;
-        for p in (0..pairs.starts.len()).filter(|&p| kept(p)) {
-            for i in pairs.starts[p]..pairs.end(p) {
-                let product = (0..levels.len())
-                    .map(|a| leaves[a][index[a][pairs.leaf[a][i] as usize] as usize] as u128 + 1)
-                    .try_fold(pairs.rows[i] as u128, |x, y| x.checked_mul(y));
-                exact = exact.zip(product).and_then(|(s, t)| s.checked_add(t));
-                floats += (0..levels.len())
-                    .map(|a| (leaves[a][index[a][pairs.leaf[a][i] as usize] as usize] + 1) as f64)
-                    .product::<f64>()
-                    * pairs.rows[i] as f64;
-                records += pairs.rows[i];
+        // Whole numbers summed exactly (as classes_ambiguity does), as floats past
+        // u128; per fixed chunk of persons in parallel, the chunks added in order
+        // (the floats' sum does not depend on the threads).
+        const CHUNK: usize = 1 << 16;
+        let persons = pairs.starts.len();
+        let chunk = |c: usize| {
+            let (mut exact, mut records, mut floats) = (Some(0u128), 0u64, 0f64);
+            for p in (c * CHUNK..((c + 1) * CHUNK).min(persons)).filter(|&p| kept(p)) {
+                for i in pairs.starts[p]..pairs.end(p) {
+                    let product = (0..levels.len())
+                        .map(|a| leaves[a][index[a][pairs.leaf[a][i] as usize] as usize] as u128 + 1)
+                        .try_fold(pairs.rows[i] as u128, |x, y| x.checked_mul(y));
+                    exact = exact.zip(product).and_then(|(s, t)| s.checked_add(t));
+                    floats += (0..levels.len())
+                        .map(|a| (leaves[a][index[a][pairs.leaf[a][i] as usize] as usize] + 1) as f64)
+                        .product::<f64>()
+                        * pairs.rows[i] as f64;
+                    records += pairs.rows[i];
+                }
             }
+            (exact, records, floats)
+        };
+        let chunks: Vec<(Option<u128>, u64, f64)> =
+            self.pool.install(|| (0..persons.div_ceil(CHUNK)).into_par_iter().map(chunk).collect());
+        let (mut exact, mut records, mut floats) = (Some(0u128), 0u64, 0f64);
+        for (e, r, f) in chunks {
+            exact = exact.zip(e).and_then(|(s, t)| s.checked_add(t));
+            records += r;
+            floats += f;
         }
         crate::measure::metrics::ambiguity(exact.map_or(floats, |s| s as f64), records as f64, data)
     }
