@@ -15,6 +15,21 @@ GROUP BY GROUPING SETS ({{sets}})
 SELECT {{v}}, CAST({{gid}} AS BIGINT) AS gid, {{count}} AS cnt
 FROM (SELECT {{columns}} FROM {{relation}}) AS src
 GROUP BY 1
+-- name: scan_fused
+-- The QIs whose hierarchy files bound their combinations (a few thousand at
+-- most): the combinations and their counts, one aggregate in parallel there,
+-- each column's marginal summed from it here (fused_part).
+SELECT {{all}}, {{count}} AS cnt
+FROM (SELECT {{columns}} FROM {{relation}}) AS src
+GROUP BY {{all}}
+-- name: fused_part
+-- Column {{v}}'s marginal off the fused combinations, as scan_part gives it.
+CREATE OR REPLACE TEMP TABLE kanon_marginals AS
+SELECT {{v}}, CAST({{gid}} AS BIGINT) AS gid, CAST(sum(cnt) AS BIGINT) AS cnt
+FROM kanon_marginals_fused
+GROUP BY {{v}}
+-- name: drop_fused
+DROP TABLE kanon_marginals_fused
 -- name: split
 -- One column's marginal: each value (n, as the source has it) with its text
 -- form (hierarchy leaves are text) and count.

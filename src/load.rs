@@ -188,7 +188,7 @@ fn load_as(job: &Job, bar: &indicatif::ProgressBar, records: bool) -> Result<Loa
     } else {
         frequency::Input::source()
     };
-    let rows = frequency::scan_source(&conn, remote.as_ref(), &input, &job.qi_names(), &extra)?;
+    let rows = frequency::scan_source(&conn, remote.as_ref(), &input, &job.qi_names(), &files.leaves(), &extra)?;
     if rows == 0 {
         return Err(bad(format!("{}: the source, {}, has no rows", job.path.display(), job.source.describe())));
     }

@@ -240,6 +240,30 @@ fn every_node_suppresses_the_brute_forces_persons_on_both_evaluators() {
     }
 }
 
+/// The memory evaluator's sample (whole classes: persons by their least values
+/// of the node's most spread QIs) proves a node infeasible only when the brute
+/// force suppresses more persons than the budget there, and it proves some.
+#[test]
+fn the_person_sample_refutes_only_infeasible_nodes() {
+    let mut proved = 0;
+    for (seed, persons) in [(1, 120), (3, 200), (8, 400)] {
+        let dir = tempfile::tempdir().unwrap();
+        write_visits(dir.path(), persons, seed);
+        let brute = Brute::new(dir.path());
+        let loaded = load(&job(dir.path(), 2, "0")).unwrap();
+        let nodes: Vec<Node> = Lattice::new(loaded.data.heights.clone()).nodes().into_iter().map(Node::full).collect();
+        for (k, budget) in [(2, 0), (3, 2), (5, 4), (5, 40)] {
+            let req = Requirement { k, l: None, budget, risk: None };
+            let mut ev = loaded.evaluator_on(Backend::Memory).unwrap().refute_from(0).sample_spread(4);
+            for ((node, refuted), want) in nodes.iter().zip(ev.refuted(&nodes, &req).unwrap()).zip(brute.points(k)) {
+                assert!(!refuted || want.persons > budget, "seed {seed} k {k} budget {budget} node {:?}", node.levels);
+                proved += refuted as usize;
+            }
+        }
+    }
+    assert!(proved > 0, "the sample proved no node infeasible");
+}
+
 /// A Parquet source is not grouped on reading: the in-memory evaluator groups the
 /// coded rows itself, and gives the histograms of the CSV's grouped set.
 #[test]
@@ -286,10 +310,13 @@ fn every_search_finds_the_brute_forces_optimum_over_persons() {
             let want = optimum(&points, budget, metric).map(|p| p.levels.clone());
             let problem = Problem { lattice: &lattice, req: &req, metric };
             for backend in [Backend::Memory, Backend::Sql] {
-                for algorithm in ["topdown", "incognito", "exhaustive"] {
+                for algorithm in ["topdown", "topdown sampled", "incognito", "exhaustive"] {
                     let mut ev = loaded.evaluator_on(backend).unwrap();
+                    if algorithm == "topdown sampled" {
+                        ev = ev.refute_from(0).sample_spread(4);
+                    }
                     let found = match algorithm {
-                        "topdown" => topdown::search(&mut ev, &problem, &Silent),
+                        "topdown" | "topdown sampled" => topdown::search(&mut ev, &problem, &Silent),
                         "incognito" => incognito::search(&mut ev, &problem, &Silent),
                         _ => exhaustive::search(&mut ev, &problem, &Silent),
                     }

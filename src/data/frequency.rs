@@ -117,15 +117,22 @@ pub(crate) fn weight_name<'a>(columns: impl Iterator<Item = &'a str> + Clone) ->
         .unwrap_or_default()
 }
 
+/// The product of the leaves of the QIs [`scan_source`] groups together, at
+/// most: their combinations come back as one small aggregate, one scan
+/// where each would have had its own.
+const FUSED_COMBINATIONS: u64 = 4096;
+
 /// The light first scan: per-column marginals of the source in one pass, into
 /// `kanon_marg_{a}` per QI (and `kanon_marg_s` / `_t` / `_y` for the `extra`
-/// columns, (alias, column)). Returns the
-/// number of rows.
+/// columns, (alias, column)). `leaves`: per QI its file hierarchy's leaves
+/// (None for a built-in hierarchy), on an engine that scans a column at a
+/// time. Returns the number of rows.
 pub(crate) fn scan_source(
     conn: &Connection,
     remote: Option<&Remote>,
     input: &Input,
     qis: &[String],
+    leaves: &[Option<u64>],
     extra: &[(&str, &str)],
 ) -> Result<u64> {
     let mut cols: Vec<(String, String)> = qis.iter().enumerate().map(|(a, c)| (ident(c), format!("v{a}"))).collect();
@@ -151,8 +158,34 @@ pub(crate) fn scan_source(
     };
     if remote.is_some_and(|r| r.marginals_apart()) {
         // One aggregate per column, each in parallel there: the same rows
-        // (GROUPING()'s gid), one column's at a time.
-        for (j, (c, v)) in cols.iter().enumerate() {
+        // (GROUPING()'s gid), one column's at a time; QIs whose hierarchy files
+        // bound their combinations in one aggregate, split here.
+        let fused = fused_columns(leaves);
+        if !fused.is_empty() {
+            let mut columns = list(&fused, ", ", |&j| format!("{} AS {}", cols[j].0, cols[j].1));
+            if let Some(w) = &input.weight {
+                columns.push_str(&format!(", {}", ident(w)));
+            }
+            let fused_scan = render(
+                sql::fragment(sql::SOURCE_MARGINALS, "scan_fused"),
+                &[
+                    ("all", &list(&fused, ", ", |&j| cols[j].1.clone())),
+                    ("columns", &columns),
+                    ("relation", &input.relation),
+                    ("count", &input.count("")),
+                ],
+            );
+            materialize(conn, remote, "kanon_marginals_fused", &fused_scan).context("scanning the source")?;
+            for &j in &fused {
+                conn.execute_batch(&render(
+                    sql::fragment(sql::SOURCE_MARGINALS, "fused_part"),
+                    &[("v", &cols[j].1), ("gid", &gid(j).to_string())],
+                ))?;
+                split(j)?;
+            }
+            conn.execute_batch(sql::fragment(sql::SOURCE_MARGINALS, "drop_fused"))?;
+        }
+        for (j, (c, v)) in cols.iter().enumerate().filter(|(j, _)| !fused.contains(j)) {
             let mut columns = format!("{c} AS {v}");
             if let Some(w) = &input.weight {
                 columns.push_str(&format!(", {}", ident(w)));
@@ -188,6 +221,32 @@ pub(crate) fn scan_source(
     }
     conn.execute_batch(sql::fragment(sql::SOURCE_MARGINALS, "drop"))?;
     source_rows(conn)
+}
+
+/// The QIs whose marginals one aggregate of their combinations gives: those
+/// with a file hierarchy, fewest leaves first, while the product of their
+/// leaves (a NULL leaf counted) stays within [`FUSED_COMBINATIONS`]; none
+/// unless at least two. A value outside its file is an error the hierarchy
+/// check reports anyway, so the bound holds for every source that passes.
+fn fused_columns(leaves: &[Option<u64>]) -> Vec<usize> {
+    let mut by_leaves: Vec<(u64, usize)> = leaves.iter().enumerate().filter_map(|(j, l)| l.map(|l| (l, j))).collect();
+    by_leaves.sort();
+    let mut product = 1u64;
+    let mut fused = Vec::new();
+    for (l, j) in by_leaves {
+        match product.checked_mul(l.max(1)) {
+            Some(p) if p <= FUSED_COMBINATIONS => {
+                product = p;
+                fused.push(j);
+            }
+            _ => break,
+        }
+    }
+    if fused.len() < 2 {
+        fused.clear();
+    }
+    fused.sort();
+    fused
 }
 
 /// The source's records, off the first QI's marginal.
@@ -324,9 +383,13 @@ fn base_on_engine(
     memory_rows: u64,
 ) -> Result<BaseForm> {
     let base = BASE_THERE;
-    remote.create_work(base, select, true).context("grouping the source")?;
-    remote.fetch(conn, sql::fragment(sql::ENGINE_EVALUATOR, "base_rows"), "kanon_engine_result")?;
-    let rows = conn.query_row(statement("engine_rows"), [], |r| r.get::<_, i64>(0))? as u64;
+    let rows = match remote.create_work(base, select, true).context("grouping the source")? {
+        Some(rows) => rows,
+        None => {
+            remote.fetch(conn, sql::fragment(sql::ENGINE_EVALUATOR, "base_rows"), "kanon_engine_result")?;
+            conn.query_row(statement("engine_rows"), [], |r| r.get::<_, i64>(0))? as u64
+        }
+    };
     let there = match side {
         EvaluatorSide::Engine => true,
         EvaluatorSide::Memory => false,

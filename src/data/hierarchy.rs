@@ -57,6 +57,14 @@ type Rows = Vec<Vec<Option<String>>>;
 /// The job's hierarchy files, read and checked (None for built-in hierarchies).
 pub(crate) struct Files(Vec<Option<Rows>>);
 
+impl Files {
+    /// Per QI, the leaves of its file hierarchy (None for a built-in one):
+    /// the most values a valid source column has.
+    pub(crate) fn leaves(&self) -> Vec<Option<u64>> {
+        self.0.iter().map(|f| f.as_ref().map(|rows| rows.len() as u64)).collect()
+    }
+}
+
 /// Load and check the hierarchy files of the job, before any scan of the source.
 pub(crate) fn load_files(conn: &Connection, job: &Job) -> Result<Files> {
     let mut out = Vec::new();

@@ -74,7 +74,8 @@ pub(crate) trait RemoteEngine {
     /// table in the run's work schema, which the planner may scan in
     /// parallel (a temp table it may not).
     /// `hot`: read by every step (the base set), worth Spark's memory.
-    fn create_work(&self, name: &str, select: &str, hot: bool) -> Result<()>;
+    /// Its rows, where the engine tells them as it writes (PostgreSQL).
+    fn create_work(&self, name: &str, select: &str, hot: bool) -> Result<Option<u64>>;
 
     /// Drop the work table `name`, if there is one.
     fn drop_work(&self, name: &str) -> Result<()>;

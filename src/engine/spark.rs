@@ -578,7 +578,7 @@ impl RemoteEngine for Spark {
     /// Written as a Parquet table of the catalog, cached, seen as the
     /// temporary view `name`: a cached view over a query would still name
     /// the work tables it was made from, which may go first.
-    fn create_work(&self, name: &str, select: &str, hot: bool) -> Result<()> {
+    fn create_work(&self, name: &str, select: &str, hot: bool) -> Result<Option<u64>> {
         self.drop_work(name)?;
         let table = ident(&work_table(name));
         self.work.borrow_mut().push(name.to_string());
@@ -586,7 +586,8 @@ impl RemoteEngine for Spark {
         if hot {
             self.execute(&statement("create_work", &[("table", &table)]))?;
         }
-        self.execute(&statement("work_view", &[("name", &ident(name)), ("table", &table)]))
+        self.execute(&statement("work_view", &[("name", &ident(name)), ("table", &table)]))?;
+        Ok(None)
     }
 
     fn drop_work(&self, name: &str) -> Result<()> {

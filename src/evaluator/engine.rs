@@ -47,6 +47,21 @@ const BATCH: usize = 8;
 /// its size; a top-down dive kept a set per step).
 const KEEP_OVER: u64 = 1_000_000;
 
+/// A hash of a class's key (its codes, each under 2^31) in 31 bits: a sum
+/// of each code times its own odd multiplier (under 2^24), modulo a prime,
+/// 64 codes a step so that no step passes 2^63. One multiply-add a code per
+/// row, where the sampled refutation reads every row of the base set.
+fn class_hash(keys: &[String]) -> String {
+    const PRIME: u64 = 2_147_483_647;
+    keys.chunks(64).enumerate().fold("CAST(0 AS BIGINT)".to_string(), |h, (c, chunk)| {
+        let terms = list(chunk.iter().enumerate(), " + ", |(j, k)| {
+            let multiplier = 1_000_003 + 2 * 7_919 * (c * 64 + j) as u64 % (1 << 23);
+            format!("CAST({k} AS BIGINT) * {multiplier}")
+        });
+        format!("mod({h} + {terms}, {PRIME})")
+    })
+}
+
 /// A node's frequency set kept there: its table, its id in it, its rows.
 struct Kept {
     table: String,
@@ -405,10 +420,7 @@ impl<'c> EngineSets<'c> {
         for chunk in tried.chunks(BATCH) {
             let union = list(chunk, " UNION ALL ", |&i| {
                 let keys = self.key_exprs(&nodes[i], None);
-                // A hash of the class's key in 31 bits, step by step so that nothing overflows.
-                let hash = keys.iter().fold("CAST(0 AS BIGINT)".to_string(), |h, k| {
-                    format!("mod({h} * 1000003 + mod(CAST({k} AS BIGINT), 2147483647), 2147483647)")
-                });
+                let hash = class_hash(&keys);
                 render(
                     statement("refute"),
                     &[

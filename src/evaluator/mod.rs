@@ -520,8 +520,7 @@ impl<'c> Evaluator<'c> {
             Sets::Memory(m) => m.refuted(nodes, req.k, req.budget),
             Sets::Sql(s) => s.refuted(nodes, req.k, req.budget)?,
             Sets::Engine(e) => e.refuted(nodes, req.k, req.budget)?,
-            // No sample settles persons: a person's rows are not a sample of its classes.
-            Sets::Persons(_) => vec![false; nodes.len()],
+            Sets::Persons(p) => p.refuted(nodes, req.k, req.budget),
         };
         let proved = out.iter().filter(|&&r| r).count() as u64;
         self.evaluations += proved;
@@ -544,25 +543,30 @@ impl<'c> Evaluator<'c> {
     }
 
     /// Try [`Self::refuted`] only on nodes rolled up from sets of at least
-    /// `rows` rows (in memory) or from a base set of as many (SQL); default
-    /// [`memory::REFUTE_FROM`]. Tests set 0 to exercise it on small tables.
+    /// `rows` rows (in memory), from a base set of as many (SQL), or over as
+    /// many persons; default [`memory::REFUTE_FROM`]. Tests set 0 to exercise
+    /// it on small tables.
     pub fn refute_from(mut self, rows: u64) -> Self {
         match &mut self.sets {
             Sets::Memory(m) => m.refute_from = rows,
             Sets::Sql(s) => s.refute_from = rows,
             Sets::Engine(e) => e.refute_from = rows,
-            Sets::Persons(_) => {}
+            Sets::Persons(p) => p.refute_from = rows,
         }
         self
     }
 
     /// Memory backend: draw a node's row sample from its most spread QIs
     /// until they have at least `values` distinct values together at the
-    /// node's levels (default [`memory::SAMPLE_SPREAD`]); tests set a low
-    /// figure to exercise it on small tables, or `u64::MAX` to turn it off.
+    /// node's levels (default [`memory::SAMPLE_SPREAD`]); persons: the same
+    /// QIs' least values per person.
+    /// Tests set a low figure to exercise it on small tables, or `u64::MAX`
+    /// to turn it off.
     pub fn sample_spread(mut self, values: u64) -> Self {
-        if let Sets::Memory(m) = &mut self.sets {
-            m.sample_spread = values;
+        match &mut self.sets {
+            Sets::Memory(m) => m.sample_spread = values,
+            Sets::Persons(p) => p.sample_values = values,
+            _ => {}
         }
         self
     }

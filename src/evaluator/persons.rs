@@ -62,7 +62,15 @@ pub(crate) struct PersonSets<'c> {
     pub(crate) dm: bool,
     /// glm's leaf sums only for classes of at least this many persons.
     pub(crate) leaf_sums_from: u64,
+    /// [`Self::refuted`] tries nothing with fewer persons,
+    pub(crate) refute_from: u64,
+    /// nor a node whose QIs have fewer values together at its levels.
+    pub(crate) sample_values: u64,
 }
+
+/// The persons [`PersonSets::refuted`] samples: those whose sample key hashes
+/// into the first this many of 64 parts (a sixteenth).
+const SAMPLE_PARTS: u64 = 4;
 
 /// A person's signature: two sums of hashes over its distinct tuples, the
 /// second with their number mixed in.
@@ -76,6 +84,43 @@ fn signature<K: PackedKey>(tuples: &[K]) -> Signature {
         (x.wrapping_add(h), y.wrapping_add(step(h ^ 0xd1b5_4a32_d192_ed03)))
     });
     (x, y ^ mix(tuples.len() as u128, 0x2545_f491_4f6c_dd1d))
+}
+
+/// A node's tuples of the pairs: per attribute its level's index of each
+/// leaf, the leaf column, and the field's shift in a packed tuple.
+struct Tuples<'a> {
+    index: Vec<&'a [u32]>,
+    leaf: Vec<&'a [u32]>,
+    shifts: Vec<u32>,
+}
+
+impl<'a> Tuples<'a> {
+    fn new(sets: &'a PersonSets, pairs: &'a Pairs, node: &Node) -> Tuples<'a> {
+        let leaf = node.attrs.iter().map(|&a| &pairs.leaf[a][..]).collect();
+        Tuples { index: sets.node_index(node), leaf, shifts: sets.shifts(node) }
+    }
+
+    /// Person `p`'s signature (`tuples`: scratch space).
+    fn signature<K: PackedKey>(&self, pairs: &Pairs, p: usize, tuples: &mut Vec<K>) -> Signature {
+        tuples.clear();
+        let (start, end) = (pairs.starts[p], pairs.end(p));
+        for i in start..end {
+            let mut key = K::default();
+            for j in 0..self.index.len() {
+                key = key.or(K::field(self.index[j][self.leaf[j][i] as usize], self.shifts[j]));
+            }
+            // The signature is a sum over the distinct tuples: a few are
+            // told apart by comparison, many by sorting.
+            if end - start > 32 || !tuples.contains(&key) {
+                tuples.push(key);
+            }
+        }
+        if end - start > 32 {
+            tuples.sort_unstable();
+            tuples.dedup();
+        }
+        signature(tuples)
+    }
 }
 
 /// What a node's classes add up to, per class.
@@ -137,7 +182,18 @@ impl<'c> PersonSets<'c> {
                 (None, None)
             }
         };
-        Ok(PersonSets { conn, divisors, qis, pairs, combinations, pool, dm: true, leaf_sums_from: 0 })
+        Ok(PersonSets {
+            conn,
+            divisors,
+            qis,
+            pairs,
+            combinations,
+            pool,
+            dm: true,
+            leaf_sums_from: 0,
+            refute_from: super::memory::REFUTE_FROM,
+            sample_values: super::memory::SAMPLE_SPREAD,
+        })
     }
 
     /// In memory (true) or as SQL.
@@ -280,31 +336,83 @@ impl<'c> PersonSets<'c> {
     }
 
     fn signatures_as<K: PackedKey>(&self, pairs: &Pairs, node: &Node) -> Vec<Signature> {
-        let width = node.attrs.len();
-        let index = self.node_index(node);
-        let shifts = self.shifts(node);
-        let leaf: Vec<&[u32]> = node.attrs.iter().map(|&a| &pairs.leaf[a][..]).collect();
+        let tuples = Tuples::new(self, pairs, node);
         self.by_person_chunks(pairs.starts.len(), 1, |from, to, out: &mut [Signature]| {
-            let mut tuples: Vec<K> = Vec::new();
+            let mut scratch: Vec<K> = Vec::new();
             for p in from..to {
-                tuples.clear();
-                let (start, end) = (pairs.starts[p], pairs.end(p));
-                for i in start..end {
-                    let mut key = K::default();
-                    for j in 0..width {
-                        key = key.or(K::field(index[j][leaf[j][i] as usize], shifts[j]));
-                    }
-                    // The signature is a sum over the distinct tuples: a few are
-                    // told apart by comparison, many by sorting.
-                    if end - start > 32 || !tuples.contains(&key) {
-                        tuples.push(key);
-                    }
-                }
-                if end - start > 32 {
-                    tuples.sort_unstable();
-                    tuples.dedup();
-                }
-                out[p - from] = signature(&tuples);
+                out[p - from] = tuples.signature(pairs, p, &mut scratch);
+            }
+        })
+    }
+
+    /// Which of `nodes` a sample of their classes proves to suppress more
+    /// than `budget` persons at `k` (then they and every specialization are
+    /// infeasible). The sample keeps whole classes: a person is in it when
+    /// the least of its rows' values of the node's most spread QIs (at the
+    /// node's levels) hashes into the first [`SAMPLE_PARTS`] of 64, and
+    /// persons of one signature have the same values. One pass over those
+    /// QIs' columns, then the sampled persons' signatures only. Not tried in
+    /// SQL, with fewer than `refute_from` persons, or when the node's QIs
+    /// have fewer than `sample_values` values together.
+    pub(crate) fn refuted(&self, nodes: &[Node], k: u64, budget: u64) -> Vec<bool> {
+        let Some(pairs) = &self.pairs else { return vec![false; nodes.len()] };
+        if (pairs.starts.len() as u64) < self.refute_from {
+            return vec![false; nodes.len()];
+        }
+        nodes.iter().map(|node| self.refutes(pairs, node, k, budget)).collect()
+    }
+
+    fn refutes(&self, pairs: &Pairs, node: &Node, k: u64, budget: u64) -> bool {
+        // The sample key: the node's most spread QIs, until they have
+        // `sample_values` values together (under 2^42 · 2^32: a u64).
+        let spread = |j: usize| self.qis[node.attrs[j]].leaves_m1[node.levels[j] as usize].len() as u64;
+        let mut by: Vec<usize> = (0..node.attrs.len()).filter(|&j| spread(j) > 1).collect();
+        by.sort_by_key(|&j| (std::cmp::Reverse(spread(j)), j));
+        let mut values = 1u64;
+        by.retain(|&j| {
+            let take = values < self.sample_values;
+            if take {
+                values = values.saturating_mul(spread(j));
+            }
+            take
+        });
+        if values < self.sample_values {
+            return false;
+        }
+        let key: Vec<(&[u32], &[u32], u64)> = (by.iter())
+            .map(|&j| {
+                let a = node.attrs[j];
+                (&pairs.leaf[a][..], &self.qis[a].index[node.levels[j] as usize][..], spread(j))
+            })
+            .collect();
+        let sampled: Vec<bool> = self.by_person_chunks(pairs.starts.len(), 1, |from, to, out: &mut [bool]| {
+            for p in from..to {
+                let least = (pairs.starts[p]..pairs.end(p))
+                    .map(|i| {
+                        key.iter().fold(0u64, |v, (leaf, index, radix)| v * radix + index[leaf[i] as usize] as u64)
+                    })
+                    .min()
+                    .unwrap_or(0);
+                out[p - from] = mix(least as u128, 0x5851_f42d_4c95_7f2d) % 64 < SAMPLE_PARTS;
+            }
+        });
+        let sample: Vec<usize> = (0..sampled.len()).filter(|&p| sampled[p]).collect();
+        let bits: u32 = node.attrs.iter().map(|&a| self.qis[a].bits).sum();
+        let signatures = match bits <= u64::BITS {
+            true => self.sample_signatures::<u64>(pairs, node, &sample),
+            false => self.sample_signatures::<u128>(pairs, node, &sample),
+        };
+        let under_k = self.class_sizes(&signatures).iter().filter(|&&size| size < k).count() as u64;
+        under_k > budget
+    }
+
+    /// The signatures at `node` of the persons `sample`, in its order.
+    fn sample_signatures<K: PackedKey>(&self, pairs: &Pairs, node: &Node, sample: &[usize]) -> Vec<Signature> {
+        let tuples = Tuples::new(self, pairs, node);
+        self.by_person_chunks(sample.len(), 1, |from, to, out: &mut [Signature]| {
+            let mut scratch: Vec<K> = Vec::new();
+            for s in from..to {
+                out[s - from] = tuples.signature(pairs, sample[s], &mut scratch);
             }
         })
     }

@@ -257,9 +257,14 @@ pub fn search(ev: &mut Evaluator, p: &Problem, progress: &dyn Progress) -> Resul
         // their classes: near-unique ones, under generalizations the bound
         // skipped, are proved infeasible at a fraction of a pass.
         // The estimates hold for the whole height: a refutation reads no set into the cache.
+        // Over persons every node is a pass over all the pairs (nothing rolls
+        // up), so every one is tried first.
         let sizes = Sizes::new(&bound, ev);
-        let large: Vec<Node> =
-            batch.iter().filter(|l| sizes.estimate(l) > bound.hub_rows()).map(|l| Node::full(l.to_vec())).collect();
+        let persons = ev.data.persons.is_some();
+        let large: Vec<Node> = (batch.iter())
+            .filter(|l| persons || sizes.estimate(l) > bound.hub_rows())
+            .map(|l| Node::full(l.to_vec()))
+            .collect();
         let refuted: HashSet<Vec<u8>> =
             (large.iter().zip(ev.refuted(&large, req)?)).filter(|&(_, r)| r).map(|(n, _)| n.levels.clone()).collect();
         st.checked += refuted.len() as u64;

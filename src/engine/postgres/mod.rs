@@ -955,9 +955,21 @@ impl RemoteEngine for Postgres {
         true
     }
 
-    fn create_work(&self, name: &str, select: &str, _hot: bool) -> Result<()> {
-        let verb = if self.work_schema()?.is_some() { "create_work" } else { "create_work_temp" };
-        self.execute(&statement(verb, &[("name", &ident(name)), ("select", select)]))
+    fn create_work(&self, name: &str, select: &str, _hot: bool) -> Result<Option<u64>> {
+        let (drop, create) = match self.work_schema()?.is_some() {
+            true => ("drop_work", "create_work"),
+            false => ("drop_work_temp", "create_work_temp"),
+        };
+        let name = ident(name);
+        self.execute(&statement(drop, &[("name", &name)]))?;
+        let create = dialect(&statement(create, &[("name", &name), ("select", select)]));
+        let rows = self
+            .client
+            .borrow_mut()
+            .execute(&create, &[])
+            .with_context(|| format!("running on PostgreSQL: {create}"))?;
+        self.execute(&statement("analyze", &[("table", &name)]))?;
+        Ok(Some(rows))
     }
 
     fn drop_work(&self, name: &str) -> Result<()> {

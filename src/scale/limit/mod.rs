@@ -178,7 +178,7 @@ fn hierarchies(
     levels: &[u8],
 ) -> Result<Vec<u8>> {
     let files = hierarchy::load_files(conn, job)?;
-    frequency::scan_source(conn, remote, &frequency::Input::source(), qis, &[])?;
+    frequency::scan_source(conn, remote, &frequency::Input::source(), qis, &files.leaves(), &[])?;
     let hierarchies = hierarchy::finish(conn, job, files)?;
     for (h, &l) in hierarchies.iter().zip(levels) {
         if l > h.height {
