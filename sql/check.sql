@@ -1,6 +1,3 @@
--- name: columns
--- The columns of a relation (a table or a file read), in order, with their types.
-SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM {{relation}})
 -- name: population
 -- The population table grouped by the job's QI columns (q0, q1, …), each
 -- generalized as the audited table's is ({{maps}}: a QI's leaves joined to

@@ -82,8 +82,9 @@ hash({{cols}}, {{seed}}::INTEGER)::HUGEINT
 -- The same hash as an integer, to xor.
 hash({{cols}}, {{seed}}::INTEGER)
 -- name: relation_columns
--- A relation's column names, in order (the HTML page's fingerprint).
-SELECT column_name FROM (DESCRIBE SELECT * FROM {{relation}})
+-- The columns of a relation (a table or a file read), in order, with their
+-- types (src/engine/embedded.rs relation_columns).
+SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM {{relation}})
 -- name: fingerprint
 -- A table's rows and an order-independent checksum: the sum of every row's
 -- 64-bit hash (the HTML page's fingerprint of a release).

@@ -105,11 +105,7 @@ pub(super) fn require(job: &Job, what: &str, have: &[SourceColumn], named: &[(&C
     Ok(())
 }
 
-pub(super) fn relation_columns(conn: &Connection, relation: &str) -> duckdb::Result<Vec<SourceColumn>> {
-    let mut stmt = conn.prepare(&render(fragment(sql::CHECK, "columns"), &[("relation", relation)]))?;
-    let rows = stmt.query_map([], |r| Ok(SourceColumn { name: r.get(0)?, type_name: r.get(1)? }))?;
-    rows.collect()
-}
+pub(super) use crate::engine::embedded::relation_columns;
 
 /// How the audit counts records: DuckDB reads the tables as they are, a row
 /// per record; on a remote engine with a population table to join here

@@ -345,8 +345,7 @@ pub(crate) fn population_relation(conn: &Connection, job: &Job) -> Result<Option
         conn.execute_batch(&statement("population_cached", &[("relation", &relation), ("columns", &columns)]))
     {
         // Name a quasi-identifier the file lacks, else DuckDB's reason.
-        let q = sql::render(sql::fragment(sql::CHECK, "columns"), &[("relation", &relation)]);
-        let have: Vec<String> = conn.prepare(&q).and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())?;
+        let have: Vec<String> = relation_columns(conn, &relation)?.into_iter().map(|c| c.name).collect();
         return Err(bad(match job.quasi_identifiers.iter().find(|q| !have.contains(&q.column.name)) {
             Some(q) => format!(
                 "{}: quasi-identifier \"{}\" is not a column of [risk] population_table; it has {}",
@@ -358,6 +357,13 @@ pub(crate) fn population_relation(conn: &Connection, job: &Job) -> Result<Option
         }));
     }
     Ok(Some("kanon_population".to_string()))
+}
+
+/// The columns of `relation` (a table or a file read) as DuckDB reads it, in order.
+pub(crate) fn relation_columns(conn: &Connection, relation: &str) -> duckdb::Result<Vec<SourceColumn>> {
+    let mut stmt = conn.prepare(&statement("relation_columns", &[("relation", relation)]))?;
+    let rows = stmt.query_map([], |r| Ok(SourceColumn { name: r.get(0)?, type_name: r.get(1)? }))?;
+    rows.collect()
 }
 
 /// The table function `kanon_arrow(batch)` on `conn` (once): how an engine's

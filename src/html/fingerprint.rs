@@ -37,13 +37,11 @@ pub(crate) fn file(path: &Path) -> Result<Fingerprint> {
 
 /// A DuckDB relation of `conn`: its rows and checksum.
 pub(crate) fn local(conn: &Connection, relation: &str, what: String) -> Result<Fingerprint> {
-    let columns = {
-        let mut stmt = conn.prepare(&embedded::statement("relation_columns", &[("relation", relation)]))?;
-        let names = stmt.query_map([], |r| r.get::<_, String>(0))?.collect::<duckdb::Result<Vec<_>>>()?;
-        names
-    };
-    let q =
-        embedded::statement("fingerprint", &[("relation", relation), ("cols", &list(&columns, ", ", |c| ident(c)))]);
+    let columns = embedded::relation_columns(conn, relation)?;
+    let q = embedded::statement(
+        "fingerprint",
+        &[("relation", relation), ("cols", &list(&columns, ", ", |c| ident(&c.name)))],
+    );
     let (rows, checksum): (i64, String) =
         conn.query_row(&q, [], |r| Ok((r.get(0)?, r.get(1)?))).with_context(|| format!("the checksum of {what}"))?;
     Ok(table(what, rows as u64, checksum, "DuckDB"))
