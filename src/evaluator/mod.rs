@@ -487,9 +487,11 @@ impl<'c> Evaluator<'c> {
             }
             Sets::Engine(e) => e.materialize(items, &self.cache)?,
             Sets::Persons(p) => {
-                // Each node is a pass over the pairs: nothing to roll up from.
-                let mut todo: Vec<Node> =
-                    items.iter().map(|(n, _)| n.clone()).filter(|n| !self.cache.contains_key(n)).collect();
+                // Each node is a pass over the pairs: nothing to roll up from, so a
+                // hub not asked for is not evaluated (a search still holds it).
+                let mut todo: Vec<Node> = (items.iter().map(|(n, _)| n.clone()))
+                    .filter(|n| !self.cache.contains_key(n) && wanted(n))
+                    .collect();
                 todo.sort();
                 todo.dedup();
                 p.histograms(&todo)?

@@ -100,15 +100,21 @@ impl<'a> Tuples<'a> {
         Tuples { index: sets.node_index(node), leaf, shifts: sets.shifts(node) }
     }
 
+    /// Pair `i`'s tuple, packed.
+    fn key<K: PackedKey>(&self, i: usize) -> K {
+        let mut key = K::default();
+        for j in 0..self.index.len() {
+            key = key.or(K::field(self.index[j][self.leaf[j][i] as usize], self.shifts[j]));
+        }
+        key
+    }
+
     /// Person `p`'s signature (`tuples`: scratch space).
     fn signature<K: PackedKey>(&self, pairs: &Pairs, p: usize, tuples: &mut Vec<K>) -> Signature {
         tuples.clear();
         let (start, end) = (pairs.starts[p], pairs.end(p));
         for i in start..end {
-            let mut key = K::default();
-            for j in 0..self.index.len() {
-                key = key.or(K::field(self.index[j][self.leaf[j][i] as usize], self.shifts[j]));
-            }
+            let key: K = self.key(i);
             // The signature is a sum over the distinct tuples: a few are
             // told apart by comparison, many by sorting.
             if end - start > 32 || !tuples.contains(&key) {
@@ -217,7 +223,17 @@ impl<'c> PersonSets<'c> {
 
     fn histogram(&self, node: &Node) -> Result<Histogram> {
         match &self.pairs {
-            Some(pairs) => Ok(self.memory_histogram(pairs, node, &self.sizes(pairs, node))),
+            Some(pairs) => {
+                let start = std::time::Instant::now();
+                let sizes = self.sizes(pairs, node);
+                let sized = start.elapsed().as_secs_f64();
+                let histogram = self.memory_histogram(pairs, node, &sizes);
+                crate::trace(|| {
+                    let all = start.elapsed().as_secs_f64();
+                    format!("persons: node {:?}: sizes {sized:.3}s, buckets {:.3}s", node.levels, all - sized)
+                });
+                Ok(histogram)
+            }
             None => self.sql_histogram(node),
         }
     }
@@ -230,11 +246,22 @@ impl<'c> PersonSets<'c> {
         self.dm = true;
         let (histogram, dropped, am) = match &self.pairs {
             Some(pairs) => {
+                let start = std::time::Instant::now();
                 let size = self.sizes(pairs, &node);
+                let sized = start.elapsed().as_secs_f64();
                 let histogram = self.memory_histogram(pairs, &node, &size);
+                let measured = start.elapsed().as_secs_f64();
                 let dropped: Vec<u32> =
                     (0..size.len()).filter(|&p| size[p] < k).map(|p| pairs.person[pairs.starts[p]]).collect();
                 let am = self.memory_ambiguity(pairs, levels, |p| size[p] >= k, data);
+                crate::trace(|| {
+                    let all = start.elapsed().as_secs_f64();
+                    format!(
+                        "persons: the chosen node: sizes {sized:.3}s, buckets and dm {:.3}s, am {:.3}s",
+                        measured - sized,
+                        all - measured
+                    )
+                });
                 (histogram, dropped, Some(am))
             }
             None => {
@@ -573,18 +600,43 @@ impl<'c> PersonSets<'c> {
     /// dm's share per class size: per released tuple, its rows summed from
     /// the largest classes down; a size adds the growth of the square.
     fn row_squares(&self, pairs: &Pairs, node: &Node, size: &[u64]) -> BTreeMap<u64, u64> {
-        let (index, shifts) = (self.node_index(node), self.shifts(node));
-        let mut held: Vec<(u128, u64, u64)> = Vec::with_capacity(pairs.person.len());
-        for (p, &class_size) in size.iter().enumerate() {
-            for i in pairs.starts[p]..pairs.end(p) {
-                let mut key = 0u128;
-                for (j, &a) in node.attrs.iter().enumerate() {
-                    key |= (index[j][pairs.leaf[a][i] as usize] as u128) << shifts[j];
-                }
-                held.push((key, class_size, pairs.rows[i]));
-            }
+        let bits: u32 = node.attrs.iter().map(|&a| self.qis[a].bits).sum();
+        let narrow = bits <= u64::BITS
+            && size.iter().all(|&s| s <= u32::MAX as u64)
+            && pairs.rows.iter().all(|&r| r <= u32::MAX as u64);
+        match narrow {
+            // 16 bytes a pair rather than 32: half the memory to fill and sort.
+            true => self.row_squares_as::<u64, u32>(pairs, node, size),
+            false => self.row_squares_as::<u128, u64>(pairs, node, size),
         }
-        self.pool.install(|| held.par_sort_unstable_by(|x, y| x.0.cmp(&y.0).then(y.1.cmp(&x.1))));
+    }
+
+    /// [`Self::row_squares`] with tuples packed in `K` and class sizes and
+    /// rows in `N` (each fits): every pair's (tuple, class size, rows),
+    /// filled per chunk of persons in parallel, sorted by tuple and then
+    /// class size from the largest down.
+    fn row_squares_as<K: PackedKey + Send + Sync, N>(
+        &self,
+        pairs: &Pairs,
+        node: &Node,
+        size: &[u64],
+    ) -> BTreeMap<u64, u64>
+    where
+        N: Copy + Ord + Send + Sync + TryFrom<u64> + Into<u64>,
+    {
+        let tuples = Tuples::new(self, pairs, node);
+        let narrow = |x: u64| N::try_from(x).ok().expect("checked to fit");
+        let mut held: Vec<(K, std::cmp::Reverse<N>, N)> = self.pool.install(|| {
+            (0..size.len())
+                .into_par_iter()
+                .flat_map_iter(|p| {
+                    let tuples = &tuples;
+                    (pairs.starts[p]..pairs.end(p))
+                        .map(move |i| (tuples.key::<K>(i), std::cmp::Reverse(narrow(size[p])), narrow(pairs.rows[i])))
+                })
+                .collect()
+        });
+        self.pool.install(|| held.par_sort_unstable_by(|x, y| (x.0, x.1).cmp(&(y.0, y.1))));
         let mut squares: BTreeMap<u64, u64> = BTreeMap::new();
         let mut i = 0;
         while i < held.len() {
@@ -592,10 +644,10 @@ impl<'c> PersonSets<'c> {
             while j < held.len() && held[j].0 == held[i].0 {
                 let (class_size, before) = (held[j].1, cum);
                 while j < held.len() && held[j].0 == held[i].0 && held[j].1 == class_size {
-                    cum += held[j].2;
+                    cum += held[j].2.into();
                     j += 1;
                 }
-                *squares.entry(class_size).or_default() += cum * cum - before * before;
+                *squares.entry(class_size.0.into()).or_default() += cum * cum - before * before;
             }
             i = j;
         }
@@ -787,6 +839,7 @@ fn read_keyed<K: PackedKey>(
 ) -> Result<(Pairs, u64)> {
     let low: u32 = bits.iter().sum();
     let mut keyed: Vec<(K, u64)> = Vec::new();
+    let start = std::time::Instant::now();
     super::unordered(conn, || {
         let mut stmt = conn.prepare(q)?;
         let mut buffers: Vec<Vec<i64>> = vec![Vec::new(); words.count + 1];
@@ -815,7 +868,9 @@ fn read_keyed<K: PackedKey>(
         }
         Ok(())
     })?;
+    crate::trace(|| format!("persons: {} coded rows read, {:.3}s", keyed.len(), start.elapsed().as_secs_f64()));
     pool.install(|| keyed.par_sort_unstable_by_key(|k| k.0));
+    crate::trace(|| format!("persons: sorted, {:.3}s", start.elapsed().as_secs_f64()));
     // The pairs split by field, beside the distinct leaf tuples (the keys
     // without their person) counted on the other thread.
     let (pairs, combinations) = pool.install(|| {
@@ -829,6 +884,7 @@ fn read_keyed<K: PackedKey>(
             },
         )
     });
+    crate::trace(|| format!("persons: pairs split, tuples counted, {:.3}s", start.elapsed().as_secs_f64()));
     Ok((pairs, combinations))
 }
 
