@@ -95,9 +95,15 @@ struct Tuples<'a> {
 }
 
 impl<'a> Tuples<'a> {
+    /// A QI of one value at its level is left out: its field is 0 in every tuple.
     fn new(sets: &'a PersonSets, pairs: &'a Pairs, node: &Node) -> Tuples<'a> {
-        let leaf = node.attrs.iter().map(|&a| &pairs.leaf[a][..]).collect();
-        Tuples { index: sets.node_index(node), leaf, shifts: sets.shifts(node) }
+        let (index, shifts) = (sets.node_index(node), sets.shifts(node));
+        let varying: Vec<usize> = (0..node.attrs.len()).filter(|&j| !sets.constant(node, j)).collect();
+        Tuples {
+            index: varying.iter().map(|&j| index[j]).collect(),
+            leaf: varying.iter().map(|&j| &pairs.leaf[node.attrs[j]][..]).collect(),
+            shifts: varying.iter().map(|&j| shifts[j]).collect(),
+        }
     }
 
     /// Pair `i`'s tuple, packed.
@@ -468,6 +474,9 @@ impl<'c> PersonSets<'c> {
     fn by_size(&self, pairs: &Pairs, node: &Node, size: &[u64]) -> BTreeMap<u64, Class> {
         let width = node.attrs.len();
         let from = self.leaf_sums_from;
+        // A QI of one value at its level costs the same on every row: its sum
+        // is the bucket's rows times that, with no pass over the pairs.
+        let varying: Vec<usize> = (0..width).filter(|&j| !self.constant(node, j)).collect();
         let cost: Vec<Vec<u64>> = (node.attrs.iter().zip(&node.levels))
             .map(|(&a, &l)| {
                 let q = &self.qis[a];
@@ -486,7 +495,7 @@ impl<'c> PersonSets<'c> {
             }
             x
         };
-        self.pool.install(|| {
+        let mut buckets = self.pool.install(|| {
             (0..persons.div_ceil(chunk))
                 .into_par_iter()
                 .map(|c| {
@@ -499,7 +508,7 @@ impl<'c> PersonSets<'c> {
                         b.rows += pairs.person_rows[p];
                         if size[p] >= from {
                             for i in pairs.starts[p]..pairs.end(p) {
-                                for j in 0..width {
+                                for &j in &varying {
                                     b.leaf_sums[j] += pairs.rows[i] * cost[j][leaf[j][i] as usize];
                                 }
                             }
@@ -508,7 +517,19 @@ impl<'c> PersonSets<'c> {
                     out
                 })
                 .reduce(BTreeMap::new, sum)
-        })
+        });
+        for (_, b) in buckets.iter_mut().filter(|(&s, _)| s >= from) {
+            for j in (0..width).filter(|j| !varying.contains(j)) {
+                let (a, l) = (node.attrs[j], node.levels[j] as usize);
+                b.leaf_sums[j] = b.rows * self.qis[a].leaves_m1[l][0];
+            }
+        }
+        buckets
+    }
+
+    /// Has QI `j` of `node` one value at its level?
+    fn constant(&self, node: &Node, j: usize) -> bool {
+        self.qis[node.attrs[j]].leaves_m1[node.levels[j] as usize].len() == 1
     }
 
     /// `fill(from, to, out)` over chunks of the persons in parallel, `per`
