@@ -84,6 +84,20 @@ CREATE OR REPLACE TEMP TABLE kanon_rejected_lists ({{columns}})
 -- With no extra codes, the base set's rows at the bottom node, or a node's own
 -- kept set's rows, are its classes already: a row each, no grouping.
 SELECT {{keys}}, CAST(p.cnt AS BIGINT) AS size, CAST(0 AS BIGINT) AS ldiv FROM {{source}} p
+-- name: level_values
+-- QI {{nodes}}'s hierarchy values per level (here, in DuckDB): how spread a
+-- sample keyed on a node's codes is.
+SELECT CAST(level AS INTEGER) AS level, CAST(count(*) AS BIGINT) AS n FROM {{nodes}} GROUP BY level ORDER BY level
+-- name: refute_sample
+-- The base set's rows whose key at the join of the nodes tried together
+-- hashes into the first {{parts}} of 64: a work table, whole classes of
+-- every node under that join.
+SELECT p.* FROM {{source}} p WHERE mod({{hash}}, 64) < {{parts}}
+-- name: refute_sampled
+-- Node {{id}}'s records in classes under {{k}}, off that sample.
+SELECT {{id}} AS node, CAST(coalesce(sum(c.size), 0) AS BIGINT) AS suppressed FROM (
+    SELECT {{keys}}, sum(p.cnt) AS size FROM {{source}} p GROUP BY {{group_by}}
+) c WHERE c.size < {{k}}
 -- name: refute
 -- Node {{id}}: the records in classes under {{k}} among the classes whose key
 -- hashes into the first {{parts}} of 64 (whole classes, so their sizes are

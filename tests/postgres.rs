@@ -316,6 +316,20 @@ fn postgres_evaluates_every_node_as_the_memory_backend_does() {
     }
     assert!(refuted.iter().any(|&r| r), "no node refuted");
     drop(sampled);
+    // Full nodes in batches share one sample, keyed on each batch's join.
+    let full: Vec<usize> = (0..nodes.len()).filter(|&i| nodes[i].attrs.len() == heights.len()).collect();
+    let mut shared = there.evaluator().unwrap().refute_from(0).sample_spread(1);
+    let full_nodes: Vec<Node> = full.iter().map(|&i| nodes[i].clone()).collect();
+    let refuted = shared.refuted(&full_nodes, &req).unwrap();
+    for (&i, r) in full.iter().zip(&refuted) {
+        assert!(
+            !r || expected[i].suppressed(&req) > req.budget,
+            "{:?} refuted on a shared sample but feasible",
+            nodes[i]
+        );
+    }
+    assert!(refuted.iter().any(|&r| r), "no node refuted on a shared sample");
+    drop(shared);
     assert_eq!(engine.combinations().unwrap(), memory.combinations().unwrap());
     assert_eq!(engine.source_sizes().unwrap(), memory.source_sizes().unwrap());
     // Rolled up from a set kept there: the same again.

@@ -37,6 +37,10 @@ fn statement(name: &str) -> &'static str {
 /// the first this many of 64 parts (a sixteenth).
 const SAMPLE_PARTS: u64 = 4;
 
+/// The fewest hierarchy values a shared refutation sample's key spreads
+/// over by default ([`EngineSets::sample_join`]): 64 keys per part of 64.
+const SAMPLE_SPREAD: u64 = 4096;
+
 /// Nodes a query evaluates or keeps at most: one round trip for many (a
 /// query costs Spark a second or so before it reads a row).
 const BATCH: usize = 8;
@@ -89,6 +93,9 @@ pub(crate) struct EngineSets<'c> {
     pub(super) leaf_sums_from: u64,
     /// [`Self::refuted`] tries nothing on base sets of fewer rows.
     pub(super) refute_from: u64,
+    /// The fewest hierarchy values a shared refutation sample's key spreads
+    /// over ([`Self::sample_join`]).
+    pub(super) sample_spread: u64,
     pub(super) models: Arc<ClassModels>,
     /// Did [`Self::judge_there`] send rejected value lists there?
     rejected: bool,
@@ -122,6 +129,7 @@ impl<'c> EngineSets<'c> {
             next_id: 1,
             leaf_sums_from: 0,
             refute_from: super::memory::REFUTE_FROM,
+            sample_spread: SAMPLE_SPREAD,
             models: Arc::new(ClassModels::default()),
             rejected: false,
         })
@@ -418,6 +426,10 @@ impl<'c> EngineSets<'c> {
         let tried: Vec<usize> =
             (0..nodes.len()).filter(|&i| !self.kept.keys().any(|held| nodes[i].generalizes(held))).collect();
         for chunk in tried.chunks(BATCH) {
+            if let Some(join) = self.sample_join(nodes, chunk)? {
+                self.refuted_on_sample(nodes, chunk, &join, k, budget, &mut out)?;
+                continue;
+            }
             let union = list(chunk, " UNION ALL ", |&i| {
                 let keys = self.key_exprs(&nodes[i], None);
                 let hash = class_hash(&keys);
@@ -443,6 +455,76 @@ impl<'c> EngineSets<'c> {
             });
         }
         Ok(out)
+    }
+
+    /// The join of the full nodes `chunk` of `nodes` (each QI at their
+    /// highest level), when there are several and its hierarchy values
+    /// spread a sample over at least `sample_spread` keys: one sample of
+    /// the base keyed on it holds whole classes of each, one scan of the
+    /// base for all of them.
+    fn sample_join(&self, nodes: &[Node], chunk: &[usize]) -> Result<Option<Node>> {
+        if chunk.len() < 2 || chunk.iter().any(|&i| nodes[i].attrs.len() != self.n) {
+            return Ok(None);
+        }
+        let levels: Vec<u8> =
+            (0..self.n).map(|a| chunk.iter().map(|&i| nodes[i].levels[a]).max().unwrap_or(0)).collect();
+        let mut spread = 1u64;
+        for (a, &l) in levels.iter().enumerate() {
+            let q = render(statement("level_values"), &[("nodes", &node_table(a))]);
+            let mut stmt = self.conn.prepare(&q)?;
+            let values: Vec<(i32, i64)> =
+                stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<duckdb::Result<_>>()?;
+            let at = values.iter().find(|(level, _)| *level == l as i32).map_or(1, |&(_, n)| n.max(1) as u64);
+            spread = spread.saturating_mul(at);
+        }
+        Ok((spread >= self.sample_spread).then(|| Node::full(levels)))
+    }
+
+    /// [`Self::refuted`] for the nodes `chunk` under `join`: the base's rows
+    /// of a sixteenth of `join`'s classes as a work table (one scan of the
+    /// base), then each node grouped off it, one query.
+    fn refuted_on_sample(
+        &self,
+        nodes: &[Node],
+        chunk: &[usize],
+        join: &Node,
+        k: u64,
+        budget: u64,
+        out: &mut [bool],
+    ) -> Result<()> {
+        let t = std::time::Instant::now();
+        let sample = "kanon_refute_sample";
+        let select = render(
+            statement("refute_sample"),
+            &[
+                ("source", BASE),
+                ("hash", &class_hash(&self.key_exprs(join, None))),
+                ("parts", &SAMPLE_PARTS.to_string()),
+            ],
+        );
+        self.remote.create_work(sample, &select, false)?;
+        let union = list(chunk, " UNION ALL ", |&i| {
+            let keys = self.key_exprs(&nodes[i], None);
+            render(
+                statement("refute_sampled"),
+                &[
+                    ("id", &i.to_string()),
+                    ("keys", &list(keys.iter().enumerate(), ", ", |(j, k)| format!("{k} AS k{j}"))),
+                    ("source", sample),
+                    ("group_by", &list(1..=keys.len(), ", ", |j| j.to_string())),
+                    ("k", &k.to_string()),
+                ],
+            )
+        });
+        let rows = self.rows(&union);
+        self.remote.drop_work(sample)?;
+        for r in rows? {
+            out[int(&r[0]) as usize] = int(&r[1]) > budget;
+        }
+        crate::trace(|| {
+            format!("engine: {} nodes tried on one sample, {:.3}s", chunk.len(), t.elapsed().as_secs_f64())
+        });
+        Ok(())
     }
 
     /// The histograms of `missing` (none cached), each from the smallest

@@ -561,14 +561,17 @@ impl<'c> Evaluator<'c> {
     /// Memory backend: draw a node's row sample from its most spread QIs
     /// until they have at least `values` distinct values together at the
     /// node's levels (default [`memory::SAMPLE_SPREAD`]); persons: the same
-    /// QIs' least values per person.
+    /// QIs' least values per person; on Spark and PostgreSQL, a batch of
+    /// full nodes shares one sample keyed on their join when its values
+    /// spread as far (default 4,096).
     /// Tests set a low figure to exercise it on small tables, or `u64::MAX`
     /// to turn it off.
     pub fn sample_spread(mut self, values: u64) -> Self {
         match &mut self.sets {
             Sets::Memory(m) => m.sample_spread = values,
             Sets::Persons(p) => p.sample_values = values,
-            _ => {}
+            Sets::Engine(e) => e.sample_spread = values,
+            Sets::Sql(_) => {}
         }
         self
     }
