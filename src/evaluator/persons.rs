@@ -66,7 +66,16 @@ pub(crate) struct PersonSets<'c> {
     pub(crate) refute_from: u64,
     /// nor a node whose QIs have fewer values together at its levels.
     pub(crate) sample_values: u64,
+    /// The persons' class sizes of the nodes evaluated last (the chosen
+    /// node is often among them), least recent first.
+    recent: std::sync::Mutex<Vec<(Node, std::sync::Arc<Vec<u64>>)>>,
 }
+
+/// How many nodes' class sizes [`PersonSets`] keeps (each 8 bytes a person).
+const RECENT: usize = 4;
+
+/// Class sizes below this are bucketed by index in [`PersonSets::by_size`].
+const DENSE_SIZES: u64 = 1024;
 
 /// The persons [`PersonSets::refuted`] samples: those whose sample key hashes
 /// into the first this many of 64 parts (a sixteenth).
@@ -205,6 +214,7 @@ impl<'c> PersonSets<'c> {
             leaf_sums_from: 0,
             refute_from: super::memory::REFUTE_FROM,
             sample_values: super::memory::SAMPLE_SPREAD,
+            recent: std::sync::Mutex::new(Vec::new()),
         })
     }
 
@@ -463,8 +473,21 @@ impl<'c> PersonSets<'c> {
     }
 
     /// The person classes' sizes at `node`, per person.
-    fn sizes(&self, pairs: &Pairs, node: &Node) -> Vec<u64> {
-        self.class_sizes(&self.signatures(pairs, node))
+    fn sizes(&self, pairs: &Pairs, node: &Node) -> std::sync::Arc<Vec<u64>> {
+        let mut recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(at) = recent.iter().position(|(n, _)| n == node) {
+            let hit = recent.remove(at);
+            recent.push(hit.clone());
+            return hit.1;
+        }
+        drop(recent);
+        let sizes = std::sync::Arc::new(self.class_sizes(&self.signatures(pairs, node)));
+        let mut recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
+        if recent.len() == RECENT {
+            recent.remove(0);
+        }
+        recent.push((node.clone(), sizes.clone()));
+        sizes
     }
 
     /// Per class size: the persons, rows and glm's leaf sums (per attribute
@@ -483,12 +506,15 @@ impl<'c> PersonSets<'c> {
                 q.index[l as usize].iter().map(|&i| q.leaves_m1[l as usize][i as usize]).collect()
             })
             .collect();
-        let leaf: Vec<&[u32]> = node.attrs.iter().map(|&a| &pairs.leaf[a][..]).collect();
+        // Per varying QI: its leaf column and each leaf's cost.
+        let columns: Vec<(usize, &[u32], &[u64])> =
+            varying.iter().map(|&j| (j, &pairs.leaf[node.attrs[j]][..], &cost[j][..])).collect();
         let persons = pairs.starts.len();
         let chunk = persons.div_ceil(self.pool.current_num_threads() * 8).max(1);
+        let empty = || Class { leaf_sums: vec![0; width], ..Class::default() };
         let sum = |mut x: BTreeMap<u64, Class>, y: BTreeMap<u64, Class>| {
             for (s, c) in y {
-                let b = x.entry(s).or_insert_with(|| Class { leaf_sums: vec![0; width], ..Class::default() });
+                let b = x.entry(s).or_insert_with(empty);
                 b.persons += c.persons;
                 b.rows += c.rows;
                 b.leaf_sums.iter_mut().zip(&c.leaf_sums).for_each(|(u, v)| *u += v);
@@ -499,22 +525,33 @@ impl<'c> PersonSets<'c> {
             (0..persons.div_ceil(chunk))
                 .into_par_iter()
                 .map(|c| {
-                    let mut out: BTreeMap<u64, Class> = BTreeMap::new();
+                    // Small sizes by index, the rest in a map: a lookup a person.
+                    let mut dense: Vec<Option<Class>> = Vec::new();
+                    let mut sparse: BTreeMap<u64, Class> = BTreeMap::new();
                     for p in c * chunk..((c + 1) * chunk).min(persons) {
-                        let b = out
-                            .entry(size[p])
-                            .or_insert_with(|| Class { leaf_sums: vec![0; width], ..Class::default() });
+                        let s = size[p];
+                        let b = match s < DENSE_SIZES {
+                            true => {
+                                if dense.len() <= s as usize {
+                                    dense.resize_with(s as usize + 1, || None);
+                                }
+                                dense[s as usize].get_or_insert_with(empty)
+                            }
+                            false => sparse.entry(s).or_insert_with(empty),
+                        };
                         b.persons += 1;
                         b.rows += pairs.person_rows[p];
-                        if size[p] >= from {
-                            for i in pairs.starts[p]..pairs.end(p) {
-                                for &j in &varying {
-                                    b.leaf_sums[j] += pairs.rows[i] * cost[j][leaf[j][i] as usize];
-                                }
+                        if s >= from {
+                            for &(j, leaf, cost) in &columns {
+                                let sum: u64 = (pairs.starts[p]..pairs.end(p))
+                                    .map(|i| pairs.rows[i] * cost[leaf[i] as usize])
+                                    .sum();
+                                b.leaf_sums[j] += sum;
                             }
                         }
                     }
-                    out
+                    sparse.extend(dense.into_iter().enumerate().filter_map(|(s, b)| b.map(|b| (s as u64, b))));
+                    sparse
                 })
                 .reduce(BTreeMap::new, sum)
         });
