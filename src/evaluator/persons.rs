@@ -407,7 +407,8 @@ impl<'c> PersonSets<'c> {
 
     fn refutes(&self, pairs: &Pairs, node: &Node, k: u64, budget: u64) -> bool {
         // The sample key: the node's most spread QIs, until they have
-        // `sample_values` values together (under 2^42 · 2^32: a u64).
+        // `sample_values` values together, as one number (wrapping past 64
+        // bits, which only hashes it differently).
         let spread = |j: usize| self.qis[node.attrs[j]].leaves_m1[node.levels[j] as usize].len() as u64;
         let mut by: Vec<usize> = (0..node.attrs.len()).filter(|&j| spread(j) > 1).collect();
         by.sort_by_key(|&j| (std::cmp::Reverse(spread(j)), j));
@@ -432,7 +433,9 @@ impl<'c> PersonSets<'c> {
             for p in from..to {
                 let least = (pairs.starts[p]..pairs.end(p))
                     .map(|i| {
-                        key.iter().fold(0u64, |v, (leaf, index, radix)| v * radix + index[leaf[i] as usize] as u64)
+                        key.iter().fold(0u64, |v, (leaf, index, radix)| {
+                            v.wrapping_mul(*radix).wrapping_add(index[leaf[i] as usize] as u64)
+                        })
                     })
                     .min()
                     .unwrap_or(0);
