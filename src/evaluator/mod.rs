@@ -163,6 +163,18 @@ pub(crate) struct LevelStats {
     pub(crate) fanout: u64,
 }
 
+/// What a sample of a node's classes tells of it ([`Evaluator::sampled`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sampled {
+    /// Nothing: no sample was tried (too few records, or of values to key it).
+    Untried,
+    /// The sample alone suppresses more than the budget: the node and every
+    /// specialization are infeasible.
+    Refuted,
+    /// Not refuted; the suppressed persons its sample scales up to (an estimate).
+    Estimate(u64),
+}
+
 enum Sets<'c> {
     Memory(Box<MemorySets>),
     Sql(SqlSets<'c>),
@@ -518,13 +530,22 @@ impl<'c> Evaluator<'c> {
     /// whole: one that is not proved costs its keys over again (in memory),
     /// or scans of the base (SQL).
     pub fn refuted(&mut self, nodes: &[Node], req: &Requirement) -> Result<Vec<bool>> {
-        let out = match &mut self.sets {
-            Sets::Memory(m) => m.refuted(nodes, req.k, req.budget),
-            Sets::Sql(s) => s.refuted(nodes, req.k, req.budget)?,
-            Sets::Engine(e) => e.refuted(nodes, req.k, req.budget)?,
-            Sets::Persons(p) => p.refuted(nodes, req.k, req.budget),
+        Ok(self.sampled(nodes, req)?.into_iter().map(|s| s == Sampled::Refuted).collect())
+    }
+
+    /// [`Self::refuted`], and over persons an estimate of what a node not
+    /// refuted suppresses, scaled up from its sample.
+    pub fn sampled(&mut self, nodes: &[Node], req: &Requirement) -> Result<Vec<Sampled>> {
+        let proof = |refuted: Vec<bool>| -> Vec<Sampled> {
+            refuted.into_iter().map(|r| if r { Sampled::Refuted } else { Sampled::Untried }).collect()
         };
-        let proved = out.iter().filter(|&&r| r).count() as u64;
+        let out = match &mut self.sets {
+            Sets::Memory(m) => proof(m.refuted(nodes, req.k, req.budget)),
+            Sets::Sql(s) => proof(s.refuted(nodes, req.k, req.budget)?),
+            Sets::Engine(e) => proof(e.refuted(nodes, req.k, req.budget)?),
+            Sets::Persons(p) => p.sampled(nodes, req.k, req.budget),
+        };
+        let proved = out.iter().filter(|&&r| r == Sampled::Refuted).count() as u64;
         self.evaluations += proved;
         self.refutations += proved;
         Ok(out)
@@ -561,7 +582,7 @@ impl<'c> Evaluator<'c> {
     /// Memory backend: draw a node's row sample from its most spread QIs
     /// until they have at least `values` distinct values together at the
     /// node's levels (default [`memory::SAMPLE_SPREAD`]); persons: the same
-    /// QIs' least values per person; on Spark and PostgreSQL, a batch of
+    /// QIs' least values per person (else the persons' signatures); on Spark and PostgreSQL, a batch of
     /// full nodes shares one sample keyed on their join when its values
     /// spread as far (default 4,096).
     /// Tests set a low figure to exercise it on small tables, or `u64::MAX`

@@ -12,6 +12,7 @@
 //! over rows, and dm's share over the released rows ([`PersonRows`]).
 
 use super::memory::{ints, PackedKey};
+use super::Sampled;
 use crate::data::hierarchy::{self, node_table};
 use crate::lattice::Node;
 use crate::measure::metrics::{Bucket, Dataset, Histogram, PersonRows};
@@ -21,6 +22,7 @@ use duckdb::Connection;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// One QI's levels: each leaf's index at every level, and per level and
 /// index the leaves under that value less one (glm).
@@ -62,14 +64,36 @@ pub(crate) struct PersonSets<'c> {
     pub(crate) dm: bool,
     /// glm's leaf sums only for classes of at least this many persons.
     pub(crate) leaf_sums_from: u64,
-    /// [`Self::refuted`] tries nothing with fewer persons,
+    /// [`Self::sampled`] tries nothing with fewer persons,
     pub(crate) refute_from: u64,
-    /// nor a node whose QIs have fewer values together at its levels.
+    /// and keys a node's sample on its most spread QIs when they have this
+    /// many values together at its levels (else on its signatures).
     pub(crate) sample_values: u64,
     /// The persons' class sizes of the nodes evaluated last (the chosen
     /// node is often among them), least recent first.
-    recent: std::sync::Mutex<Vec<(Node, std::sync::Arc<Vec<u64>>)>>,
+    recent: std::sync::Mutex<Vec<(Node, Arc<Vec<u64>>)>>,
+    /// What [`Self::sampled`] computed, for a search that asks again.
+    kept: std::sync::Mutex<Kept>,
 }
+
+/// [`PersonSets::sampled`]'s work kept between calls.
+#[derive(Default)]
+struct Kept {
+    /// The sampled persons per sample key (its QIs and levels), least recent
+    /// first: nodes of one key share the pass that draws them.
+    samples: Vec<(SampleKey, Arc<Vec<usize>>)>,
+    /// Every person's signature at the last node sampled by its signatures:
+    /// its evaluation, which often follows, needs them again.
+    signatures: Option<(Node, Arc<Vec<Signature>>)>,
+    /// The outcome per node, k and budget.
+    outcomes: FxHashMap<(Node, u64, u64), Sampled>,
+}
+
+/// A sample key: its QIs and their levels.
+type SampleKey = Vec<(usize, u8)>;
+
+/// How many sample keys' persons [`Kept`] holds (8 bytes a sampled person).
+const KEPT_SAMPLES: usize = 8;
 
 /// How many nodes' class sizes [`PersonSets`] keeps (each 8 bytes a person).
 const RECENT: usize = 4;
@@ -77,9 +101,14 @@ const RECENT: usize = 4;
 /// Class sizes below this are bucketed by index in [`PersonSets::by_size`].
 const DENSE_SIZES: u64 = 1024;
 
-/// The persons [`PersonSets::refuted`] samples: those whose sample key hashes
+/// The persons [`PersonSets::sampled`] samples: those whose sample key hashes
 /// into the first this many of 64 parts (a sixteenth).
 const SAMPLE_PARTS: u64 = 4;
+
+/// Is a person whose sample key hashes to `hash` in the sample?
+fn in_sample(hash: u64) -> bool {
+    hash % 64 < SAMPLE_PARTS
+}
 
 /// A person's signature: two sums of hashes over its distinct tuples, the
 /// second with their number mixed in.
@@ -215,6 +244,7 @@ impl<'c> PersonSets<'c> {
             refute_from: super::memory::REFUTE_FROM,
             sample_values: super::memory::SAMPLE_SPREAD,
             recent: std::sync::Mutex::new(Vec::new()),
+            kept: std::sync::Mutex::new(Kept::default()),
         })
     }
 
@@ -312,40 +342,57 @@ impl<'c> PersonSets<'c> {
         data: &Dataset,
     ) -> f64 {
         let node = Node::full(levels.to_vec());
-        let index = self.node_index(&node);
-        let leaves: Vec<&[u64]> =
-            levels.iter().enumerate().map(|(a, &l)| &self.qis[a].leaves_m1[l as usize][..]).collect();
+        // Per QI and leaf: the leaves under its value at the node.
+        let factor: Vec<Vec<u64>> = (self.node_index(&node).iter().zip(levels).enumerate())
+            .map(|(a, (index, &l))| index.iter().map(|&i| self.qis[a].leaves_m1[l as usize][i as usize] + 1).collect())
+            .collect();
         // Whole numbers summed exactly (as classes_ambiguity does), as floats past
-        // u128; per fixed chunk of persons in parallel, the chunks added in order
-        // (the floats' sum does not depend on the threads).
+        // u128 (a second pass); per fixed chunk of persons in parallel, the
+        // chunks added in order (the floats' sum does not depend on the threads).
         const CHUNK: usize = 1 << 16;
         let persons = pairs.starts.len();
-        let chunk = |c: usize| {
-            let (mut exact, mut records, mut floats) = (Some(0u128), 0u64, 0f64);
+        // Σ rows × Π factors, in 64 bits while it fits.
+        let product = |i: usize| -> Option<u128> {
+            let narrow = factor
+                .iter()
+                .enumerate()
+                .try_fold(pairs.rows[i], |x, (a, f)| x.checked_mul(f[pairs.leaf[a][i] as usize]));
+            match narrow {
+                Some(x) => Some(x as u128),
+                None => (factor.iter().enumerate())
+                    .try_fold(pairs.rows[i] as u128, |x, (a, f)| x.checked_mul(f[pairs.leaf[a][i] as usize] as u128)),
+            }
+        };
+        let exact = |c: usize| {
+            let (mut sum, mut records) = (Some(0u128), 0u64);
             for p in (c * CHUNK..((c + 1) * CHUNK).min(persons)).filter(|&p| kept(p)) {
                 for i in pairs.starts[p]..pairs.end(p) {
-                    let product = (0..levels.len())
-                        .map(|a| leaves[a][index[a][pairs.leaf[a][i] as usize] as usize] as u128 + 1)
-                        .try_fold(pairs.rows[i] as u128, |x, y| x.checked_mul(y));
-                    exact = exact.zip(product).and_then(|(s, t)| s.checked_add(t));
-                    floats += (0..levels.len())
-                        .map(|a| (leaves[a][index[a][pairs.leaf[a][i] as usize] as usize] + 1) as f64)
-                        .product::<f64>()
-                        * pairs.rows[i] as f64;
+                    sum = sum.zip(product(i)).and_then(|(s, t)| s.checked_add(t));
                     records += pairs.rows[i];
                 }
             }
-            (exact, records, floats)
+            (sum, records)
         };
-        let chunks: Vec<(Option<u128>, u64, f64)> =
-            self.pool.install(|| (0..persons.div_ceil(CHUNK)).into_par_iter().map(chunk).collect());
-        let (mut exact, mut records, mut floats) = (Some(0u128), 0u64, 0f64);
-        for (e, r, f) in chunks {
-            exact = exact.zip(e).and_then(|(s, t)| s.checked_add(t));
-            records += r;
-            floats += f;
-        }
-        crate::measure::metrics::ambiguity(exact.map_or(floats, |s| s as f64), records as f64, data)
+        let chunks: Vec<(Option<u128>, u64)> =
+            self.pool.install(|| (0..persons.div_ceil(CHUNK)).into_par_iter().map(exact).collect());
+        let records: u64 = chunks.iter().map(|c| c.1).sum();
+        let sum = chunks.iter().try_fold(0u128, |s, c| c.0.and_then(|t| s.checked_add(t)));
+        let sum = sum.map(|s| s as f64).unwrap_or_else(|| {
+            let floats = |c: usize| -> f64 {
+                (c * CHUNK..((c + 1) * CHUNK).min(persons))
+                    .filter(|&p| kept(p))
+                    .flat_map(|p| pairs.starts[p]..pairs.end(p))
+                    .map(|i| {
+                        let f = factor.iter().enumerate().map(|(a, f)| f[pairs.leaf[a][i] as usize] as f64);
+                        f.product::<f64>() * pairs.rows[i] as f64
+                    })
+                    .sum()
+            };
+            let chunks: Vec<f64> =
+                self.pool.install(|| (0..persons.div_ceil(CHUNK)).into_par_iter().map(floats).collect());
+            chunks.into_iter().sum()
+        });
+        crate::measure::metrics::ambiguity(sum, records as f64, data)
     }
 
     /// am at `levels` with the persons of `kanon_dropped_persons` suppressed, in SQL.
@@ -388,27 +435,63 @@ impl<'c> PersonSets<'c> {
         })
     }
 
-    /// Which of `nodes` a sample of their classes proves to suppress more
-    /// than `budget` persons at `k` (then they and every specialization are
-    /// infeasible). The sample keeps whole classes: a person is in it when
-    /// the least of its rows' values of the node's most spread QIs (at the
-    /// node's levels) hashes into the first [`SAMPLE_PARTS`] of 64, and
-    /// persons of one signature have the same values. One pass over those
-    /// QIs' columns, then the sampled persons' signatures only. Not tried in
-    /// SQL, with fewer than `refute_from` persons, or when the node's QIs
-    /// have fewer than `sample_values` values together.
-    pub(crate) fn refuted(&self, nodes: &[Node], k: u64, budget: u64) -> Vec<bool> {
-        let Some(pairs) = &self.pairs else { return vec![false; nodes.len()] };
+    /// What a sample of each node's classes tells of it: refuted when the
+    /// sample alone suppresses more than `budget` persons at `k` (then the
+    /// node and every specialization are infeasible), else the suppressed
+    /// persons it scales up to. The sample keeps whole classes, a person
+    /// being in it by a function of its signature: the least of its rows'
+    /// values of the node's most spread QIs (at the node's levels), hashed
+    /// into the first [`SAMPLE_PARTS`] of 64, when those QIs have
+    /// `sample_values` values together (a pass over their columns, then the
+    /// sampled persons' signatures); else its signature, hashed likewise (a
+    /// pass over all the pairs, kept for the node's evaluation). Not tried in
+    /// SQL, or with fewer than `refute_from` persons.
+    pub(crate) fn sampled(&self, nodes: &[Node], k: u64, budget: u64) -> Vec<Sampled> {
+        let Some(pairs) = &self.pairs else { return vec![Sampled::Untried; nodes.len()] };
         if (pairs.starts.len() as u64) < self.refute_from {
-            return vec![false; nodes.len()];
+            return vec![Sampled::Untried; nodes.len()];
         }
-        nodes.iter().map(|node| self.refutes(pairs, node, k, budget)).collect()
+        nodes.iter().map(|node| self.sample(pairs, node, k, budget)).collect()
     }
 
-    fn refutes(&self, pairs: &Pairs, node: &Node, k: u64, budget: u64) -> bool {
-        // The sample key: the node's most spread QIs, until they have
-        // `sample_values` values together, as one number (wrapping past 64
-        // bits, which only hashes it differently).
+    fn sample(&self, pairs: &Pairs, node: &Node, k: u64, budget: u64) -> Sampled {
+        let asked = (node.clone(), k, budget);
+        if let Some(&outcome) = self.kept().outcomes.get(&asked) {
+            return outcome;
+        }
+        let signatures = match self.sample_key(node) {
+            Some(by) => {
+                let sample = self.keyed_sample(pairs, node, &by);
+                let bits: u32 = node.attrs.iter().map(|&a| self.qis[a].bits).sum();
+                match bits <= u64::BITS {
+                    true => self.sample_signatures::<u64>(pairs, node, &sample),
+                    false => self.sample_signatures::<u128>(pairs, node, &sample),
+                }
+            }
+            None => {
+                let all = Arc::new(self.signatures(pairs, node));
+                let sampled = all.iter().filter(|s| in_sample(mix(s.0 as u128 | (s.1 as u128) << 64, 0))).copied();
+                let sampled = sampled.collect();
+                self.kept().signatures = Some((node.clone(), all));
+                sampled
+            }
+        };
+        let under_k = self.class_sizes(&signatures).iter().filter(|&&size| size < k).count() as u64;
+        let outcome = match under_k > budget {
+            true => Sampled::Refuted,
+            false => Sampled::Estimate(under_k * 64 / SAMPLE_PARTS),
+        };
+        self.kept().outcomes.insert(asked, outcome);
+        outcome
+    }
+
+    fn kept(&self) -> std::sync::MutexGuard<'_, Kept> {
+        self.kept.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The sample key of `node`: its most spread QIs (by index in the node),
+    /// until they have `sample_values` values together; None if all do not.
+    fn sample_key(&self, node: &Node) -> Option<Vec<usize>> {
         let spread = |j: usize| self.qis[node.attrs[j]].leaves_m1[node.levels[j] as usize].len() as u64;
         let mut by: Vec<usize> = (0..node.attrs.len()).filter(|&j| spread(j) > 1).collect();
         by.sort_by_key(|&j| (std::cmp::Reverse(spread(j)), j));
@@ -420,13 +503,26 @@ impl<'c> PersonSets<'c> {
             }
             take
         });
-        if values < self.sample_values {
-            return false;
+        (values >= self.sample_values).then_some(by)
+    }
+
+    /// The persons whose least value of the QIs `by` of `node` (as one
+    /// number, wrapping past 64 bits, which only hashes it differently) is
+    /// in the sample; kept per key.
+    fn keyed_sample(&self, pairs: &Pairs, node: &Node, by: &[usize]) -> Arc<Vec<usize>> {
+        let id: SampleKey = by.iter().map(|&j| (node.attrs[j], node.levels[j])).collect();
+        {
+            let mut kept = self.kept();
+            if let Some(at) = kept.samples.iter().position(|(key, _)| *key == id) {
+                let hit = kept.samples.remove(at);
+                kept.samples.push(hit.clone());
+                return hit.1;
+            }
         }
-        let key: Vec<(&[u32], &[u32], u64)> = (by.iter())
-            .map(|&j| {
-                let a = node.attrs[j];
-                (&pairs.leaf[a][..], &self.qis[a].index[node.levels[j] as usize][..], spread(j))
+        let key: Vec<(&[u32], &[u32], u64)> = (id.iter())
+            .map(|&(a, l)| {
+                let index = &self.qis[a].index[l as usize];
+                (&pairs.leaf[a][..], &index[..], self.qis[a].leaves_m1[l as usize].len() as u64)
             })
             .collect();
         let sampled: Vec<bool> = self.by_person_chunks(pairs.starts.len(), 1, |from, to, out: &mut [bool]| {
@@ -439,17 +535,16 @@ impl<'c> PersonSets<'c> {
                     })
                     .min()
                     .unwrap_or(0);
-                out[p - from] = mix(least as u128, 0x5851_f42d_4c95_7f2d) % 64 < SAMPLE_PARTS;
+                out[p - from] = in_sample(mix(least as u128, 0x5851_f42d_4c95_7f2d));
             }
         });
-        let sample: Vec<usize> = (0..sampled.len()).filter(|&p| sampled[p]).collect();
-        let bits: u32 = node.attrs.iter().map(|&a| self.qis[a].bits).sum();
-        let signatures = match bits <= u64::BITS {
-            true => self.sample_signatures::<u64>(pairs, node, &sample),
-            false => self.sample_signatures::<u128>(pairs, node, &sample),
-        };
-        let under_k = self.class_sizes(&signatures).iter().filter(|&&size| size < k).count() as u64;
-        under_k > budget
+        let sample = Arc::new((0..sampled.len()).filter(|&p| sampled[p]).collect::<Vec<usize>>());
+        let mut kept = self.kept();
+        if kept.samples.len() == KEPT_SAMPLES {
+            kept.samples.remove(0);
+        }
+        kept.samples.push((id, sample.clone()));
+        sample
     }
 
     /// The signatures at `node` of the persons `sample`, in its order.
@@ -476,7 +571,7 @@ impl<'c> PersonSets<'c> {
     }
 
     /// The person classes' sizes at `node`, per person.
-    fn sizes(&self, pairs: &Pairs, node: &Node) -> std::sync::Arc<Vec<u64>> {
+    fn sizes(&self, pairs: &Pairs, node: &Node) -> Arc<Vec<u64>> {
         let mut recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(at) = recent.iter().position(|(n, _)| n == node) {
             let hit = recent.remove(at);
@@ -484,7 +579,12 @@ impl<'c> PersonSets<'c> {
             return hit.1;
         }
         drop(recent);
-        let sizes = std::sync::Arc::new(self.class_sizes(&self.signatures(pairs, node)));
+        let kept = self.kept().signatures.take_if(|(n, _)| n == node);
+        let signatures = match kept {
+            Some((_, signatures)) => signatures,
+            None => Arc::new(self.signatures(pairs, node)),
+        };
+        let sizes = Arc::new(self.class_sizes(&signatures));
         let mut recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
         if recent.len() == RECENT {
             recent.remove(0);
@@ -674,7 +774,7 @@ impl<'c> PersonSets<'c> {
 
     /// [`Self::row_squares`] with tuples packed in `K` and class sizes and
     /// rows in `N` (each fits): every pair's (tuple, class size, rows),
-    /// filled per chunk of persons in parallel, sorted by tuple and then
+    /// filled in place per chunk of persons in parallel, sorted by tuple and then
     /// class size from the largest down.
     fn row_squares_as<K: PackedKey + Send + Sync, N>(
         &self,
@@ -687,15 +787,29 @@ impl<'c> PersonSets<'c> {
     {
         let tuples = Tuples::new(self, pairs, node);
         let narrow = |x: u64| N::try_from(x).ok().expect("checked to fit");
-        let mut held: Vec<(K, std::cmp::Reverse<N>, N)> = self.pool.install(|| {
-            (0..size.len())
-                .into_par_iter()
-                .flat_map_iter(|p| {
-                    let tuples = &tuples;
-                    (pairs.starts[p]..pairs.end(p))
-                        .map(move |i| (tuples.key::<K>(i), std::cmp::Reverse(narrow(size[p])), narrow(pairs.rows[i])))
-                })
-                .collect()
+        // Pair i's entry goes at i: each chunk of persons fills its own slice.
+        let persons = size.len();
+        let chunk = persons.div_ceil(self.pool.current_num_threads() * 8).max(1);
+        let zero = (K::default(), std::cmp::Reverse(narrow(0)), narrow(0));
+        let mut held: Vec<(K, std::cmp::Reverse<N>, N)> = vec![zero; pairs.person.len()];
+        let mut slices = Vec::with_capacity(persons.div_ceil(chunk));
+        let mut rest = &mut held[..];
+        for from in (0..persons).step_by(chunk) {
+            let to = (from + chunk).min(persons);
+            let (slice, tail) = rest.split_at_mut(pairs.end(to - 1) - pairs.starts[from]);
+            slices.push((from, to, slice));
+            rest = tail;
+        }
+        self.pool.install(|| {
+            slices.into_par_iter().for_each(|(from, to, slice)| {
+                let base = pairs.starts[from];
+                for p in from..to {
+                    for i in pairs.starts[p]..pairs.end(p) {
+                        slice[i - base] =
+                            (tuples.key::<K>(i), std::cmp::Reverse(narrow(size[p])), narrow(pairs.rows[i]));
+                    }
+                }
+            })
         });
         self.pool.install(|| held.par_sort_unstable_by(|x, y| (x.0, x.1).cmp(&(y.0, y.1))));
         let mut squares: BTreeMap<u64, u64> = BTreeMap::new();
