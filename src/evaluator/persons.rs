@@ -440,12 +440,12 @@ impl<'c> PersonSets<'c> {
     /// node and every specialization are infeasible), else the suppressed
     /// persons it scales up to. The sample keeps whole classes, a person
     /// being in it by a function of its signature: the least of its rows'
-    /// values of the node's most spread QIs (at the node's levels), hashed
-    /// into the first [`SAMPLE_PARTS`] of 64, when those QIs have
-    /// `sample_values` values together (a pass over their columns, then the
-    /// sampled persons' signatures); else its signature, hashed likewise (a
-    /// pass over all the pairs, kept for the node's evaluation). Not tried in
-    /// SQL, or with fewer than `refute_from` persons.
+    /// values of the node's most spread QIs (at the node's levels, or higher
+    /// for a kept sample), hashed into the first [`SAMPLE_PARTS`] of 64, when
+    /// those QIs have `sample_values` values together (a pass over their
+    /// columns, then the sampled persons' signatures); else its signature,
+    /// hashed likewise (a pass over all the pairs, kept for the node's
+    /// evaluation). Not tried in SQL, or with fewer than `refute_from` persons.
     pub(crate) fn sampled(&self, nodes: &[Node], k: u64, budget: u64) -> Vec<Sampled> {
         let Some(pairs) = &self.pairs else { return vec![Sampled::Untried; nodes.len()] };
         if (pairs.starts.len() as u64) < self.refute_from {
@@ -459,9 +459,12 @@ impl<'c> PersonSets<'c> {
         if let Some(&outcome) = self.kept().outcomes.get(&asked) {
             return outcome;
         }
-        let signatures = match self.sample_key(node) {
-            Some(by) => {
-                let sample = self.keyed_sample(pairs, node, &by);
+        let start = std::time::Instant::now();
+        let sample =
+            self.kept_sample(node).or_else(|| self.sample_key(node).map(|by| self.keyed_sample(pairs, node, &by)));
+        let keyed = sample.is_some();
+        let signatures = match sample {
+            Some(sample) => {
                 let bits: u32 = node.attrs.iter().map(|&a| self.qis[a].bits).sum();
                 match bits <= u64::BITS {
                     true => self.sample_signatures::<u64>(pairs, node, &sample),
@@ -482,6 +485,14 @@ impl<'c> PersonSets<'c> {
             false => Sampled::Estimate(under_k * 64 / SAMPLE_PARTS),
         };
         self.kept().outcomes.insert(asked, outcome);
+        crate::trace(|| {
+            let by = if keyed { "values" } else { "signatures" };
+            format!(
+                "persons: node {:?} sampled by {by}: {outcome:?}, {:.3}s",
+                node.levels,
+                start.elapsed().as_secs_f64()
+            )
+        });
         outcome
     }
 
@@ -504,6 +515,15 @@ impl<'c> PersonSets<'c> {
             take
         });
         (values >= self.sample_values).then_some(by)
+    }
+
+    /// A kept sample whose key is a function of `node`'s signatures: its QIs
+    /// at the node's levels or higher. The most recent.
+    fn kept_sample(&self, node: &Node) -> Option<Arc<Vec<usize>>> {
+        let level = |a: usize| node.attrs.iter().position(|&x| x == a).map(|j| node.levels[j]);
+        let kept = self.kept();
+        let valid = |key: &SampleKey| key.iter().all(|&(a, l)| level(a).is_some_and(|at| l >= at));
+        kept.samples.iter().rev().find(|(key, _)| valid(key)).map(|(_, sample)| sample.clone())
     }
 
     /// The persons whose least value of the QIs `by` of `node` (as one

@@ -120,6 +120,18 @@ impl Bound {
             _ => bound > best + slack,
         }
     }
+
+    /// Can a node whose best possible value is `bound` at most tie `best`?
+    fn at_most_ties(&self, bound: f64, best: f64) -> bool {
+        if same(bound, best) {
+            return true;
+        }
+        let slack = 1e-9 * best.abs().max(1.0);
+        match self.metric {
+            Metric::Precision => bound <= best + slack,
+            _ => bound >= best - slack,
+        }
+    }
 }
 
 /// Frequency-set sizes for choosing hubs: [`Bound::size_estimate`], or tighter,
@@ -207,16 +219,35 @@ impl Known {
         feasible
     }
 
+    /// The direct specializations of `at` a dive may step to, the lowest
+    /// loss first (highest precision; ties in lattice order), with their bounds.
+    fn children(&self, p: &Problem, bound: &Bound, at: &[u8]) -> Vec<(f64, Vec<u8>)> {
+        let mut children: Vec<(f64, Vec<u8>)> = (p.lattice.down(at).into_iter())
+            .filter(|c| !self.pruned.contains(c) && !self.under_pruned(p.lattice, c))
+            .filter(|c| !self.hopeless(bound, c))
+            .filter_map(|c| bound.best_possible(&c).map(|b| (b, c)))
+            .collect();
+        children.sort_by(|(x, a), (y, b)| {
+            let by = if bound.metric == Metric::Precision { y.total_cmp(x) } else { x.total_cmp(y) };
+            by.then_with(|| a.cmp(b))
+        });
+        children
+    }
+
     /// Is `levels` directly under a pruned node (so infeasible, and pruned too)?
     fn under_pruned(&self, lattice: &Lattice, levels: &[u8]) -> bool {
         lattice.up(levels).iter().any(|u| self.pruned.contains(u))
     }
 
-    /// Can `levels` not beat or tie the best node found?
+    /// Can `levels` not beat the best node found, nor tie it and win the
+    /// tie (the lower height, then the lattice order)?
     fn hopeless(&self, bound: &Bound, levels: &[u8]) -> bool {
-        let Some(best) = &self.best else { return false };
-        let best = best.outcome.metrics.get(bound.metric);
-        if bound.best_possible(levels).is_some_and(|x| bound.hopeless(x, best)) {
+        let Some(found) = &self.best else { return false };
+        let best = found.outcome.metrics.get(bound.metric);
+        let height = |l: &[u8]| crate::lattice::height(l);
+        let loses_tie = (height(levels), levels) > (height(&found.levels), &found.levels[..]);
+        let possible = bound.best_possible(levels);
+        if possible.is_some_and(|x| bound.hopeless(x, best) || (loses_tie && bound.at_most_ties(x, best))) {
             return true;
         }
         // dm: at least the class sizes' squares of any evaluated node below.
@@ -323,17 +354,15 @@ fn dive(ev: &mut Evaluator, p: &Problem, bound: &Bound, hubs: &[Node], st: &mut 
     let (from, before) = (at.clone(), st.checked);
     // Steps taken on an estimate since the last node known feasible, `known`.
     let (mut estimated, mut known): (Vec<Vec<u8>>, Vec<u8>) = (Vec::new(), Vec::new());
+    if estimate {
+        let steps = gallop(ev, p, bound, st, &at)?;
+        if let Some(last) = steps.last() {
+            (known, at) = (at.clone(), last.clone());
+            estimated = steps;
+        }
+    }
     loop {
-        let mut children: Vec<(f64, Vec<u8>)> = (p.lattice.down(&at).into_iter())
-            .filter(|c| !st.pruned.contains(c) && !st.under_pruned(p.lattice, c))
-            .filter(|c| !st.hopeless(bound, c))
-            .filter_map(|c| bound.best_possible(&c).map(|b| (b, c)))
-            .collect();
-        // Lowest loss first (highest precision); ties in lattice order.
-        children.sort_by(|(x, a), (y, b)| {
-            let by = if bound.metric == Metric::Precision { y.total_cmp(x) } else { x.total_cmp(y) };
-            by.then_with(|| a.cmp(b))
-        });
+        let children = st.children(p, bound, &at);
         let mut next = None;
         for (_, c) in children {
             let node = Node::full(c.clone());
@@ -395,6 +424,46 @@ fn dive(ev: &mut Evaluator, p: &Problem, bound: &Bound, hubs: &[Node], st: &mut 
         crate::trace(|| format!("top-down: dive from {from:?} to {at:?}, {} nodes evaluated", st.checked - before));
     }
     Ok(())
+}
+
+/// The first steps of a dive on estimates, taken at once: the chain down
+/// from `at` through each node's first child in the bound's order, and of
+/// it the nodes down to the lowest the estimates find feasible, by bisection
+/// (feasibility only falls along a chain). Empty when the chain's first
+/// node is not, or estimates are not tried.
+///
+/// Why: the high nodes a dive steps through one by one are nearly always
+/// feasible, and over persons the few values there leave a sample keyed on
+/// values too lumpy: each was estimated off every person's signature.
+fn gallop(ev: &mut Evaluator, p: &Problem, bound: &Bound, st: &mut Known, at: &[u8]) -> Result<Vec<Vec<u8>>> {
+    let mut chain: Vec<Vec<u8>> = Vec::new();
+    while let Some((_, first)) = st.children(p, bound, chain.last().map_or(at, |c| &c[..])).into_iter().next() {
+        chain.push(first);
+    }
+    // chain[..lo] are estimated feasible, chain[hi..] not.
+    let (mut lo, mut hi) = (0, chain.len());
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        let c = &chain[mid];
+        let feasible = match st.evaluated.contains(c) {
+            true => st.feasible.contains(c),
+            false => match ev.sampled(&[Node::full(c.clone())], p.req)?[0] {
+                Sampled::Refuted => {
+                    st.checked += 1;
+                    st.pruned.insert(c.clone());
+                    false
+                }
+                Sampled::Estimate(suppressed) => suppressed <= p.req.budget,
+                Sampled::Untried => return Ok(Vec::new()),
+            },
+        };
+        match feasible {
+            true => lo = mid + 1,
+            false => hi = mid,
+        }
+    }
+    chain.truncate(lo);
+    Ok(chain)
 }
 
 /// Evaluate `steps` (a chain down from the feasible node `from`, each taken
