@@ -1068,56 +1068,135 @@ fn read_keyed<K: PackedKey>(
     crate::trace(|| format!("persons: sorted, {:.3}s", start.elapsed().as_secs_f64()));
     // The pairs split by field, beside the distinct leaf tuples (the keys
     // without their person) counted on the other thread.
-    let (pairs, combinations) = pool.install(|| {
-        rayon::join(
-            || split_pairs(&keyed, low, bits),
-            || {
-                let mut tuples: Vec<K> = keyed.iter().map(|k| k.0.keep_low(low)).collect();
-                tuples.par_sort_unstable();
-                tuples.dedup();
-                tuples.len() as u64
-            },
-        )
-    });
+    let (pairs, combinations) =
+        pool.install(|| rayon::join(|| split_pairs(&keyed, low, bits), || distinct_tuples(&keyed, low)));
     crate::trace(|| format!("persons: pairs split, tuples counted, {:.3}s", start.elapsed().as_secs_f64()));
     Ok((pairs, combinations))
 }
 
 /// Sorted keys (person code above `low` bits of leaf indexes, of `bits` per
-/// QI) with their rows as [`Pairs`], equal keys merged.
+/// QI) with their rows as [`Pairs`], equal keys merged. In parallel over
+/// chunks of whole persons: each counts its pairs and persons, then writes
+/// them at its offsets.
 fn split_pairs<K: PackedKey>(keyed: &[(K, u64)], low: u32, bits: &[u32]) -> Pairs {
-    let capacity = keyed.len();
+    let person = |i: usize| keyed[i].0.get(low, u32::BITS);
+    let parts = rayon::current_num_threads() * 8;
+    let mut bounds = vec![0usize];
+    for c in 1..parts {
+        let mut at = (keyed.len() * c / parts).max(bounds[bounds.len() - 1]);
+        while at > 0 && at < keyed.len() && person(at) == person(at - 1) {
+            at += 1;
+        }
+        if at > bounds[bounds.len() - 1] && at < keyed.len() {
+            bounds.push(at);
+        }
+    }
+    bounds.push(keyed.len());
+    let chunks: Vec<(usize, usize)> = bounds.windows(2).map(|w| (w[0], w[1])).collect();
+    // Per chunk: its pairs (distinct keys) and persons.
+    let counts: Vec<(usize, usize)> = (chunks.par_iter())
+        .map(|&(from, to)| {
+            let pairs = (from..to).filter(|&i| i == from || keyed[i].0 != keyed[i - 1].0).count();
+            let persons = (from..to).filter(|&i| i == from || person(i) != person(i - 1)).count();
+            (pairs, persons)
+        })
+        .collect();
+    let (total, persons): (usize, usize) = counts.iter().fold((0, 0), |(x, y), &(a, b)| (x + a, y + b));
     let mut pairs = Pairs {
-        person: Vec::with_capacity(capacity),
-        leaf: vec![Vec::with_capacity(capacity); bits.len()],
-        rows: Vec::with_capacity(capacity),
-        starts: Vec::new(),
-        person_rows: Vec::new(),
+        person: vec![0; total],
+        // Each zeroed by the allocator (a clone would write it).
+        leaf: (0..bits.len()).map(|_| vec![0; total]).collect(),
+        rows: vec![0; total],
+        starts: vec![0; persons],
+        person_rows: vec![0; persons],
     };
-    let mut last: Option<K> = None;
-    for &(key, count) in keyed {
-        if last == Some(key) {
-            *pairs.rows.last_mut().expect("a pair") += count;
-            continue;
-        }
-        last = Some(key);
-        let person = key.get(low, u32::BITS);
-        if pairs.person.last() != Some(&person) {
-            pairs.starts.push(pairs.person.len());
-            pairs.person_rows.push(0);
-        }
-        pairs.person.push(person);
-        let mut shift = low;
-        for (a, &b) in bits.iter().enumerate() {
-            shift -= b;
-            pairs.leaf[a].push(key.get(shift, b));
-        }
-        pairs.rows.push(count);
+    let pair_lens: Vec<usize> = counts.iter().map(|c| c.0).collect();
+    let person_lens: Vec<usize> = counts.iter().map(|c| c.1).collect();
+    let mut person_col = split_lens(&mut pairs.person, &pair_lens).into_iter();
+    let mut rows_col = split_lens(&mut pairs.rows, &pair_lens).into_iter();
+    let mut starts_col = split_lens(&mut pairs.starts, &person_lens).into_iter();
+    let mut person_rows_col = split_lens(&mut pairs.person_rows, &person_lens).into_iter();
+    let mut leaf_cols: Vec<_> = pairs.leaf.iter_mut().map(|c| split_lens(c, &pair_lens).into_iter()).collect();
+    let mut work = Vec::with_capacity(chunks.len());
+    let mut offset = 0;
+    for (c, &(from, to)) in chunks.iter().enumerate() {
+        let leaves: Vec<&mut [u32]> = leaf_cols.iter_mut().map(|it| it.next().expect("a slice a chunk")).collect();
+        let slices = (
+            person_col.next().expect("a slice a chunk"),
+            rows_col.next().expect("a slice a chunk"),
+            starts_col.next().expect("a slice a chunk"),
+            person_rows_col.next().expect("a slice a chunk"),
+            leaves,
+        );
+        work.push((from, to, offset, slices));
+        offset += pair_lens[c];
     }
-    for (p, &start) in pairs.starts.iter().enumerate() {
-        pairs.person_rows[p] = pairs.rows[start..pairs.end(p)].iter().sum();
-    }
+    work.into_par_iter().for_each(|(from, to, offset, (persons, rows, starts, person_rows, mut leaves))| {
+        let (mut j, mut q) = (0usize, 0usize);
+        for i in from..to {
+            let (key, count) = keyed[i];
+            if i > from && key == keyed[i - 1].0 {
+                rows[j - 1] += count;
+                person_rows[q - 1] += count;
+                continue;
+            }
+            if i == from || person(i) != person(i - 1) {
+                starts[q] = offset + j;
+                q += 1;
+            }
+            persons[j] = person(i);
+            let mut shift = low;
+            for (a, &b) in bits.iter().enumerate() {
+                shift -= b;
+                leaves[a][j] = key.get(shift, b);
+            }
+            rows[j] = count;
+            person_rows[q - 1] += count;
+            j += 1;
+        }
+    });
     pairs
+}
+
+/// The distinct leaf tuples of `keyed` (the keys' `low` bits). Hashes
+/// spread the tuples over buckets of about a thousand, per chunk of keys in
+/// parallel; each bucket is then sorted on its own, in cache (a sort of all
+/// of them took twice as long).
+fn distinct_tuples<K: PackedKey>(keyed: &[(K, u64)], low: u32) -> u64 {
+    let bits = (keyed.len() / 1024).max(1).ilog2().min(12);
+    let bucket =
+        |t: K| if bits == 0 { 0 } else { (mix(t.wide(), 0x94d0_49bb_1331_11eb) >> (u64::BITS - bits)) as usize };
+    let chunk = keyed.len().div_ceil(rayon::current_num_threads() * 4).max(1);
+    let scattered: Vec<Vec<Vec<K>>> = (keyed.par_chunks(chunk))
+        .map(|keys| {
+            let mut buckets: Vec<Vec<K>> = vec![Vec::new(); 1 << bits];
+            for &(key, _) in keys {
+                let t = key.keep_low(low);
+                buckets[bucket(t)].push(t);
+            }
+            buckets
+        })
+        .collect();
+    (0..1usize << bits)
+        .into_par_iter()
+        .map(|b| {
+            let mut tuples: Vec<K> = scattered.iter().flat_map(|chunk| chunk[b].iter().copied()).collect();
+            tuples.sort_unstable();
+            tuples.dedup();
+            tuples.len() as u64
+        })
+        .sum()
+}
+
+/// `v` cut into consecutive slices of `lens` (which sum to its length).
+fn split_lens<'a, T>(mut v: &'a mut [T], lens: &[usize]) -> Vec<&'a mut [T]> {
+    let mut out = Vec::with_capacity(lens.len());
+    for &len in lens {
+        let (head, tail) = v.split_at_mut(len);
+        out.push(head);
+        v = tail;
+    }
+    out
 }
 
 /// A QI's leaf code → leaf index: a table when the codes are few and dense
@@ -1182,5 +1261,51 @@ mod tests {
             sql,
             "((p::BIGINT << 0) | (g0::BIGINT << 21)) AS w0, ((g1::BIGINT << 0) | (g2::BIGINT << 3)) AS w1, ((g4::BIGINT << 0)) AS w2"
         );
+    }
+
+    /// The parallel split merges equal keys and starts each person where a
+    /// sequential walk does; the bucketed count equals a sort's.
+    #[test]
+    fn pairs_split_and_tuples_counted_as_a_sequential_walk_does() {
+        let (low, bits) = (10u32, [3u32, 7]);
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+        for n in [0usize, 1, 7, 5000] {
+            // Persons of 1 to 6 keys, some repeated; sorted as the read sorts them.
+            let mut keyed: Vec<(u64, u64)> = Vec::new();
+            let mut z = 7u64;
+            for person in 0..n as u64 {
+                z = step(z);
+                for j in 0..1 + z % 6 {
+                    let tuple = step(z ^ j % 4) % (1 << low);
+                    keyed.push(((person << low) | tuple, 1 + j));
+                }
+            }
+            keyed.sort_by_key(|k| k.0);
+            let pairs = pool.install(|| split_pairs(&keyed, low, &bits));
+            let (mut want_starts, mut want_rows, mut want_leaf): (Vec<usize>, Vec<u64>, Vec<[u32; 2]>) =
+                Default::default();
+            for (i, &(key, count)) in keyed.iter().enumerate() {
+                if i > 0 && key == keyed[i - 1].0 {
+                    *want_rows.last_mut().unwrap() += count;
+                    continue;
+                }
+                if i == 0 || key >> low != keyed[i - 1].0 >> low {
+                    want_starts.push(want_rows.len());
+                }
+                want_rows.push(count);
+                want_leaf.push([(key >> 7 & 7) as u32, (key & 127) as u32]);
+            }
+            assert_eq!(pairs.starts, want_starts, "n {n}");
+            assert_eq!(pairs.rows, want_rows, "n {n}");
+            let leaf: Vec<[u32; 2]> = (0..want_rows.len()).map(|i| [pairs.leaf[0][i], pairs.leaf[1][i]]).collect();
+            assert_eq!(leaf, want_leaf, "n {n}");
+            let person_rows: Vec<u64> =
+                (0..want_starts.len()).map(|p| want_rows[want_starts[p]..pairs.end(p)].iter().sum()).collect();
+            assert_eq!(pairs.person_rows, person_rows, "n {n}");
+            let mut tuples: Vec<u64> = keyed.iter().map(|k| k.0 & ((1 << low) - 1)).collect();
+            tuples.sort_unstable();
+            tuples.dedup();
+            assert_eq!(pool.install(|| distinct_tuples(&keyed, low)), tuples.len() as u64, "n {n}");
+        }
     }
 }
