@@ -1062,20 +1062,7 @@ impl MemorySets {
     /// [`Self::sample_spread`] values together; none when all of them have
     /// fewer.
     fn sample_by(&self, node: &Node) -> Option<Vec<(usize, u8)>> {
-        let radix = |at| self.radix(at);
-        let mut pairs: Vec<(usize, u8)> = node.attrs.iter().copied().zip(node.levels.iter().copied()).collect();
-        pairs.retain(|&at| radix(at) > 1);
-        pairs.sort_by_key(|&at| (std::cmp::Reverse(radix(at)), at));
-        let mut spread = 1u64;
-        let mut by = Vec::new();
-        for at in pairs {
-            if spread >= self.sample_spread {
-                break;
-            }
-            spread = spread.saturating_mul(radix(at));
-            by.push(at);
-        }
-        (spread >= self.sample_spread).then_some(by)
+        sample_key(node, |at| self.radix(at), self.sample_spread)
     }
 
     /// Per node of `nodes` that `over_base` marks, a [`RowSample`] that
@@ -1347,4 +1334,23 @@ impl MemorySets {
         });
         Histogram { buckets }
     }
+}
+
+/// A node's sample key: its QIs (attribute, level) by their `values` at its
+/// levels, most first (ties in attribute order), until they have `spread`
+/// values together; None when all of them have fewer. A function of a class,
+/// so a sample drawn by it keeps whole classes (memory rows, persons).
+pub(super) fn sample_key(node: &Node, values: impl Fn((usize, u8)) -> u64, spread: u64) -> Option<Vec<(usize, u8)>> {
+    let mut by: Vec<(usize, u8)> = node.attrs.iter().copied().zip(node.levels.iter().copied()).collect();
+    by.retain(|&at| values(at) > 1);
+    by.sort_by_key(|&at| (std::cmp::Reverse(values(at)), at));
+    let mut together = 1u64;
+    by.retain(|&at| {
+        let take = together < spread;
+        if take {
+            together = together.saturating_mul(values(at));
+        }
+        take
+    });
+    (together >= spread).then_some(by)
 }

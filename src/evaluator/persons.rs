@@ -460,8 +460,9 @@ impl<'c> PersonSets<'c> {
             return outcome;
         }
         let start = std::time::Instant::now();
-        let sample =
-            self.kept_sample(node).or_else(|| self.sample_key(node).map(|by| self.keyed_sample(pairs, node, &by)));
+        let values = |(a, l): (usize, u8)| self.qis[a].leaves_m1[l as usize].len() as u64;
+        let key = || super::memory::sample_key(node, values, self.sample_values);
+        let sample = self.kept_sample(node).or_else(|| key().map(|key| self.keyed_sample(pairs, key)));
         let keyed = sample.is_some();
         let signatures = match sample {
             Some(sample) => {
@@ -500,23 +501,6 @@ impl<'c> PersonSets<'c> {
         self.kept.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The sample key of `node`: its most spread QIs (by index in the node),
-    /// until they have `sample_values` values together; None if all do not.
-    fn sample_key(&self, node: &Node) -> Option<Vec<usize>> {
-        let spread = |j: usize| self.qis[node.attrs[j]].leaves_m1[node.levels[j] as usize].len() as u64;
-        let mut by: Vec<usize> = (0..node.attrs.len()).filter(|&j| spread(j) > 1).collect();
-        by.sort_by_key(|&j| (std::cmp::Reverse(spread(j)), j));
-        let mut values = 1u64;
-        by.retain(|&j| {
-            let take = values < self.sample_values;
-            if take {
-                values = values.saturating_mul(spread(j));
-            }
-            take
-        });
-        (values >= self.sample_values).then_some(by)
-    }
-
     /// A kept sample whose key is a function of `node`'s signatures: its QIs
     /// at the node's levels or higher. The most recent.
     fn kept_sample(&self, node: &Node) -> Option<Arc<Vec<usize>>> {
@@ -526,11 +510,10 @@ impl<'c> PersonSets<'c> {
         kept.samples.iter().rev().find(|(key, _)| valid(key)).map(|(_, sample)| sample.clone())
     }
 
-    /// The persons whose least value of the QIs `by` of `node` (as one
-    /// number, wrapping past 64 bits, which only hashes it differently) is
-    /// in the sample; kept per key.
-    fn keyed_sample(&self, pairs: &Pairs, node: &Node, by: &[usize]) -> Arc<Vec<usize>> {
-        let id: SampleKey = by.iter().map(|&j| (node.attrs[j], node.levels[j])).collect();
+    /// The persons whose least value of the key's QIs (as one number,
+    /// wrapping past 64 bits, which only hashes it differently) is in the
+    /// sample; kept per key.
+    fn keyed_sample(&self, pairs: &Pairs, id: SampleKey) -> Arc<Vec<usize>> {
         {
             let mut kept = self.kept();
             if let Some(at) = kept.samples.iter().position(|(key, _)| *key == id) {
