@@ -82,6 +82,8 @@ pub(crate) struct EngineSets<'c> {
     extras: Extras,
     /// Per QI and level: leaf code / divisor = code at that level.
     divisors: Vec<Vec<i64>>,
+    /// Per QI and level: the hierarchy's values there.
+    level_values: Vec<Vec<u64>>,
     base_rows: u64,
     /// Kept frequency sets there, several nodes a table.
     kept: HashMap<Node, Kept>,
@@ -112,9 +114,16 @@ impl<'c> EngineSets<'c> {
         extras: Extras,
     ) -> Result<EngineSets<'c>> {
         let n = heights.len();
-        for a in 0..n {
+        let mut level_values = Vec::with_capacity(n);
+        for (a, &h) in heights.iter().enumerate() {
             let leaves = render(statement("leaves"), &[("nodes", &node_table(a))]);
             remote.share(conn, &leaves, &[], &leaves_table(a))?;
+            let q = render(statement("level_values"), &[("nodes", &node_table(a))]);
+            let mut stmt = conn.prepare(&q)?;
+            let counts: Vec<(i32, i64)> =
+                stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<duckdb::Result<_>>()?;
+            let at = |l: u8| counts.iter().find(|&&(level, _)| level == l as i32).map_or(1, |&(_, n)| n.max(1) as u64);
+            level_values.push((0..=h).map(at).collect());
         }
         Ok(EngineSets {
             remote,
@@ -122,6 +131,7 @@ impl<'c> EngineSets<'c> {
             n,
             extras,
             divisors: crate::data::hierarchy::divisors(conn, n)?,
+            level_values,
             base_rows,
             kept: HashMap::new(),
             tables: HashMap::new(),
@@ -426,7 +436,7 @@ impl<'c> EngineSets<'c> {
         let tried: Vec<usize> =
             (0..nodes.len()).filter(|&i| !self.kept.keys().any(|held| nodes[i].generalizes(held))).collect();
         for chunk in tried.chunks(BATCH) {
-            if let Some(join) = self.sample_join(nodes, chunk)? {
+            if let Some(join) = self.sample_join(nodes, chunk) {
                 self.refuted_on_sample(nodes, chunk, &join, k, budget, &mut out)?;
                 continue;
             }
@@ -462,22 +472,16 @@ impl<'c> EngineSets<'c> {
     /// spread a sample over at least `sample_spread` keys: one sample of
     /// the base keyed on it holds whole classes of each, one scan of the
     /// base for all of them.
-    fn sample_join(&self, nodes: &[Node], chunk: &[usize]) -> Result<Option<Node>> {
+    fn sample_join(&self, nodes: &[Node], chunk: &[usize]) -> Option<Node> {
         if chunk.len() < 2 || chunk.iter().any(|&i| nodes[i].attrs.len() != self.n) {
-            return Ok(None);
+            return None;
         }
         let levels: Vec<u8> =
             (0..self.n).map(|a| chunk.iter().map(|&i| nodes[i].levels[a]).max().unwrap_or(0)).collect();
-        let mut spread = 1u64;
-        for (a, &l) in levels.iter().enumerate() {
-            let q = render(statement("level_values"), &[("nodes", &node_table(a))]);
-            let mut stmt = self.conn.prepare(&q)?;
-            let values: Vec<(i32, i64)> =
-                stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<duckdb::Result<_>>()?;
-            let at = values.iter().find(|(level, _)| *level == l as i32).map_or(1, |&(_, n)| n.max(1) as u64);
-            spread = spread.saturating_mul(at);
-        }
-        Ok((spread >= self.sample_spread).then(|| Node::full(levels)))
+        let spread = (levels.iter().enumerate())
+            .map(|(a, &l)| self.level_values[a].get(l as usize).copied().unwrap_or(1))
+            .fold(1u64, u64::saturating_mul);
+        (spread >= self.sample_spread).then(|| Node::full(levels))
     }
 
     /// [`Self::refuted`] for the nodes `chunk` under `join`: the base's rows
