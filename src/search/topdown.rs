@@ -367,7 +367,12 @@ fn dive(ev: &mut Evaluator, p: &Problem, bound: &Bound, hubs: &[Node], st: &mut 
         for (_, c) in children {
             let node = Node::full(c.clone());
             let feasible = if st.evaluated.contains(&c) {
-                st.feasible.contains(&c)
+                let feasible = st.feasible.contains(&c);
+                if feasible {
+                    // Known feasible: so are the estimated steps above it.
+                    estimated.clear();
+                }
+                feasible
             } else if estimate {
                 match ev.sampled(std::slice::from_ref(&node), p.req)?[0] {
                     Sampled::Refuted => {
@@ -470,7 +475,11 @@ fn gallop(ev: &mut Evaluator, p: &Problem, bound: &Bound, st: &mut Known, at: &[
 /// on an estimate) until the lowest feasible one is known: the last, or by
 /// bisection. That node (`from` when none is), and whether it is the last.
 fn verify(ev: &mut Evaluator, p: &Problem, st: &mut Known, from: &[u8], steps: &[Vec<u8>]) -> Result<(Vec<u8>, bool)> {
+    // A step may have been evaluated already (the chain a gallop takes can pass one).
     let evaluate = |ev: &mut Evaluator, st: &mut Known, levels: &[u8]| -> Result<bool> {
+        if st.evaluated.contains(levels) {
+            return Ok(st.feasible.iter().any(|f| f == levels));
+        }
         let h = ev.materialize(&[(Node::full(levels.to_vec()), None)])?.remove(0);
         Ok(st.record(p, ev, levels, &h))
     };
