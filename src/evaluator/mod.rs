@@ -406,6 +406,12 @@ impl<'c> Evaluator<'c> {
         (0..self.data.heights.len()).map(|a| level_stats_of(self.conn, a)).collect()
     }
 
+    /// Are classes judged against a population table (k-map, δ-presence),
+    /// whose values may split where the data's do not?
+    pub fn judges_population(&self) -> bool {
+        matches!(&self.sets, Sets::Memory(m) if m.population.is_some())
+    }
+
     /// Nodes evaluated so far (cache hits do not count).
     pub fn evaluations(&self) -> u64 {
         self.evaluations

@@ -45,6 +45,9 @@ struct Bound {
     rows: u64,
     /// Classes count persons (`[privacy] person`).
     persons: bool,
+    /// Per QI and level: the level merges none of the values the data has
+    /// at the level below (and no population judges classes).
+    merges_nothing: Vec<Vec<bool>>,
 }
 
 impl Bound {
@@ -59,7 +62,27 @@ impl Bound {
             .collect();
         let distinct = stats.iter().map(|levels| levels.iter().map(|s| s.distinct).collect()).collect();
         let persons = ev.data.persons.is_some();
-        Ok(Bound { metric, glm, distinct, heights: ev.data.heights.clone(), rows: ev.data.rows, persons })
+        // A population's values may split where the data's do not.
+        let population = ev.judges_population();
+        let merges_nothing = (stats.iter())
+            .map(|levels| levels.iter().enumerate().map(|(l, s)| l > 0 && s.fanout == 1 && !population).collect())
+            .collect();
+        let heights = ev.data.heights.clone();
+        Ok(Bound { metric, glm, distinct, heights, rows: ev.data.rows, persons, merges_nothing })
+    }
+
+    /// The nodes with the classes of `levels`: one QI a level lower, where
+    /// that level merges nothing. Each is no worse on any metric, and wins
+    /// the tie (the lower height).
+    fn twins_below(&self, levels: &[u8]) -> Vec<Vec<u8>> {
+        (0..levels.len())
+            .filter(|&a| self.merges_nothing[a].get(levels[a] as usize).copied().unwrap_or(false))
+            .map(|a| {
+                let mut twin = levels.to_vec();
+                twin[a] -= 1;
+                twin
+            })
+            .collect()
     }
 
     /// The most classes a hub may have (estimated): 1/8 of the rows.
@@ -234,6 +257,22 @@ impl Known {
         children
     }
 
+    /// Is `levels` settled by a node with its classes below it
+    /// ([`Bound::twins_below`]) that is evaluated or pruned: pruned as that
+    /// one is, infeasible as it is, or feasible and no better. Either way it
+    /// needs no evaluation; it counts as checked.
+    fn settled_by_twin(&mut self, bound: &Bound, levels: &[u8]) -> bool {
+        let twins = bound.twins_below(levels);
+        let Some(twin) = twins.iter().find(|t| self.evaluated.contains(*t) || self.pruned.contains(*t)) else {
+            return false;
+        };
+        if self.pruned.contains(twin) {
+            self.pruned.insert(levels.to_vec());
+        }
+        self.checked += 1;
+        true
+    }
+
     /// Is `levels` directly under a pruned node (so infeasible, and pruned too)?
     fn under_pruned(&self, lattice: &Lattice, levels: &[u8]) -> bool {
         lattice.up(levels).iter().any(|u| self.pruned.contains(u))
@@ -280,7 +319,8 @@ pub fn search(ev: &mut Evaluator, p: &Problem, progress: &dyn Progress) -> Resul
                 st.pruned.insert(levels);
                 continue;
             }
-            if !st.evaluated.contains(&levels) && !st.hopeless(&bound, &levels) {
+            if !st.evaluated.contains(&levels) && !st.settled_by_twin(&bound, &levels) && !st.hopeless(&bound, &levels)
+            {
                 batch.push(levels);
             }
         }
