@@ -694,47 +694,34 @@ impl<'c> PersonSets<'c> {
         out
     }
 
-    /// Per person the size (persons) of its class at `node`. Signatures are
-    /// hashes, so their top bits spread the persons evenly over buckets of
-    /// about a thousand: one pass scatters them, and each bucket is sorted on
-    /// its own, in cache and in parallel (a sort of all of them took twice as long).
+    /// Per person the size (persons) of its class, off the persons'
+    /// signatures: in [`hash_buckets`] by signature (a hash already), each
+    /// bucket sorted and each entry's signature replaced by its class's size.
     fn class_sizes(&self, signatures: &[Signature]) -> Vec<u64> {
         let n = signatures.len();
-        let bits = (n / 1024).max(1).ilog2().min(16);
-        let bucket = |s: &Signature| if bits == 0 { 0 } else { (s.0 >> (u64::BITS - bits)) as usize };
-        let mut starts = vec![0usize; (1 << bits) + 1];
-        signatures.iter().for_each(|s| starts[bucket(s) + 1] += 1);
-        for b in 1..starts.len() {
-            starts[b] += starts[b - 1];
-        }
-        let mut order: Vec<(Signature, u32)> = vec![((0, 0), 0); n];
-        let mut next = starts.clone();
-        for (p, s) in signatures.iter().enumerate() {
-            let b = bucket(s);
-            order[next[b]] = (*s, p as u32);
-            next[b] += 1;
-        }
-        // Each bucket sorted, and each entry's signature replaced by its class's size.
-        let mut slices = Vec::with_capacity(starts.len() - 1);
-        let mut rest = &mut order[..];
-        for b in 0..starts.len() - 1 {
-            let (slice, tail) = rest.split_at_mut(starts[b + 1] - starts[b]);
-            slices.push(slice);
-            rest = tail;
-        }
-        self.pool.install(|| {
-            slices.into_par_iter().for_each(|slice| {
-                slice.sort_unstable();
-                let mut i = 0;
-                while i < slice.len() {
-                    let j = i + slice[i..].iter().take_while(|x| x.0 == slice[i].0).count();
-                    slice[i..j].iter_mut().for_each(|x| x.0 .0 = (j - i) as u64);
-                    i = j;
-                }
-            })
+        let chunk = n.div_ceil(self.pool.current_num_threads() * 4).max(1);
+        let sized = self.pool.install(|| {
+            hash_buckets(
+                n,
+                n.div_ceil(chunk),
+                |c, emit: &mut dyn FnMut((Signature, u32))| {
+                    (c * chunk..((c + 1) * chunk).min(n)).for_each(|p| emit((signatures[p], p as u32)))
+                },
+                |e| e.0 .0,
+                |slice| {
+                    slice.sort_unstable();
+                    let mut i = 0;
+                    while i < slice.len() {
+                        let j = i + slice[i..].iter().take_while(|x| x.0 == slice[i].0).count();
+                        slice[i..j].iter_mut().for_each(|x| x.0 .0 = (j - i) as u64);
+                        i = j;
+                    }
+                    std::mem::take(slice)
+                },
+            )
         });
         let mut size = vec![0u64; n];
-        for &((class, _), p) in &order {
+        for ((class, _), p) in sized.into_iter().flatten() {
             size[p as usize] = class;
         }
         size
@@ -776,9 +763,9 @@ impl<'c> PersonSets<'c> {
     }
 
     /// [`Self::row_squares`] with tuples packed in `K` and class sizes and
-    /// rows in `N` (each fits): every pair's (tuple, class size, rows),
-    /// filled in place per chunk of persons in parallel, sorted by tuple and then
-    /// class size from the largest down.
+    /// rows in `N` (each fits): every pair's (tuple, class size, rows), per
+    /// chunk of persons in parallel, in [`hash_buckets`] by tuple; each
+    /// bucket sorted by tuple and then class size from the largest down.
     fn row_squares_as<K: PackedKey + Send + Sync, N>(
         &self,
         pairs: &Pairs,
@@ -790,44 +777,43 @@ impl<'c> PersonSets<'c> {
     {
         let tuples = Tuples::new(self, pairs, node);
         let narrow = |x: u64| N::try_from(x).ok().expect("checked to fit");
-        // Pair i's entry goes at i: each chunk of persons fills its own slice.
         let persons = size.len();
         let chunk = persons.div_ceil(self.pool.current_num_threads() * 8).max(1);
-        let zero = (K::default(), std::cmp::Reverse(narrow(0)), narrow(0));
-        let mut held: Vec<(K, std::cmp::Reverse<N>, N)> = vec![zero; pairs.person.len()];
-        let mut slices = Vec::with_capacity(persons.div_ceil(chunk));
-        let mut rest = &mut held[..];
-        for from in (0..persons).step_by(chunk) {
-            let to = (from + chunk).min(persons);
-            let (slice, tail) = rest.split_at_mut(pairs.end(to - 1) - pairs.starts[from]);
-            slices.push((from, to, slice));
-            rest = tail;
-        }
-        self.pool.install(|| {
-            slices.into_par_iter().for_each(|(from, to, slice)| {
-                let base = pairs.starts[from];
-                for p in from..to {
-                    for i in pairs.starts[p]..pairs.end(p) {
-                        slice[i - base] =
-                            (tuples.key::<K>(i), std::cmp::Reverse(narrow(size[p])), narrow(pairs.rows[i]));
+        let per_bucket = self.pool.install(|| {
+            hash_buckets(
+                pairs.person.len(),
+                persons.div_ceil(chunk),
+                |c, emit: &mut dyn FnMut((K, std::cmp::Reverse<N>, N))| {
+                    for p in c * chunk..((c + 1) * chunk).min(persons) {
+                        for i in pairs.starts[p]..pairs.end(p) {
+                            emit((tuples.key::<K>(i), std::cmp::Reverse(narrow(size[p])), narrow(pairs.rows[i])));
+                        }
                     }
-                }
-            })
+                },
+                |e| mix(e.0.wide(), 0x94d0_49bb_1331_11eb),
+                |held| {
+                    held.sort_unstable_by(|x, y| (x.0, x.1).cmp(&(y.0, y.1)));
+                    let mut squares: BTreeMap<u64, u64> = BTreeMap::new();
+                    let mut i = 0;
+                    while i < held.len() {
+                        let (mut cum, mut j) = (0u64, i);
+                        while j < held.len() && held[j].0 == held[i].0 {
+                            let (class_size, before) = (held[j].1, cum);
+                            while j < held.len() && held[j].0 == held[i].0 && held[j].1 == class_size {
+                                cum += held[j].2.into();
+                                j += 1;
+                            }
+                            *squares.entry(class_size.0.into()).or_default() += cum * cum - before * before;
+                        }
+                        i = j;
+                    }
+                    squares
+                },
+            )
         });
-        self.pool.install(|| held.par_sort_unstable_by(|x, y| (x.0, x.1).cmp(&(y.0, y.1))));
         let mut squares: BTreeMap<u64, u64> = BTreeMap::new();
-        let mut i = 0;
-        while i < held.len() {
-            let (mut cum, mut j) = (0u64, i);
-            while j < held.len() && held[j].0 == held[i].0 {
-                let (class_size, before) = (held[j].1, cum);
-                while j < held.len() && held[j].0 == held[i].0 && held[j].1 == class_size {
-                    cum += held[j].2.into();
-                    j += 1;
-                }
-                *squares.entry(class_size.0.into()).or_default() += cum * cum - before * before;
-            }
-            i = j;
+        for (size, square) in per_bucket.into_iter().flatten() {
+            *squares.entry(size).or_default() += square;
         }
         squares
     }
@@ -1141,34 +1127,55 @@ fn split_pairs<K: PackedKey>(keyed: &[(K, u64)], low: u32, bits: &[u32]) -> Pair
     pairs
 }
 
-/// The distinct leaf tuples of `keyed` (the keys' `low` bits). Hashes
-/// spread the tuples over buckets of about a thousand, per chunk of keys in
-/// parallel; each bucket is then sorted on its own, in cache (a sort of all
-/// of them took twice as long).
+/// The distinct leaf tuples of `keyed` (the keys' `low` bits), counted in
+/// [`hash_buckets`].
 fn distinct_tuples<K: PackedKey>(keyed: &[(K, u64)], low: u32) -> u64 {
-    let bits = (keyed.len() / 1024).max(1).ilog2().min(12);
-    let bucket =
-        |t: K| if bits == 0 { 0 } else { (mix(t.wide(), 0x94d0_49bb_1331_11eb) >> (u64::BITS - bits)) as usize };
     let chunk = keyed.len().div_ceil(rayon::current_num_threads() * 4).max(1);
-    let scattered: Vec<Vec<Vec<K>>> = (keyed.par_chunks(chunk))
-        .map(|keys| {
-            let mut buckets: Vec<Vec<K>> = vec![Vec::new(); 1 << bits];
-            for &(key, _) in keys {
-                let t = key.keep_low(low);
-                buckets[bucket(t)].push(t);
-            }
+    let counts = hash_buckets(
+        keyed.len(),
+        keyed.len().div_ceil(chunk),
+        |c, emit: &mut dyn FnMut(K)| {
+            keyed[c * chunk..((c + 1) * chunk).min(keyed.len())].iter().for_each(|&(key, _)| emit(key.keep_low(low)))
+        },
+        |t: &K| mix(t.wide(), 0x94d0_49bb_1331_11eb),
+        |tuples: &mut Vec<K>| {
+            tuples.sort_unstable();
+            tuples.dedup();
+            tuples.len() as u64
+        },
+    );
+    counts.into_iter().sum()
+}
+
+/// The `n` items that `chunks` producers emit (`produce(c, emit)`, in
+/// parallel), spread by their `hash`'s top bits over buckets of about a
+/// thousand, each handed to `each` on its own, in cache and in parallel: a
+/// sort of each bucket took half the time of one sort of all the items.
+fn hash_buckets<T: Copy + Send + Sync, R: Send>(
+    n: usize,
+    chunks: usize,
+    produce: impl Fn(usize, &mut dyn FnMut(T)) + Sync,
+    hash: impl Fn(&T) -> u64 + Sync,
+    each: impl Fn(&mut Vec<T>) -> R + Sync,
+) -> Vec<R> {
+    let bits = (n / 1024).max(1).ilog2().min(12);
+    let bucket = |t: &T| if bits == 0 { 0 } else { (hash(t) >> (u64::BITS - bits)) as usize };
+    let scattered: Vec<Vec<Vec<T>>> = (0..chunks)
+        .into_par_iter()
+        .map(|c| {
+            let mut buckets: Vec<Vec<T>> = vec![Vec::new(); 1 << bits];
+            produce(c, &mut |t| buckets[bucket(&t)].push(t));
             buckets
         })
         .collect();
     (0..1usize << bits)
         .into_par_iter()
         .map(|b| {
-            let mut tuples: Vec<K> = scattered.iter().flat_map(|chunk| chunk[b].iter().copied()).collect();
-            tuples.sort_unstable();
-            tuples.dedup();
-            tuples.len() as u64
+            let mut items: Vec<T> = Vec::with_capacity(scattered.iter().map(|chunk| chunk[b].len()).sum());
+            scattered.iter().for_each(|chunk| items.extend_from_slice(&chunk[b]));
+            each(&mut items)
         })
-        .sum()
+        .collect()
 }
 
 /// `v` cut into consecutive slices of `lens` (which sum to its length).
@@ -1248,6 +1255,39 @@ mod tests {
 
     /// The parallel split merges equal keys and starts each person where a
     /// sequential walk does; the bucketed count equals a sort's.
+    #[test]
+    fn hash_buckets_hand_every_item_once_and_equal_items_together() {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+        for n in [0usize, 1, 3000, 50_000] {
+            // Repeated values, emitted by 7 producers.
+            let items: Vec<u64> = (0..n as u64).map(|i| step(i) % (n as u64 / 3 + 1)).collect();
+            let per = n.div_ceil(7).max(1);
+            let buckets: Vec<Vec<u64>> = pool.install(|| {
+                hash_buckets(
+                    n,
+                    7,
+                    |c, emit: &mut dyn FnMut(u64)| {
+                        items[(c * per).min(n)..((c + 1) * per).min(n)].iter().for_each(|&x| emit(x))
+                    },
+                    |x| step(*x),
+                    |bucket| bucket.clone(),
+                )
+            });
+            assert_eq!(buckets.len() > 1, n >= 2048, "n {n}: {} buckets", buckets.len());
+            let mut all = buckets.concat();
+            all.sort_unstable();
+            let mut want = items.clone();
+            want.sort_unstable();
+            assert_eq!(all, want, "n {n}");
+            let mut home: FxHashMap<u64, usize> = FxHashMap::default();
+            for (b, bucket) in buckets.iter().enumerate() {
+                for &x in bucket {
+                    assert_eq!(*home.entry(x).or_insert(b), b, "n {n}: {x} in two buckets");
+                }
+            }
+        }
+    }
+
     #[test]
     fn pairs_split_and_tuples_counted_as_a_sequential_walk_does() {
         let (low, bits) = (10u32, [3u32, 7]);
