@@ -1002,21 +1002,30 @@ fn read_keyed<K: PackedKey>(
     pool: &rayon::ThreadPool,
 ) -> Result<(Pairs, u64)> {
     let low: u32 = bits.iter().sum();
-    let mut keyed: Vec<(K, u64)> = Vec::new();
     let start = std::time::Instant::now();
+    // The words (and counts) streamed in as they come, a copy per column;
+    // packed into keys afterwards in parallel (packing as they came, on the
+    // one thread that reads, cost as much as the reading).
+    let columns = words.count + usize::from(counted);
+    let mut read: Vec<Vec<i64>> = vec![Vec::new(); columns];
     super::unordered(conn, || {
         let mut stmt = conn.prepare(q)?;
-        let mut buffers: Vec<Vec<i64>> = vec![Vec::new(); words.count + 1];
         // Streamed: a buffered result would hold every row a second time.
         for batch in stmt.stream_arrow([])? {
             let batch = batch?;
-            for (c, buffer) in buffers.iter_mut().enumerate().take(words.count + usize::from(counted)) {
-                buffer.clear();
-                ints(batch.column(c).as_ref(), buffer)?;
+            for (c, column) in read.iter_mut().enumerate() {
+                ints(batch.column(c).as_ref(), column)?;
             }
-            let packed: Vec<&[i64]> = buffers[..words.count].iter().map(Vec::as_slice).collect();
-            keyed.reserve(batch.num_rows());
-            for i in 0..batch.num_rows() {
+        }
+        Ok(())
+    })?;
+    let n = read[0].len();
+    let chunk = n.div_ceil(pool.current_num_threads() * 8).max(1);
+    let mut keyed: Vec<(K, u64)> = vec![(K::default(), 0); n];
+    pool.install(|| {
+        keyed.par_chunks_mut(chunk).enumerate().try_for_each(|(c, out)| -> Result<()> {
+            let packed: Vec<&[i64]> = read[..words.count].iter().map(|w| &w[c * chunk..]).collect();
+            for (i, slot) in out.iter_mut().enumerate() {
                 let mut key = K::field(words.field(&packed, 0, i) as u32, low);
                 let mut shift = low;
                 for (a, lookup) in lookups.iter().enumerate() {
@@ -1026,12 +1035,13 @@ fn read_keyed<K: PackedKey>(
                         lookup.get(code).ok_or_else(|| anyhow::anyhow!("leaf code {code} of QI {a} unknown"))?;
                     key = key.or(K::field(index, shift));
                 }
-                let count = if counted { buffers[words.count][i] as u64 } else { 1 };
-                keyed.push((key, count));
+                let count = if counted { read[words.count][c * chunk + i] as u64 } else { 1 };
+                *slot = (key, count);
             }
-        }
-        Ok(())
+            Ok(())
+        })
     })?;
+    drop(read);
     crate::trace(|| format!("persons: {} coded rows read, {:.3}s", keyed.len(), start.elapsed().as_secs_f64()));
     pool.install(|| keyed.par_sort_unstable_by_key(|k| k.0));
     crate::trace(|| format!("persons: sorted, {:.3}s", start.elapsed().as_secs_f64()));
