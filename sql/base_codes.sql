@@ -10,3 +10,15 @@ FROM {{marginal}} m JOIN {{dim}} d ON m.{{col}} IS NOT DISTINCT FROM d.leaf
 -- type's order; NULL is a value like any other: it gets a code of its own.
 CREATE OR REPLACE TEMP TABLE {{target}} AS
 SELECT (row_number() OVER (ORDER BY n NULLS FIRST))::INTEGER AS code, n FROM kanon_marg_{{col}}
+-- name: offset_fits
+-- May an extra column's codes be its values less the least, plus 1? An
+-- integer column whose values span less than 4 codes a value and fit an
+-- INTEGER: the person column, whose rows then get their codes by arithmetic
+-- rather than a join (base_frequency_set.sql person_offset).
+SELECT coalesce(typeof(any_value(n)) IN ('TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'UTINYINT', 'USMALLINT', 'UINTEGER')
+    AND max(n)::HUGEINT - min(n)::HUGEINT < least(4 * count(*), 2147483646), false)
+FROM kanon_marg_{{col}}
+-- name: offset
+-- offset_fits's codes: value less the least, plus 1 (in the values' order, as extra's).
+CREATE OR REPLACE TEMP TABLE {{target}} AS
+SELECT (n::BIGINT - (SELECT min(n) FROM kanon_marg_{{col}})::BIGINT + 1)::INTEGER AS code, n FROM kanon_marg_{{col}}

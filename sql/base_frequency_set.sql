@@ -34,3 +34,7 @@ GROUP BY ALL
 -- kanon, which sorts and counts the rows itself. {{key}} shifts and ors the
 -- codes; no value of a job or a table enters it.
 SELECT {{key}} AS key FROM kanon_f0_rows
+-- name: person_offset
+-- A row's person code computed from its {{column}}, when the person codes are
+-- offsets (base_codes.sql offset): no join of the rows with kanon_codes_p.
+({{column}}::BIGINT - (SELECT min(n) FROM kanon_marg_p)::BIGINT + 1)::INTEGER

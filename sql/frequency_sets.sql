@@ -3,8 +3,9 @@
 -- A code table, sent to the engine where the source lives.
 SELECT * FROM {{table}}
 -- name: extra_count
--- An extra column's codes.
-SELECT count(*) FROM {{codes}}
+-- An extra column's largest code: its codes' count, or their span when they
+-- are offsets (base_codes.sql offset).
+SELECT coalesce(max(code), 0)::BIGINT FROM {{codes}}
 -- name: leaf_count
 -- A QI's distinct leaf codes in the data.
 SELECT count(DISTINCT c0) FROM {{codes}}

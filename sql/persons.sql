@@ -15,8 +15,8 @@ FROM kanon_marg_p
 -- and ors of p, g0…; no value of a job or a table enters it).
 SELECT {{words}}{{count}} FROM {{relation}}
 -- name: person_codes
--- The person column's codes (1..=persons).
-SELECT count(*)::BIGINT FROM kanon_codes_p
+-- The person column's largest code (persons, or the span of offset codes).
+SELECT coalesce(max(code), 0)::BIGINT FROM kanon_codes_p
 -- name: combinations
 -- Distinct QI combinations of the source.
 SELECT count(*)::BIGINT FROM (SELECT DISTINCT {{codes}} FROM kanon_f0)

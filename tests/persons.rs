@@ -302,6 +302,70 @@ fn coded_rows_grouped_in_memory_equal_the_grouped_set() {
     assert_eq!(a.combinations().unwrap(), parquet.evaluator_on(Backend::Sql).unwrap().combinations().unwrap());
 }
 
+/// An integer person column whose values span under 4 codes a person gets its
+/// codes by arithmetic (value less the least, plus 1), not by a join; a
+/// sparser one by a join, as a text column does. Each gives the text
+/// column's histograms on both evaluators, and releases its rows.
+#[test]
+fn integer_persons_coded_by_offset_give_the_text_persons_histograms_and_release() {
+    let dir = tempfile::tempdir().unwrap();
+    write_visits(dir.path(), 150, 5);
+    let csv = dir.path().join("visits.csv");
+    let conn = duckdb::Connection::open_in_memory().unwrap();
+    // m0007 → 1000 + 3·7 (dense enough), or 7·100000 (too sparse); "text" keeps m0007.
+    let kinds = [
+        ("text", "member"),
+        ("offset", "1000 + 3 * substr(member, 2)::INTEGER"),
+        ("sparse", "100000 * substr(member, 2)::BIGINT"),
+    ];
+    for (kind, member) in kinds {
+        let copy = format!(
+            "COPY (SELECT * REPLACE ({member} AS member) FROM read_csv('{}')) TO '{}' (FORMAT parquet)",
+            csv.display(),
+            dir.path().join(format!("{kind}.parquet")).display()
+        );
+        conn.execute_batch(&copy).unwrap();
+    }
+    let job_for = |kind: &str| {
+        job_text(
+            "k = 4\nmax_suppression = 40\nperson = \"member\"",
+            &format!("database = \"{kind}.duckdb\"\ntable = \"r\"\ndrop = [\"member\"]"),
+        )
+        .replace("csv = \"visits.csv\"", &format!("parquet = \"{kind}.parquet\""))
+    };
+    let source_rows = std::fs::read_to_string(&csv).unwrap().lines().count() - 1;
+    let mut want = None;
+    let mut released = None;
+    for (kind, _) in kinds {
+        let loaded = load(&Job::parse(&dir.path().join("job.toml"), &job_for(kind)).unwrap()).unwrap();
+        let persons = loaded.data.persons.unwrap();
+        let largest: i64 = loaded.conn.query_row("SELECT max(code) FROM kanon_codes_p", [], |r| r.get(0)).unwrap();
+        assert_eq!(largest as u64 > persons, kind == "offset", "{kind}: largest code {largest} of {persons} persons");
+        let nodes: Vec<Node> = Lattice::new(loaded.data.heights.clone()).nodes().into_iter().map(Node::full).collect();
+        let memory = loaded.evaluator_on(Backend::Memory).unwrap().histograms(&nodes).unwrap();
+        assert_eq!(loaded.evaluator_on(Backend::Sql).unwrap().histograms(&nodes).unwrap(), memory, "{kind}");
+        match &want {
+            None => want = Some(memory),
+            Some(w) => assert_eq!(&memory, w, "{kind}"),
+        }
+        drop(loaded);
+        std::fs::write(dir.path().join("job.toml"), job_for(kind)).unwrap();
+        let out = kanon_env(dir.path(), &["run", "job.toml"], &[]);
+        assert_eq!(out.code, 0, "{kind}: {}", out.stderr);
+        let out_db = duckdb::Connection::open(dir.path().join(format!("{kind}.duckdb"))).unwrap();
+        let mut stmt =
+            out_db.prepare("SELECT list(r ORDER BY r)::VARCHAR FROM (SELECT r::VARCHAR AS r FROM r)").unwrap();
+        let rows: String = stmt.query_row([], |r| r.get(0)).unwrap();
+        // Some persons suppressed: their rows left out through the person codes.
+        let count: i64 = out_db.query_row("SELECT count(*) FROM r", [], |r| r.get(0)).unwrap();
+        assert!(0 < count && (count as usize) < source_rows, "{kind}: {count} of {source_rows} rows released");
+        match &released {
+            None => released = Some(rows),
+            Some(r) => assert_eq!(&rows, r, "{kind}: the released rows"),
+        }
+    }
+}
+
 /// Top-down, Incognito and exhaustive find the brute force's glm and dm optimum over
 /// persons, on both evaluators, for budgets in persons.
 #[test]

@@ -301,7 +301,7 @@ pub(crate) fn encode(
     let divisors = crate::data::hierarchy::divisors(conn, n)?;
     let tops: Vec<i64> = divisors.iter().map(|d| *d.last().unwrap_or(&1)).collect();
     let aliases: Vec<&str> = extra.iter().map(|e| e.0).collect();
-    code_tables(conn, n, &aliases)?;
+    let person_offset = code_tables(conn, n, &aliases)?;
     if let Some(remote) = remote {
         // The grouping runs where the source lives: it joins the code tables there.
         let mut tables: Vec<String> = (0..n).map(crate::data::hierarchy::code_table).collect();
@@ -318,6 +318,12 @@ pub(crate) fn encode(
         joins.push_str(&format!(" JOIN {table} l{a} ON {on}"));
     }
     for (col, c) in extra {
+        if *col == "p" && person_offset && remote.is_none() {
+            let column = format!("src.{}", ident(c));
+            let code = render(sql::fragment(sql::BASE_FREQUENCY_SET, "person_offset"), &[("column", &column)]);
+            codes.push_str(&format!(", {code} AS p"));
+            continue;
+        }
         let on = same(&format!("src.{}", ident(c)), &format!("k{col}.n"), c, &extra_codes(col))?;
         joins.push_str(&format!(" JOIN {} k{col} ON {on}", extra_codes(col)));
         codes.push_str(&format!(", k{col}.code AS {col}"));
@@ -532,8 +538,10 @@ impl Base {
 
 /// The code tables from the marginals and the hierarchies: per QI value →
 /// leaf code (`kanon_code_{a}`), and the value → code maps of the extra
-/// columns (`aliases`: `s`, `t`, `y`), codes 1.. in the column type's order.
-pub(crate) fn code_tables(conn: &Connection, n: usize, aliases: &[&str]) -> Result<()> {
+/// columns (`aliases`: `s`, `t`, `y`, `p`), codes 1.. in the column type's
+/// order. Whether the person codes (`p`) are offsets: an integer column's
+/// values less the least, plus 1, which a row's code is computed as.
+pub(crate) fn code_tables(conn: &Connection, n: usize, aliases: &[&str]) -> Result<bool> {
     for a in 0..n {
         conn.execute_batch(&render(
             sql::fragment(sql::BASE_CODES, "qi"),
@@ -545,14 +553,21 @@ pub(crate) fn code_tables(conn: &Connection, n: usize, aliases: &[&str]) -> Resu
             ],
         ))?;
     }
+    let mut offset = false;
     for col in aliases {
+        // Only the person column has codes enough for a join to cost.
+        let fits = *col == "p" && {
+            let q = render(sql::fragment(sql::BASE_CODES, "offset_fits"), &[("col", col)]);
+            conn.query_row(&q, [], |r| r.get::<_, bool>(0))?
+        };
+        offset |= fits;
         // NULL is a value like any other: it gets a code of its own.
         conn.execute_batch(&render(
-            sql::fragment(sql::BASE_CODES, "extra"),
+            sql::fragment(sql::BASE_CODES, if fits { "offset" } else { "extra" }),
             &[("target", &extra_codes(col)), ("col", col)],
         ))?;
     }
-    Ok(())
+    Ok(offset)
 }
 
 /// The join giving source rows (aliased `src`) the code `k{col}.code` of
