@@ -377,3 +377,25 @@ TOML
     echo "$n" > "$pq.rows"
   fi
 }
+
+# `visits_text N`: visits N with the person as text ("M" and 9 digits), as
+# warehouses often hold it: kanon codes such a person by a join, where an
+# integer one dense enough is coded by arithmetic. The same job otherwise.
+visits_text() {
+  local n="$1" pq="$data/visits_text_$1.parquet"
+  visits "$n"
+  if [ "$(cat "$pq.rows" 2>/dev/null)" != "$n" ] || [ ! -f "$pq" ]; then
+    rm -f "$pq" "$pq.rows"
+    echo "writing $n visits with text persons into $pq" >&2
+    duckdb_python "$data/visits_$n.parquet" "$pq" <<'PY'
+import sys, duckdb
+src, pq = sys.argv[1], sys.argv[2]
+duckdb.connect().execute(
+    "COPY (SELECT * REPLACE ('M' || lpad(CAST(member_id AS VARCHAR), 9, '0') AS member_id) FROM read_parquet(?)) "
+    f"TO '{pq}' (FORMAT parquet)", [src])
+PY
+    sed -e "s/visits_$n/visits_text_$n/g" -e 's/^# An event table.*/# visits with text persons (bench\/extract.sh visits_text): k over persons./' \
+      "$data/visits_$n.job.toml" > "$data/visits_text_$n.job.toml"
+    echo "$n" > "$pq.rows"
+  fi
+}
