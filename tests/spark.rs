@@ -814,6 +814,12 @@ fn persons_give_duckdbs_node_report_and_rows_on_spark() {
     let (a, b) = (check("persons-duckdb.toml"), check("persons-spark.toml"));
     assert_eq!(a, b);
     assert!(a.1.contains("\"persons\": 303"), "{}", a.1);
+    // Integer persons (coded by arithmetic on DuckDB, by the code table there): DuckDB's too.
+    let (parquet, body) = crate::util::visits_case_integer(dir.path());
+    let case = Case { name: "persons_int", parquet, body, output: "drop = [\"member\"]".into(), engine: "" };
+    same_on_both(dir.path(), &url, &spark, &case, true);
+    let report = crate::util::engine_report(&dir.path().join("persons_int-spark.json"));
+    assert!(report["suppressed_persons"].as_u64().unwrap() > 0, "some person is dropped: {report}");
 }
 
 /// With the engine evaluator: `kanon check` measures the classes on Spark

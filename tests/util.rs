@@ -748,16 +748,26 @@ pub fn check_every_kind_recoding(trace: &str, level: u8) {
 /// born a century earlier, whom the optimum drops, and the job's
 /// body: k = 3 persons, at most 4 persons suppressed, `person = "member"`.
 pub fn visits_case(dir: &Path) -> (PathBuf, String) {
-    let parquet = dir.join("visits.parquet");
+    visits_case_of(dir, "visits.parquet", "'m' || p", "'x' || i")
+}
+
+/// [`visits_case`] with integer persons (`visits_int.parquet`: 0..300 and the
+/// outliers 1000..1003), which kanon codes by arithmetic on DuckDB.
+pub fn visits_case_integer(dir: &Path) -> (PathBuf, String) {
+    visits_case_of(dir, "visits_int.parquet", "p", "1000 + i")
+}
+
+fn visits_case_of(dir: &Path, file: &str, member: &str, outlier: &str) -> (PathBuf, String) {
+    let parquet = dir.join(file);
     duckdb::Connection::open_in_memory()
         .unwrap()
         .execute_batch(&format!(
-            "COPY (SELECT 'm' || p AS member, 1940 + (p * 7) % 45 AS birth, CASE WHEN p % 3 = 0 THEN 'F' ELSE 'M' END AS sex,
+            "COPY (SELECT {member} AS member, 1940 + (p * 7) % 45 AS birth, CASE WHEN p % 3 = 0 THEN 'F' ELSE 'M' END AS sex,
                    1 + (p * 5 + v * 11) % 12 AS month, (['A', 'B', 'C', 'D'])[1 + (p + v * (p % 2)) % 4] AS ward,
                    v * 10 AS cost
                    FROM range(300) t(p), range(1 + p % 9) r(v)
                    UNION ALL
-                   SELECT 'x' || i, 1800 + 30 * i, 'F', 1 + i, 'A', 5 FROM range(3) t(i)) TO '{}' (FORMAT PARQUET)",
+                   SELECT {outlier}, 1800 + 30 * i, 'F', 1 + i, 'A', 5 FROM range(3) t(i)) TO '{}' (FORMAT PARQUET)",
             parquet.display()
         ))
         .unwrap();

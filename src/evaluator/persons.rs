@@ -606,15 +606,14 @@ impl<'c> PersonSets<'c> {
         // A QI of one value at its level costs the same on every row: its sum
         // is the bucket's rows times that, with no pass over the pairs.
         let varying: Vec<usize> = (0..width).filter(|&j| !self.constant(node, j)).collect();
-        let cost: Vec<Vec<u64>> = (node.attrs.iter().zip(&node.levels))
-            .map(|(&a, &l)| {
-                let q = &self.qis[a];
-                q.index[l as usize].iter().map(|&i| q.leaves_m1[l as usize][i as usize]).collect()
+        // Per varying QI: its leaf column and each leaf's cost.
+        let columns: Vec<(usize, &[u32], Vec<u64>)> = (varying.iter())
+            .map(|&j| {
+                let (q, l) = (&self.qis[node.attrs[j]], node.levels[j] as usize);
+                let cost = q.index[l].iter().map(|&i| q.leaves_m1[l][i as usize]).collect();
+                (j, &pairs.leaf[node.attrs[j]][..], cost)
             })
             .collect();
-        // Per varying QI: its leaf column and each leaf's cost.
-        let columns: Vec<(usize, &[u32], &[u64])> =
-            varying.iter().map(|&j| (j, &pairs.leaf[node.attrs[j]][..], &cost[j][..])).collect();
         let persons = pairs.starts.len();
         let chunk = persons.div_ceil(self.pool.current_num_threads() * 8).max(1);
         let empty = || Class { leaf_sums: vec![0; width], ..Class::default() };
@@ -648,11 +647,11 @@ impl<'c> PersonSets<'c> {
                         b.persons += 1;
                         b.rows += pairs.person_rows[p];
                         if s >= from {
-                            for &(j, leaf, cost) in &columns {
+                            for (j, leaf, cost) in &columns {
                                 let sum: u64 = (pairs.starts[p]..pairs.end(p))
                                     .map(|i| pairs.rows[i] * cost[leaf[i] as usize])
                                     .sum();
-                                b.leaf_sums[j] += sum;
+                                b.leaf_sums[*j] += sum;
                             }
                         }
                     }

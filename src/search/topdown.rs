@@ -242,6 +242,14 @@ impl Known {
         feasible
     }
 
+    /// Record `levels` proved infeasible on a sample (checked, and pruned
+    /// with every specialization); it is not feasible.
+    fn refuted(&mut self, levels: &[u8]) -> bool {
+        self.checked += 1;
+        self.pruned.insert(levels.to_vec());
+        false
+    }
+
     /// The direct specializations of `at` a dive may step to, the lowest
     /// loss first (highest precision; ties in lattice order), with their bounds.
     fn children(&self, p: &Problem, bound: &Bound, at: &[u8]) -> Vec<(f64, Vec<u8>)> {
@@ -415,11 +423,7 @@ fn dive(ev: &mut Evaluator, p: &Problem, bound: &Bound, hubs: &[Node], st: &mut 
                 feasible
             } else if estimate {
                 match ev.sampled(std::slice::from_ref(&node), p.req)?[0] {
-                    Sampled::Refuted => {
-                        st.checked += 1;
-                        st.pruned.insert(c.clone());
-                        false
-                    }
+                    Sampled::Refuted => st.refuted(&c),
                     Sampled::Estimate(suppressed) if suppressed <= p.req.budget => {
                         if estimated.is_empty() {
                             known = at.clone();
@@ -493,11 +497,7 @@ fn gallop(ev: &mut Evaluator, p: &Problem, bound: &Bound, st: &mut Known, at: &[
         let feasible = match st.evaluated.contains(c) {
             true => st.feasible.contains(c),
             false => match ev.sampled(&[Node::full(c.clone())], p.req)?[0] {
-                Sampled::Refuted => {
-                    st.checked += 1;
-                    st.pruned.insert(c.clone());
-                    false
-                }
+                Sampled::Refuted => st.refuted(c),
                 Sampled::Estimate(suppressed) => suppressed <= p.req.budget,
                 Sampled::Untried => return Ok(Vec::new()),
             },
