@@ -408,7 +408,7 @@ impl<'c> Evaluator<'c> {
 
     /// Are classes judged against a population table (k-map, δ-presence),
     /// whose values may split where the data's do not?
-    pub fn judges_population(&self) -> bool {
+    pub(crate) fn judges_population(&self) -> bool {
         matches!(&self.sets, Sets::Memory(m) if m.population.is_some())
     }
 

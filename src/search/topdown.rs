@@ -18,6 +18,10 @@
 //! height a [`dive`] from the best node found steps down through feasible
 //! nodes the held hubs serve, so that the bound has a good node to beat early.
 //!
+//! A node with a QI at a level that merges none of the data's values has
+//! the classes of its twin one level down on that QI; once the twin is
+//! evaluated or pruned, the node is settled without evaluation.
+//!
 //! Why: near the bottom of the lattice frequency sets are as large as the
 //! source, and an Incognito check costs about one pass over them. Top-down,
 //! the evaluated nodes are the high ones (few classes); everything below an
