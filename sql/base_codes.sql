@@ -13,9 +13,10 @@ SELECT (row_number() OVER (ORDER BY n NULLS FIRST))::INTEGER AS code, n FROM kan
 -- name: offset_fits
 -- May an extra column's codes be its values less the least, plus 1? An
 -- integer column whose values span less than 4 codes a value and fit an
--- INTEGER: the person column, whose rows then get their codes by arithmetic
--- rather than a join (base_frequency_set.sql person_offset).
+-- INTEGER, with no NULL: the person column, whose rows then get their codes
+-- by arithmetic rather than a join (base_frequency_set.sql person_offset).
 SELECT coalesce(typeof(any_value(n)) IN ('TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'UTINYINT', 'USMALLINT', 'UINTEGER')
+    AND count(n) = count(*)
     AND max(n)::HUGEINT - min(n)::HUGEINT < least(4 * count(*), 2147483646), false)
 FROM kanon_marg_{{col}}
 -- name: offset
