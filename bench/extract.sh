@@ -4,10 +4,20 @@
 # with its job file beside it, generating them once. The marker
 # people_N.duckdb.rows is written only after a generation that succeeded.
 # Needs $data and $kanon.
+# `stale FILE N`: whether FILE must be made (again) for N rows: missing, or
+# its marker FILE.rows (written only after a generation that succeeded) not
+# N. A stale FILE and its marker are removed.
+stale() {
+  if [ "$(cat "$1.rows" 2>/dev/null)" != "$2" ] || [ ! -f "$1" ]; then
+    rm -f "$1" "$1.rows"
+    return 0
+  fi
+  return 1
+}
+
 extract() {
   local n="$1" db="$data/people_$1.duckdb"
-  if [ "$(cat "$db.rows" 2>/dev/null)" != "$n" ] || [ ! -f "$db" ]; then
-    rm -f "$db.rows"
+  if stale "$db" "$n"; then
     echo "generating $n rows into $db" >&2
     "$kanon" generate --rows "$n" --seed 1 --database "$db" --table people --job "$data/people_$n.job.toml" --quiet >&2
     echo "$n" > "$db.rows"
@@ -44,8 +54,7 @@ person_hierarchies() {
 # is a hash of the row number, so the same N gives the same table.
 patients() {
   local n="$1" db="$data/patients_$1.duckdb"
-  if [ "$(cat "$db.rows" 2>/dev/null)" != "$n" ] || [ ! -f "$db" ]; then
-    rm -f "$db" "$db.rows"
+  if stale "$db" "$n"; then
     echo "generating $n patients into $db" >&2
     duckdb_python "$db" "$n" <<'PY'
 import sys, duckdb
@@ -118,8 +127,7 @@ TOML
 # job's defaults, k = 5, at most 1% suppressed, the release a Parquet file.
 unique() {
   local n="$1" pq="$data/unique_$1.parquet"
-  if [ "$(cat "$pq.rows" 2>/dev/null)" != "$n" ] || [ ! -f "$pq" ]; then
-    rm -f "$pq" "$pq.rows"
+  if stale "$pq" "$n"; then
     echo "generating $n near-unique rows into $pq" >&2
     duckdb_python "$pq" "$n" <<'PY'
 import sys, duckdb
@@ -183,8 +191,7 @@ TOML
 unique_csv() {
   local n="$1" csv="$data/unique_csv_$1.csv"
   unique "$n"
-  if [ "$(cat "$csv.rows" 2>/dev/null)" != "$n" ] || [ ! -f "$csv" ]; then
-    rm -f "$csv" "$csv.rows"
+  if stale "$csv" "$n"; then
     echo "writing $n near-unique rows into $csv" >&2
     duckdb_python "$data/unique_$n.parquet" "$csv" <<'PY'
 import sys, duckdb
@@ -206,8 +213,7 @@ PY
 # suppressed, the job's defaults. Near-unique, hashed from the row number.
 claims() {
   local n="$1" db="$data/claims_$1.duckdb"
-  if [ "$(cat "$db.rows" 2>/dev/null)" != "$n" ] || [ ! -f "$db" ]; then
-    rm -f "$db" "$db.rows"
+  if stale "$db" "$n"; then
     echo "generating $n claims into $db" >&2
     duckdb_python "$db" "$n" <<'PY'
 import sys, duckdb
@@ -303,8 +309,7 @@ TOML
 # persons suppressed, `person = "member_id"` (dropped), a Parquet release.
 visits() {
   local n="$1" pq="$data/visits_$1.parquet"
-  if [ "$(cat "$pq.rows" 2>/dev/null)" != "$n" ] || [ ! -f "$pq" ]; then
-    rm -f "$pq" "$pq.rows"
+  if stale "$pq" "$n"; then
     echo "generating $n visits into $pq" >&2
     duckdb_python "$pq" "$n" <<'PY'
 import sys, duckdb
@@ -384,8 +389,7 @@ TOML
 visits_text() {
   local n="$1" pq="$data/visits_text_$1.parquet"
   visits "$n"
-  if [ "$(cat "$pq.rows" 2>/dev/null)" != "$n" ] || [ ! -f "$pq" ]; then
-    rm -f "$pq" "$pq.rows"
+  if stale "$pq" "$n"; then
     echo "writing $n visits with text persons into $pq" >&2
     duckdb_python "$data/visits_$n.parquet" "$pq" <<'PY'
 import sys, duckdb
