@@ -62,6 +62,13 @@ DROP SCHEMA IF EXISTS {{schema}} CASCADE
 -- A work table, after drop_work (or drop_work_temp) and before analyze; run
 -- alone, it tells its rows.
 CREATE UNLOGGED TABLE {{name}} AS {{select}}
+-- name: group_by_sorting
+-- Before a work table whose GROUP BY keeps about as many groups as rows
+-- (engine/remote.rs WorkUse::near_unique): grouped by parallel sorts, not one
+-- process hashing every row; group_by_hashing after it.
+SET enable_hashagg = off
+-- name: group_by_hashing
+RESET enable_hashagg
 -- name: create_work_temp
 -- Without the right to create a schema: a temp table.
 CREATE TEMP TABLE {{name}} AS {{select}}

@@ -10,7 +10,7 @@
 //! `kanon_f0` is the zero-generalization frequency set over all QIs.
 
 use crate::data::hierarchy::dim_table;
-use crate::engine::remote::Remote;
+use crate::engine::remote::{Remote, WorkUse};
 use crate::job::EvaluatorSide;
 use crate::sql::{self, ident, list, render};
 use anyhow::{Context, Result};
@@ -357,7 +357,10 @@ pub(crate) fn encode(
             ],
         );
         if let Some(remote) = remote {
-            return base_on_engine(conn, remote.as_ref(), &select, side, memory_rows);
+            // The columns' values could make as many combinations as there are rows.
+            let space = key_widths(conn, n, &aliases)?.iter().fold(1u64, |p, &w| p.saturating_mul(w));
+            let work = WorkUse { hot: true, near_unique: space >= rows };
+            return base_on_engine(conn, remote.as_ref(), &select, work, side, memory_rows);
         }
         materialize(conn, remote, "kanon_f0", &select).context("grouping the source")?;
     } else {
@@ -385,11 +388,12 @@ fn base_on_engine(
     conn: &Connection,
     remote: &dyn crate::engine::remote::RemoteEngine,
     select: &str,
+    work: WorkUse,
     side: EvaluatorSide,
     memory_rows: u64,
 ) -> Result<BaseForm> {
     let base = BASE_THERE;
-    let rows = match remote.create_work(base, select, true).context("grouping the source")? {
+    let rows = match remote.create_work(base, select, work).context("grouping the source")? {
         Some(rows) => rows,
         None => {
             remote.fetch(conn, sql::fragment(sql::ENGINE_EVALUATOR, "base_rows"), "kanon_engine_result")?;

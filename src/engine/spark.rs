@@ -13,7 +13,7 @@
 //! engines; [`dialect`] holds the few spelling differences.
 
 use crate::engine::embedded::{statement as local, SourceColumn};
-use crate::engine::remote::RemoteEngine;
+use crate::engine::remote::{RemoteEngine, WorkUse};
 use crate::error::bad;
 use crate::job::{Job, SecretUrl, SourceSpec};
 use crate::sql::{ident, list};
@@ -578,12 +578,12 @@ impl RemoteEngine for Spark {
     /// Written as a Parquet table of the catalog, cached, seen as the
     /// temporary view `name`: a cached view over a query would still name
     /// the work tables it was made from, which may go first.
-    fn create_work(&self, name: &str, select: &str, hot: bool) -> Result<Option<u64>> {
+    fn create_work(&self, name: &str, select: &str, work: WorkUse) -> Result<Option<u64>> {
         self.drop_work(name)?;
         let table = ident(&work_table(name));
         self.work.borrow_mut().push(name.to_string());
         self.execute(&statement("create_parquet", &[("table", &table), ("select", select)]))?;
-        if hot {
+        if work.hot {
             self.execute(&statement("create_work", &[("table", &table)]))?;
         }
         self.execute(&statement("work_view", &[("name", &ident(name)), ("table", &table)]))?;

@@ -9,7 +9,7 @@
 
 use crate::data::frequency::Extras;
 use crate::data::hierarchy::node_table;
-use crate::engine::remote::RemoteEngine;
+use crate::engine::remote::{RemoteEngine, WorkUse};
 use crate::lattice::Node;
 use crate::measure::metrics::{ambiguity, Bucket, Dataset, Histogram, Requirement};
 use crate::measure::privacy::{ClassFigures, ClassModels};
@@ -506,7 +506,7 @@ impl<'c> EngineSets<'c> {
                 ("parts", &SAMPLE_PARTS.to_string()),
             ],
         );
-        self.remote.create_work(sample, &select, false)?;
+        self.remote.create_work(sample, &select, WorkUse::default())?;
         let union = list(chunk, " UNION ALL ", |&i| {
             let keys = self.key_exprs(&nodes[i], None);
             render(
@@ -587,7 +587,7 @@ impl<'c> EngineSets<'c> {
             let table = format!("kanon_fs_{}", self.next_table);
             self.next_table += 1;
             let t = std::time::Instant::now();
-            self.remote.create_work(&table, &parts.join(" UNION ALL "), false)?;
+            self.remote.create_work(&table, &parts.join(" UNION ALL "), WorkUse::default())?;
             crate::trace(|| format!("engine: {} sets kept in {table}, {:.3}s", chunk.len(), t.elapsed().as_secs_f64()));
             self.tables.insert(table.clone(), chunk.len());
             for (node, id) in chunk.iter().zip(ids) {
@@ -652,7 +652,7 @@ impl<'c> EngineSets<'c> {
                 ("rejected", &format!(" OR {rejected}")),
             ],
         );
-        self.remote.create_work(SUPPRESSED, &select, false)?;
+        self.remote.create_work(SUPPRESSED, &select, WorkUse::default())?;
         Ok(SUPPRESSED.to_string())
     }
 

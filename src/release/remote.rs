@@ -7,7 +7,7 @@ use super::plain;
 use super::Written;
 use crate::data::hierarchy::node_table;
 use crate::engine::embedded::{statement, SourceColumn};
-use crate::engine::remote::RemoteEngine;
+use crate::engine::remote::{RemoteEngine, WorkUse};
 use crate::job::Job;
 use crate::sql::{self, fragment, ident, list, render};
 use anyhow::{Context, Result};
@@ -151,7 +151,7 @@ fn suppressed(
         let all = statement("select_all", &[("relation", "kanon_release_dropped")]);
         remote.share(conn, &all, &[], "kanon_release_dropped_sent")?;
         let sent = statement("select_all", &[("relation", "kanon_release_dropped_sent")]);
-        remote.create_work("kanon_release_dropped", &sent, false)?;
+        remote.create_work("kanon_release_dropped", &sent, WorkUse::default())?;
         return labels_there(conn, remote, levels, "kanon_release_dropped");
     }
     let joins = list(levels.iter().enumerate(), "\n", |(a, l)| {
@@ -206,6 +206,6 @@ fn labels_there(conn: &Connection, remote: &dyn RemoteEngine, levels: &[u8], cod
         fragment(sql::RELEASE_JOINED, "suppressed"),
         &[("labels", &labels), ("codes", &ident(codes)), ("joins", &joins)],
     );
-    remote.create_work(SUPPRESSED, &select, false).context("building the suppressed classes' labels")?;
+    remote.create_work(SUPPRESSED, &select, WorkUse::default()).context("building the suppressed classes' labels")?;
     Ok(Some(nullable))
 }

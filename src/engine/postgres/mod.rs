@@ -16,7 +16,7 @@
 //! report or log shows the URL, only host, port, database and user.
 
 use crate::engine::embedded::{statement as local, SourceColumn};
-use crate::engine::remote::RemoteEngine;
+use crate::engine::remote::{RemoteEngine, WorkUse};
 use crate::error::bad;
 use crate::job::{Job, SourceSpec};
 use crate::sql::{ident, list};
@@ -955,7 +955,7 @@ impl RemoteEngine for Postgres {
         true
     }
 
-    fn create_work(&self, name: &str, select: &str, _hot: bool) -> Result<Option<u64>> {
+    fn create_work(&self, name: &str, select: &str, work: WorkUse) -> Result<Option<u64>> {
         let (drop, create) = match self.work_schema()?.is_some() {
             true => ("drop_work", "create_work"),
             false => ("drop_work_temp", "create_work_temp"),
@@ -963,11 +963,16 @@ impl RemoteEngine for Postgres {
         let name = ident(name);
         self.execute(&statement(drop, &[("name", &name)]))?;
         let create = dialect(&statement(create, &[("name", &name), ("select", select)]));
-        let rows = self
-            .client
-            .borrow_mut()
-            .execute(&create, &[])
-            .with_context(|| format!("running on PostgreSQL: {create}"))?;
+        if work.near_unique {
+            self.execute(statement("group_by_sorting", &[]).as_str())?;
+        }
+        let created = self.client.borrow_mut().execute(&create, &[]);
+        let reset = match work.near_unique {
+            true => self.execute(statement("group_by_hashing", &[]).as_str()),
+            false => Ok(()),
+        };
+        let rows = created.with_context(|| format!("running on PostgreSQL: {create}"))?;
+        reset?;
         self.execute(&statement("analyze", &[("table", &name)]))?;
         Ok(Some(rows))
     }

@@ -6,7 +6,7 @@
 
 use super::First;
 use super::{check_rows, hierarchies, Plan, Report};
-use crate::engine::remote::RemoteEngine;
+use crate::engine::remote::{RemoteEngine, WorkUse};
 use crate::error::bad;
 use crate::load::{check_columns, check_remote_types};
 use crate::progress::spinner;
@@ -94,7 +94,7 @@ fn group_by(conn: &duckdb::Connection, remote: &dyn RemoteEngine, qis: &[String]
             ("by", &list(qis.iter(), ", ", |q| ident(q))),
         ],
     );
-    remote.create_work(GROUPS, &select, false).context("grouping the source by its quasi-identifiers")?;
+    remote.create_work(GROUPS, &select, WorkUse::default()).context("grouping the source by its quasi-identifiers")?;
     remote.fetch(
         conn,
         &render(fragment(sql::LIMIT, "engine_groups_counted"), &[("groups", &ident(GROUPS))]),
