@@ -89,3 +89,6 @@ SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM {{relation}})
 -- A table's rows and an order-independent checksum: the sum of every row's
 -- 64-bit hash (the HTML page's fingerprint of a release).
 SELECT count(*)::BIGINT AS n, CAST(coalesce(sum(hash({{cols}})::HUGEINT), 0) AS VARCHAR) AS checksum FROM {{relation}}
+-- name: int_div
+-- Integer division of two integers (non-negative codes), as the engines' int_div.
+({{a}} // {{b}})

@@ -74,6 +74,17 @@ WHERE c.size >= {{k}} AND c.ldiv >= {{l}}{{admitted}}
 -- name: sizes
 -- The classes' sizes: (size, classes), for the risk before.
 SELECT c.size, CAST(count(*) AS BIGINT) AS classes FROM ({{classes}}) c GROUP BY c.size
+-- name: table_rows
+SELECT CAST(count(*) AS BIGINT) AS n FROM {{table}}
+-- name: kept_table
+-- A kept table brought back whole (engine.rs bring_back): a few hundred thousand rows at most.
+SELECT * FROM {{table}}
+-- name: here
+-- A table here (in kanon's DuckDB) that a query here reads: a kept set's
+-- nodes rolled up here, or the leaves glm joins.
+CREATE OR REPLACE TEMP TABLE {{table}} AS {{select}}
+-- name: drop_here
+DROP TABLE IF EXISTS {{table}}
 -- name: read
 -- The aggregate brought back, read locally in a fixed order.
 SELECT * FROM {{table}} ORDER BY ALL

@@ -340,6 +340,27 @@ fn postgres_evaluates_every_node_as_the_memory_backend_does() {
     let above: Vec<Node> = nodes.iter().filter(|n| n.generalizes(&hub)).cloned().collect();
     assert!(above.len() > 5);
     assert_eq!(engine.histograms(&above).unwrap(), memory.histograms(&above).unwrap());
+    assert_eq!(engine.sets_brought_back(), 0, "forced to the engine's side, every set stays there");
+    // With memory_rows under the base's rows but over a hub's (a row per
+    // class and sensitive value), the base stays there, the hub's set comes
+    // back, and the nodes above it are rolled up here: the same again.
+    drop(engine);
+    let hub = Node::full(heights.iter().map(|&h| h.div_ceil(2)).collect());
+    let above: Vec<Node> = nodes.iter().filter(|n| n.generalizes(&hub)).cloned().collect();
+    assert!(above.len() > 5);
+    let hub_rows = memory.histograms(std::slice::from_ref(&hub)).unwrap()[0].classes();
+    let combinations = memory.combinations().unwrap();
+    assert!(hub_rows < combinations, "the hub has {hub_rows} classes, the base {combinations}");
+    let auto = write(
+        "auto.toml",
+        &format!("[engine]\nkind = \"postgres\"\nurl = \"{url}\"\nmemory_rows = {}\n[source]\ntable = \"Kanon nodes.source\"\n[output]\ntable = \"o\"", combinations - 1),
+    );
+    let auto = kanon::load::load(&auto).unwrap();
+    let mut engine = auto.evaluator().unwrap();
+    assert_eq!(engine.backend(), "engine");
+    engine.materialize(&[(hub.clone(), None)]).unwrap();
+    assert_eq!(engine.sets_brought_back(), 1);
+    assert_eq!(engine.histograms(&above).unwrap(), memory.histograms(&above).unwrap());
 }
 
 #[test]

@@ -318,6 +318,30 @@ fn a_generated_extract_with_l_diversity_and_a_class_column_is_the_same_on_spark(
     let dir = tempfile::tempdir().unwrap();
     let spark = session(dir.path(), &url);
     same_on_both(dir.path(), &url, &spark, &generated(dir.path(), 100_000), true);
+    // With memory_rows under the base's rows the search runs on Spark, and
+    // the kept sets of at most that many rows come back: the nodes above them
+    // are rolled up here. The same node, report and rows (k alone: with the
+    // extra columns a kept set has a row per class and value, and fewer come back).
+    let mut case = Case { name: "generated_kept_back", engine: "memory_rows = 4000", ..generated(dir.path(), 20_000) };
+    case.body = case
+        .body
+        .lines()
+        .filter(|l| !l.starts_with("l_diversity") && !l.starts_with("class_column"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(!case.body.contains("l_diversity") && !case.body.contains("class_column"));
+    same_on_both(dir.path(), &url, &spark, &case, false);
+    let source = format!("parquet = \"{}\"", case.parquet.display());
+    let (_, on_spark) = jobs(dir.path(), &case, &url, &source, "kanon_test_generated_kept_back");
+    let traced = crate::util::kanon_env(
+        dir.path(),
+        &["run", on_spark.to_str().unwrap(), "--quiet"],
+        &[("KANON_KEY", KEY), ("KANON_TRACE", "1")],
+    );
+    assert_eq!(traced.code, 0, "{}", traced.both());
+    assert!(traced.stderr.contains("left on the engine: true"), "{}", traced.stderr);
+    assert!(traced.stderr.contains("brought back"), "no kept set came back:\n{}", traced.stderr);
+    assert!(traced.stderr.contains(" nodes here "), "no node rolled up here:\n{}", traced.stderr);
 }
 
 #[test]

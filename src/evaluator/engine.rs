@@ -66,11 +66,13 @@ fn class_hash(keys: &[String]) -> String {
     })
 }
 
-/// A node's frequency set kept there: its table, its id in it, its rows.
+/// A node's frequency set kept there: its table, its id in it, its rows,
+/// and whether its table has a copy here too ([`EngineSets::bring_back`]).
 struct Kept {
     table: String,
     id: i64,
     rows: u64,
+    here: bool,
 }
 
 /// The frequency sets of one evaluator on a remote engine.
@@ -85,6 +87,11 @@ pub(crate) struct EngineSets<'c> {
     /// Per QI and level: the hierarchy's values there.
     level_values: Vec<Vec<u64>>,
     base_rows: u64,
+    /// A kept table of at most this many rows is brought back, and the
+    /// nodes above its sets are rolled up here ([`Self::bring_back`]).
+    here_rows: u64,
+    /// Are the leaves tables here too (for glm, as there)?
+    leaves_here: std::cell::Cell<bool>,
     /// Kept frequency sets there, several nodes a table.
     kept: HashMap<Node, Kept>,
     /// Kept nodes per table: a table goes when its last node does.
@@ -105,12 +112,14 @@ pub(crate) struct EngineSets<'c> {
 
 impl<'c> EngineSets<'c> {
     /// The evaluator over the base set the load left there (`base_rows`
-    /// rows); each QI's leaves per (level, code) go there for glm.
+    /// rows); each QI's leaves per (level, code) go there for glm. Kept
+    /// tables of at most `here_rows` rows come back ([`Self::bring_back`]).
     pub(crate) fn new(
         remote: &'c dyn RemoteEngine,
         conn: &'c Connection,
         heights: &[u8],
         base_rows: u64,
+        here_rows: u64,
         extras: Extras,
     ) -> Result<EngineSets<'c>> {
         let n = heights.len();
@@ -133,6 +142,8 @@ impl<'c> EngineSets<'c> {
             divisors: crate::data::hierarchy::divisors(conn, n)?,
             level_values,
             base_rows,
+            here_rows,
+            leaves_here: std::cell::Cell::new(false),
             kept: HashMap::new(),
             tables: HashMap::new(),
             next_table: 0,
@@ -145,6 +156,11 @@ impl<'c> EngineSets<'c> {
         })
     }
 
+    /// Kept sets with a copy here.
+    pub(crate) fn brought_back(&self) -> usize {
+        self.kept.values().filter(|k| k.here).count()
+    }
+
     /// Rows of the base frequency set there.
     pub(crate) fn base_rows(&self) -> u64 {
         self.base_rows
@@ -154,6 +170,27 @@ impl<'c> EngineSets<'c> {
     fn rows(&self, select: &str) -> Result<Vec<Vec<Value>>> {
         self.remote.fetch(self.conn, select, RESULT)?;
         crate::engine::remote::read_rows(self.conn, &render(statement("read"), &[("table", RESULT)]))
+    }
+
+    /// Run `select` here, on the kept sets brought back; its rows, as [`Self::rows`].
+    fn rows_here(&self, select: &str) -> Result<Vec<Vec<Value>>> {
+        if !self.leaves_here.get() {
+            for a in 0..self.n {
+                let leaves = render(statement("leaves"), &[("nodes", &node_table(a))]);
+                let table = sql::ident(&leaves_table(a));
+                self.conn.execute_batch(&render(statement("here"), &[("table", &table), ("select", &leaves)]))?;
+            }
+            self.leaves_here.set(true);
+        }
+        self.conn.execute_batch(&render(statement("here"), &[("table", RESULT), ("select", select)]))?;
+        crate::engine::remote::read_rows(self.conn, &render(statement("read"), &[("table", RESULT)]))
+    }
+
+    /// Is `node` rolled up here: from a kept set brought back, with no
+    /// class model (whose value lists are spelled there)?
+    fn rolled_up_here(&self, node: &Node) -> bool {
+        self.models.is_empty()
+            && matches!(self.source_of(node), (_, Some(from), _) if self.kept.get(&from).is_some_and(|k| k.here))
     }
 
     /// The set a node rolls up from: the kept set of fewest rows below it,
@@ -172,7 +209,11 @@ impl<'c> EngineSets<'c> {
 
     /// Per QI of `node`, its code at the node's level off `from`'s codes
     /// (the base's when None): an integer division, or the code itself.
-    fn key_exprs(&self, node: &Node, from: Option<&Node>) -> Vec<String> {
+    fn key_exprs(&self, node: &Node, from: Option<&Node>, here: bool) -> Vec<String> {
+        let int_div = match here {
+            true => sql::fragment(sql::DUCKDB, "int_div"),
+            false => self.remote.spelling("int_div"),
+        };
         node.attrs
             .iter()
             .zip(&node.levels)
@@ -182,16 +223,16 @@ impl<'c> EngineSets<'c> {
                 let code = format!("p.g{a}");
                 match divide {
                     1 => code,
-                    d => render(self.remote.spelling("int_div"), &[("a", &code), ("b", &d.to_string())]),
+                    d => render(int_div, &[("a", &code), ("b", &d.to_string())]),
                 }
             })
             .collect()
     }
 
     /// The classes of `node` off its source: k… (per QI of the node), size, ldiv.
-    fn classes_sql(&self, node: &Node) -> String {
+    fn classes_sql(&self, node: &Node, here: bool) -> String {
         let (source, from, _) = self.source_of(node);
-        let keys = self.key_exprs(node, from.as_ref());
+        let keys = self.key_exprs(node, from.as_ref(), here);
         let bottom = from.is_none() && node.attrs.len() == self.n && node.levels.iter().all(|&l| l == 0);
         // The base set's rows are the bottom node's classes, and a node's own
         // kept set's rows its classes: no grouping (with extra codes a class
@@ -213,13 +254,13 @@ impl<'c> EngineSets<'c> {
 
     /// The classes of `node` as the batch histogram query sums them
     /// (`class_rows`), under the id `id`.
-    fn class_rows(&self, node: &Node, id: i64) -> String {
+    fn class_rows(&self, node: &Node, id: i64, here: bool) -> String {
         let mut joins = String::new();
         if self.extras.label {
-            joins.push_str(&self.pairs_join(node, "majority", "y", "max(n)"));
+            joins.push_str(&self.pairs_join(node, "majority", "y", "max(n)", here));
         }
         if self.extras.spread {
-            joins.push_str(&self.pairs_join(node, "squares", "s", "sum(n * n)"));
+            joins.push_str(&self.pairs_join(node, "squares", "s", "sum(n * n)", here));
         }
         let (lists, list_joins) = self.lists(node);
         joins.push_str(&list_joins);
@@ -248,16 +289,16 @@ impl<'c> EngineSets<'c> {
                 ("minority", if self.extras.label { "c.size - majority.majority" } else { "0" }),
                 ("squares", if self.extras.spread { "squares.squares" } else { "0" }),
                 ("lists", &lists),
-                ("classes", &self.classes_sql(node)),
+                ("classes", &self.classes_sql(node, here)),
                 ("joins", &joins),
             ],
         )
     }
 
     /// The histograms of `nodes` (at most [`BATCH`]), in one query there.
-    fn batch(&self, nodes: &[Node]) -> Result<Vec<(Node, Histogram)>> {
+    fn batch(&self, nodes: &[Node], here: bool) -> Result<Vec<(Node, Histogram)>> {
         let ids: Vec<i64> = (0..nodes.len() as i64).collect();
-        let union = list(nodes.iter().zip(&ids), " UNION ALL ", |(node, &id)| self.class_rows(node, id));
+        let union = list(nodes.iter().zip(&ids), " UNION ALL ", |(node, &id)| self.class_rows(node, id, here));
         let lists = match (self.models.is_empty(), self.models.separate) {
             (true, _) => "",
             (false, false) => ", u.s_list",
@@ -272,12 +313,18 @@ impl<'c> EngineSets<'c> {
             ],
         );
         let t = std::time::Instant::now();
-        let rows = self.rows(&q).with_context(|| format!("the histograms of {} nodes there", nodes.len()))?;
+        let rows = match here {
+            true => self.rows_here(&q),
+            false => self.rows(&q),
+        };
+        let rows = rows
+            .with_context(|| format!("the histograms of {} nodes {}", nodes.len(), ["there", "here"][here as usize]))?;
         crate::trace(|| {
             let first: Vec<String> = nodes.iter().take(2).map(|n| format!("{:?}", n.levels)).collect();
             format!(
-                "engine: {} nodes ({}{}): {} buckets, {:.3}s",
+                "engine: {} nodes{} ({}{}): {} buckets, {:.3}s",
                 nodes.len(),
+                if here { " here" } else { "" },
                 first.join(" "),
                 if nodes.len() > 2 { " …" } else { "" },
                 rows.len(),
@@ -321,9 +368,9 @@ impl<'c> EngineSets<'c> {
     /// Per class of `node`, an aggregate of its (value, records) pairs of the
     /// extra column `column` ({{aggregate}} over v and n), as a join to the
     /// classes `c`: ` JOIN (…) name ON name.k0 = c.k0 …`.
-    fn pairs_join(&self, node: &Node, name: &str, column: &str, aggregate: &str) -> String {
+    fn pairs_join(&self, node: &Node, name: &str, column: &str, aggregate: &str, here: bool) -> String {
         let (source, from, _) = self.source_of(node);
-        let keys = self.key_exprs(node, from.as_ref());
+        let keys = self.key_exprs(node, from.as_ref(), here);
         let m = keys.len();
         let q = render(
             statement("pairs"),
@@ -349,7 +396,7 @@ impl<'c> EngineSets<'c> {
         let aggregate = self.remote.spelling("value_list");
         let (mut columns, mut joins) = (String::new(), String::new());
         for (name, column) in std::iter::once(("s_list", "s")).chain(self.models.separate.then_some(("t_list", "t"))) {
-            joins.push_str(&self.pairs_join(node, name, column, aggregate));
+            joins.push_str(&self.pairs_join(node, name, column, aggregate, false));
             columns.push_str(&format!(", {name}.{name}"));
         }
         (columns, joins)
@@ -359,10 +406,13 @@ impl<'c> EngineSets<'c> {
     /// the job has per-class models; else just the classes.
     fn listed_sql(&self, node: &Node) -> String {
         if self.models.is_empty() {
-            return self.classes_sql(node);
+            return self.classes_sql(node, false);
         }
         let (lists, joins) = self.lists(node);
-        render(statement("listed"), &[("lists", &lists), ("classes", &self.classes_sql(node)), ("joins", &joins)])
+        render(
+            statement("listed"),
+            &[("lists", &lists), ("classes", &self.classes_sql(node, false)), ("joins", &joins)],
+        )
     }
 
     /// The per-class models' verdicts at full node `levels`: the distinct
@@ -441,7 +491,7 @@ impl<'c> EngineSets<'c> {
                 continue;
             }
             let union = list(chunk, " UNION ALL ", |&i| {
-                let keys = self.key_exprs(&nodes[i], None);
+                let keys = self.key_exprs(&nodes[i], None, false);
                 let hash = class_hash(&keys);
                 render(
                     statement("refute"),
@@ -502,13 +552,13 @@ impl<'c> EngineSets<'c> {
             statement("refute_sample"),
             &[
                 ("source", BASE),
-                ("hash", &class_hash(&self.key_exprs(join, None))),
+                ("hash", &class_hash(&self.key_exprs(join, None, false))),
                 ("parts", &SAMPLE_PARTS.to_string()),
             ],
         );
         self.remote.create_work(sample, &select, WorkUse::default())?;
         let union = list(chunk, " UNION ALL ", |&i| {
-            let keys = self.key_exprs(&nodes[i], None);
+            let keys = self.key_exprs(&nodes[i], None, false);
             render(
                 statement("refute_sampled"),
                 &[
@@ -534,10 +584,16 @@ impl<'c> EngineSets<'c> {
     /// The histograms of `missing` (none cached), each from the smallest
     /// set below it, [`BATCH`] nodes a query.
     pub(crate) fn histograms(&mut self, missing: &[Node]) -> Result<Vec<(Node, Histogram)>> {
+        let (here, there): (Vec<Node>, Vec<Node>) = missing.iter().cloned().partition(|n| self.rolled_up_here(n));
         let mut out = Vec::with_capacity(missing.len());
-        for chunk in missing.chunks(BATCH) {
-            out.extend(self.batch(chunk)?);
+        for chunk in there.chunks(BATCH) {
+            out.extend(self.batch(chunk, false)?);
         }
+        for chunk in here.chunks(BATCH) {
+            out.extend(self.batch(chunk, true)?);
+        }
+        let order: HashMap<&Node, usize> = missing.iter().enumerate().map(|(i, n)| (n, i)).collect();
+        out.sort_by_key(|(n, _)| order.get(n).copied().unwrap_or(usize::MAX));
         Ok(out)
     }
 
@@ -558,6 +614,7 @@ impl<'c> EngineSets<'c> {
             .collect();
         todo.sort();
         todo.dedup();
+        let mut made = Vec::new();
         for chunk in todo.chunks(BATCH) {
             let mut parts = Vec::with_capacity(chunk.len());
             let mut ids = Vec::with_capacity(chunk.len());
@@ -565,7 +622,7 @@ impl<'c> EngineSets<'c> {
                 let id = self.next_id;
                 self.next_id += 1;
                 let (source, from, _) = self.source_of(node);
-                let keys = self.key_exprs(node, from.as_ref());
+                let keys = self.key_exprs(node, from.as_ref(), false);
                 let codes = list(0..self.n, ", ", |a| match node.attrs.iter().position(|&b| b == a) {
                     Some(i) => format!("CAST({} AS BIGINT) AS g{a}", keys[i]),
                     None => format!("CAST(NULL AS BIGINT) AS g{a}"),
@@ -590,9 +647,10 @@ impl<'c> EngineSets<'c> {
             self.remote.create_work(&table, &parts.join(" UNION ALL "), WorkUse::default())?;
             crate::trace(|| format!("engine: {} sets kept in {table}, {:.3}s", chunk.len(), t.elapsed().as_secs_f64()));
             self.tables.insert(table.clone(), chunk.len());
+            made.push(table.clone());
             for (node, id) in chunk.iter().zip(ids) {
                 // Its own set is the smallest below it: none has fewer rows.
-                self.kept.insert(node.clone(), Kept { table: table.clone(), id, rows: 0 });
+                self.kept.insert(node.clone(), Kept { table: table.clone(), id, rows: 0, here: false });
             }
         }
         // Histograms known already are not read again.
@@ -609,7 +667,42 @@ impl<'c> EngineSets<'c> {
                 }
             }
         }
+        for table in made {
+            self.bring_back(&table)?;
+        }
         Ok(out)
+    }
+
+    /// Copy the kept table `table` here when it has at most `here_rows`
+    /// rows (and no class model, whose value lists are spelled there): the
+    /// nodes above its sets are then rolled up here, a local query each
+    /// instead of a query there (on Spark a job of about a second; a
+    /// top-down dive rolls up a node a step). It stays there too, for what
+    /// runs there (the suppressed classes, loss sums).
+    fn bring_back(&mut self, table: &str) -> Result<()> {
+        if !self.models.is_empty() {
+            return Ok(());
+        }
+        let sets: Vec<u64> = self.kept.values().filter(|k| k.table == table).map(|k| k.rows).collect();
+        let classes: u64 = sets.iter().sum();
+        if sets.contains(&0) || classes > self.here_rows {
+            return Ok(());
+        }
+        // With extra codes a class has a row per code: counted there.
+        let rows = match self.extras.any() {
+            true => self.rows(&render(statement("table_rows"), &[("table", table)]))?.first().map_or(0, |r| int(&r[0])),
+            false => classes,
+        };
+        if rows > self.here_rows {
+            return Ok(());
+        }
+        let t = std::time::Instant::now();
+        self.remote.fetch(self.conn, &render(statement("kept_table"), &[("table", table)]), table)?;
+        for k in self.kept.values_mut().filter(|k| k.table == table) {
+            k.here = true;
+        }
+        crate::trace(|| format!("engine: {table} brought back, {rows} rows, {:.3}s", t.elapsed().as_secs_f64()));
+        Ok(())
     }
 
     /// Drop the kept sets of nodes `keep` rejects.
@@ -624,6 +717,9 @@ impl<'c> EngineSets<'c> {
             if left == Some(0) {
                 self.tables.remove(&k.table);
                 self.remote.drop_work(&k.table)?;
+                if k.here {
+                    self.conn.execute_batch(&render(statement("drop_here"), &[("table", &k.table)]))?;
+                }
             }
         }
         Ok(())
@@ -632,7 +728,7 @@ impl<'c> EngineSets<'c> {
     /// The base set's class sizes: (size, classes), for the risk before.
     pub(crate) fn source_sizes(&self) -> Result<Vec<(u64, u64)>> {
         let node = Node::full(vec![0; self.n]);
-        let q = render(statement("sizes"), &[("classes", &self.classes_sql(&node))]);
+        let q = render(statement("sizes"), &[("classes", &self.classes_sql(&node, false))]);
         self.rows(&q)?.into_iter().map(|r| Ok((int(&r[0]), int(&r[1])))).collect()
     }
 
@@ -721,6 +817,7 @@ impl Drop for EngineSets<'_> {
     fn drop(&mut self) {
         for table in self.tables.keys() {
             let _ = self.remote.drop_work(table);
+            let _ = self.conn.execute_batch(&render(statement("drop_here"), &[("table", table)]));
         }
     }
 }

@@ -210,7 +210,12 @@ impl<'c> Evaluator<'c> {
         remote: Option<&'c dyn crate::engine::remote::RemoteEngine>,
     ) -> Result<Evaluator<'c>> {
         if let (BaseForm::OnEngine { rows }, Some(remote)) = (base.form(), remote) {
-            let sets = EngineSets::new(remote, conn, &data.heights, rows, extras)?;
+            // Forced to the engine's side, every set stays there.
+            let here_rows = match backend {
+                Backend::Auto(limit) => limit,
+                Backend::Memory | Backend::Sql => 0,
+            };
+            let sets = EngineSets::new(remote, conn, &data.heights, rows, here_rows, extras)?;
             return Ok(Evaluator::with_sets(conn, data, extras, Sets::Engine(Box::new(sets))));
         }
         let base_rows = || crate::data::frequency::base_rows(conn);
@@ -355,6 +360,15 @@ impl<'c> Evaluator<'c> {
             Sets::Engine(_) => "engine",
             Sets::Persons(p) if p.in_memory() => "memory",
             Sets::Persons(_) => "sql",
+        }
+    }
+
+    /// Kept sets held here as well as on the engine (the engine backend
+    /// brings back the small ones); 0 on every other backend.
+    pub fn sets_brought_back(&self) -> usize {
+        match &self.sets {
+            Sets::Engine(e) => e.brought_back(),
+            _ => 0,
         }
     }
 
