@@ -21,6 +21,19 @@ WHERE NOT EXISTS (SELECT 1 FROM kanon_release_suppressed d WHERE {{match}})
 SELECT DISTINCT {{labels}}
 FROM {{codes}} d
 {{joins}}
+-- name: suppressed_values
+-- The suppressed classes' rows by their QIs' source values ({{values}}: q0…),
+-- built there from the base set's rows under the classes ({{codes}}: c0…,
+-- their codes at the node's levels; {{under}} the base's codes divided down)
+-- and each QI's code table (value n, leaf code c0).
+SELECT DISTINCT {{values}}
+FROM {{base}} f
+JOIN {{codes}} d ON {{under}}
+{{joins}}
+-- name: values_kept
+-- The rows of the kept classes only, by the source's own values: a hash
+-- anti-join on suppressed_values, each label computed once, for the row.
+WHERE NOT EXISTS (SELECT 1 FROM kanon_release_suppressed d WHERE {{match}})
 -- name: persons_kept
 -- With [privacy] person: the rows of the persons kept only, an anti-join on
 -- the small table of the dropped persons' values.

@@ -63,6 +63,14 @@ pub(crate) trait RemoteEngine {
         false
     }
 
+    /// Does the release leave the suppressed classes out by their rows'
+    /// source values rather than their labels, when the classes are there?
+    /// PostgreSQL computes a label twice in an anti-join on labels (its key,
+    /// then the row: 10M rows, 10.1 s against 7.6 s once); Spark once.
+    fn anti_join_on_values(&self) -> bool {
+        false
+    }
+
     /// A statement or expression as this engine spells it: the section
     /// `name` of its `sql/<engine>.sql`, slots unfilled.
     fn spelling(&self, name: &str) -> &'static str;

@@ -5,7 +5,7 @@
 
 use super::plain;
 use super::Written;
-use crate::data::hierarchy::node_table;
+use crate::data::hierarchy::{code_table, node_table};
 use crate::engine::embedded::{statement, SourceColumn};
 use crate::engine::remote::{RemoteEngine, WorkUse};
 use crate::job::Job;
@@ -71,10 +71,21 @@ pub(super) fn write_levels(
         Some(person) => dropped_persons(conn, remote, columns, person)?,
         None => String::new(),
     };
-    let recoded = render(
-        fragment(sql::RELEASE_JOINED, "recoded"),
-        &[("columns", &select), ("joins", &joins), ("persons", &persons)],
-    );
+    let recoded = |kept: &str| {
+        render(fragment(sql::RELEASE_JOINED, "recoded"), &[("columns", &select), ("joins", &joins), ("persons", kept)])
+    };
+    // Classes there, on an engine that would compute each label twice: left
+    // out by their rows' source values, each label computed once.
+    if let (Some(there), true, true) = (dropped_there, remote.anti_join_on_values(), persons.is_empty()) {
+        let select = match values_there(conn, remote, columns, &qis, levels, there)? {
+            None => recoded(""),
+            Some(matched) => recoded(&render(fragment(sql::RELEASE_JOINED, "values_kept"), &[("match", &matched)])),
+        };
+        let rows = remote.write_table(table, &select, before_commit)?;
+        let _ = remote.drop_work(SUPPRESSED);
+        return Ok(Written { rows });
+    }
+    let recoded = recoded(&persons);
     let select = match suppressed(conn, remote, levels, dropped, dropped_there)? {
         // No class suppressed: no join at all.
         None => recoded,
@@ -174,6 +185,54 @@ fn suppressed(
     let all = statement("select_all", &[("relation", "kanon_release_suppressed")]);
     remote.share(conn, &all, &[], SUPPRESSED).context("sending the suppressed classes' labels")?;
     Ok(Some(nullable))
+}
+
+/// The suppressed classes' rows by their QIs' source values, as the work
+/// table [`SUPPRESSED`] there (q0…): the base set's rows under the classes in
+/// `codes` (their codes at `levels`), each code turned back into its value by
+/// the QI's code table there. None when no class is suppressed; else the
+/// condition matching a source row `s` to one of them (NULL matching NULL).
+fn values_there(
+    conn: &Connection,
+    remote: &dyn RemoteEngine,
+    columns: &[SourceColumn],
+    qis: &[String],
+    levels: &[u8],
+    codes: &str,
+) -> Result<Option<String>> {
+    let n = levels.len();
+    let divisors = crate::data::hierarchy::divisors(conn, n)?;
+    let under = list(0..n, " AND ", |a| {
+        let (code, divisor) = (format!("f.g{a}"), divisors[a][levels[a] as usize]);
+        let at = match divisor {
+            1 => code,
+            d => render(remote.spelling("int_div"), &[("a", &code), ("b", &d.to_string())]),
+        };
+        format!("d.c{a} = {at}")
+    });
+    let joins = list(0..n, "\n", |a| format!("JOIN {} v{a} ON v{a}.c0 = f.g{a}", code_table(a)));
+    let select = render(
+        fragment(sql::RELEASE_JOINED, "suppressed_values"),
+        &[
+            ("values", &list(0..n, ", ", |a| format!("v{a}.n AS q{a}"))),
+            ("base", crate::data::frequency::BASE_THERE),
+            ("codes", &ident(codes)),
+            ("under", &under),
+            ("joins", &joins),
+        ],
+    );
+    let rows =
+        remote.create_work(SUPPRESSED, &select, WorkUse::default()).context("building the suppressed rows' values")?;
+    if rows == Some(0) {
+        return Ok(None);
+    }
+    let mut matched = Vec::with_capacity(n);
+    for (a, q) in qis.iter().enumerate() {
+        let type_name = columns.iter().find(|c| c.name == *q).map_or("", |c| c.type_name.as_str());
+        let nullable = crate::engine::embedded::has_null(conn, &code_table(a))?;
+        matched.push(remote.same_value(&format!("s.{}", ident(q)), &format!("d.q{a}"), type_name, nullable));
+    }
+    Ok(Some(matched.join(" AND ")))
 }
 
 /// [`suppressed`] from the classes' codes in the table `codes` there: per QI

@@ -955,6 +955,10 @@ impl RemoteEngine for Postgres {
         true
     }
 
+    fn anti_join_on_values(&self) -> bool {
+        true
+    }
+
     fn create_work(&self, name: &str, select: &str, work: WorkUse) -> Result<Option<u64>> {
         let (drop, create) = match self.work_schema()?.is_some() {
             true => ("drop_work", "create_work"),
