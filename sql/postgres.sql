@@ -69,6 +69,14 @@ CREATE UNLOGGED TABLE {{name}} AS {{select}}
 SET enable_hashagg = off
 -- name: group_by_hashing
 RESET enable_hashagg
+-- name: join_by_hashing
+-- Before a work table joining a large table to a small one on computed keys
+-- (WorkUse::probes_small): no merge join, whose sort of the large side the
+-- planner prices below a hash join on keys it has no statistics for;
+-- join_reset after it.
+SET enable_mergejoin = off
+-- name: join_reset
+RESET enable_mergejoin
 -- name: create_work_temp
 -- Without the right to create a schema: a temp table.
 CREATE TEMP TABLE {{name}} AS {{select}}

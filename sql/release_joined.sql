@@ -21,14 +21,20 @@ WHERE NOT EXISTS (SELECT 1 FROM kanon_release_suppressed d WHERE {{match}})
 SELECT DISTINCT {{labels}}
 FROM {{codes}} d
 {{joins}}
--- name: suppressed_values
--- The suppressed classes' rows by their QIs' source values ({{values}}: q0…),
--- built there from the base set's rows under the classes ({{codes}}: c0…,
--- their codes at the node's levels; {{under}} the base's codes divided down)
--- and each QI's code table (value n, leaf code c0).
-SELECT DISTINCT {{values}}
+-- name: rows_under
+-- The base set's rows under the suppressed classes ({{codes}}: c0…, their
+-- codes at the node's levels; {{under}} the base's codes divided down): one
+-- parallel pass over the base, joined to the classes only, so that the code
+-- tables are joined to these few rows after (suppressed_values).
+SELECT {{leaves}}
 FROM {{base}} f
 JOIN {{codes}} d ON {{under}}
+-- name: suppressed_values
+-- The suppressed classes' rows by their QIs' source values ({{values}}: q0…),
+-- from rows_under's leaf codes (g0…) and each QI's code table (value n, leaf
+-- code c0).
+SELECT DISTINCT {{values}}
+FROM kanon_release_under f
 {{joins}}
 -- name: values_kept
 -- The rows of the kept classes only, by the source's own values: a hash

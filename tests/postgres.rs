@@ -427,6 +427,29 @@ fn numbers_dates_timestamps_booleans_and_nulls_release_the_same_rows_on_postgres
     let key = kanon::pseudonym::Key::new(KEY.as_bytes());
     let rows = pg_rows(&pg, "Kanon types.Release");
     assert!(rows.iter().any(|r| r.starts_with(&format!("{}|", key.pseudonym(b"0")))), "{:?}", rows.first());
+    // A class of NULLs under k, suppressed by the search there: the release
+    // leaves its rows out by their source values, NULL matching NULL.
+    let nulls = Case {
+        name: "nulls".into(),
+        parquet: dir.path().join("nulls.parquet"),
+        output: String::new(),
+        body: format!(
+            "[privacy]\nk = 5\nmax_suppression = 0.05\n[[quasi_identifiers]]\ncolumn = \"n\"\nhierarchy = {n_h}\n\
+             [[quasi_identifiers]]\ncolumn = \"b\"\nhierarchy = {b_h}\n"
+        ),
+        engine: "evaluator = \"engine\"".into(),
+    };
+    Connection::open_in_memory()
+        .unwrap()
+        .execute_batch(&format!(
+            "COPY (SELECT i AS id, CASE WHEN i < 2 THEN NULL ELSE (i % 10)::INTEGER END AS n,
+                   CASE WHEN i < 2 THEN NULL ELSE i % 2 = 0 END AS b FROM range(200) r(i)) TO '{}' (FORMAT PARQUET)",
+            nulls.parquet.display()
+        ))
+        .unwrap();
+    same_on_both(dir.path(), &url, &pg, &nulls);
+    let kept = pg_rows(&pg, "Kanon nulls.Release");
+    assert_eq!(kept.len(), 198, "the two NULL rows suppressed: {:?}", &kept[..3]);
 }
 
 /// The types case's source has NULL QI values on PostgreSQL.

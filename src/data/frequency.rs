@@ -359,7 +359,7 @@ pub(crate) fn encode(
         if let Some(remote) = remote {
             // The columns' values could make as many combinations as there are rows.
             let space = key_widths(conn, n, &aliases)?.iter().fold(1u64, |p, &w| p.saturating_mul(w));
-            let work = WorkUse { hot: true, near_unique: space >= rows };
+            let work = WorkUse { hot: true, near_unique: space >= rows, ..WorkUse::default() };
             return base_on_engine(conn, remote.as_ref(), &select, work, side, memory_rows);
         }
         materialize(conn, remote, "kanon_f0", &select).context("grouping the source")?;

@@ -105,6 +105,11 @@ pub struct WorkUse {
     /// hashes every row, spilling. PostgreSQL groups it by sorting, the
     /// sorts in parallel (10M near-unique rows, 2 workers: 14 s against 19 s).
     pub near_unique: bool,
+    /// It joins a large table to a small one on keys computed from the large
+    /// one's codes. PostgreSQL, with no statistics for such keys, prices the
+    /// hash join at its worst and sorts the large side to merge instead (10M
+    /// base rows: 4.7 s against 1.5 s); it is told to hash.
+    pub probes_small: bool,
 }
 
 /// Every row of a local query, each cell as a DuckDB value: what a remote

@@ -15,6 +15,9 @@ use duckdb::Connection;
 
 /// The suppressed classes' labels there (`kanon_release_suppressed`).
 const SUPPRESSED: &str = "kanon_release_suppressed";
+/// The base set's rows under the suppressed classes there, on the way to
+/// their values (`values_there`).
+const UNDER: &str = "kanon_release_under";
 
 /// The full-domain release where the source lives ([`crate::engine::remote`]):
 /// the QIs recoded at `levels` (hierarchies of `heights`), the rows of the
@@ -189,8 +192,9 @@ fn suppressed(
 
 /// The suppressed classes' rows by their QIs' source values, as the work
 /// table [`SUPPRESSED`] there (q0…): the base set's rows under the classes in
-/// `codes` (their codes at `levels`), each code turned back into its value by
-/// the QI's code table there. None when no class is suppressed; else the
+/// `codes` (their codes at `levels`), found first by one parallel pass over
+/// the base, then each code turned back into its value by the QI's code table
+/// there (the code tables joined to those few rows only). None when no class is suppressed; else the
 /// condition matching a source row `s` to one of them (NULL matching NULL).
 fn values_there(
     conn: &Connection,
@@ -210,22 +214,32 @@ fn values_there(
         };
         format!("d.c{a} = {at}")
     });
-    let joins = list(0..n, "\n", |a| format!("JOIN {} v{a} ON v{a}.c0 = f.g{a}", code_table(a)));
-    let select = render(
-        fragment(sql::RELEASE_JOINED, "suppressed_values"),
+    let under = render(
+        fragment(sql::RELEASE_JOINED, "rows_under"),
         &[
-            ("values", &list(0..n, ", ", |a| format!("v{a}.n AS q{a}"))),
+            ("leaves", &list(0..n, ", ", |a| format!("f.g{a}"))),
             ("base", crate::data::frequency::BASE_THERE),
             ("codes", &ident(codes)),
             ("under", &under),
-            ("joins", &joins),
         ],
     );
-    let rows =
-        remote.create_work(SUPPRESSED, &select, WorkUse::default()).context("building the suppressed rows' values")?;
+    let rows = remote
+        .create_work(UNDER, &under, WorkUse { probes_small: true, ..WorkUse::default() })
+        .context("finding the suppressed classes' rows")?;
     if rows == Some(0) {
+        let _ = remote.drop_work(UNDER);
         return Ok(None);
     }
+    let values = render(
+        fragment(sql::RELEASE_JOINED, "suppressed_values"),
+        &[
+            ("values", &list(0..n, ", ", |a| format!("v{a}.n AS q{a}"))),
+            ("joins", &list(0..n, "\n", |a| format!("JOIN {} v{a} ON v{a}.c0 = f.g{a}", code_table(a)))),
+        ],
+    );
+    let built = remote.create_work(SUPPRESSED, &values, WorkUse::default());
+    let _ = remote.drop_work(UNDER);
+    built.context("building the suppressed rows' values")?;
     let mut matched = Vec::with_capacity(n);
     for (a, q) in qis.iter().enumerate() {
         let type_name = columns.iter().find(|c| c.name == *q).map_or("", |c| c.type_name.as_str());

@@ -967,14 +967,17 @@ impl RemoteEngine for Postgres {
         let name = ident(name);
         self.execute(&statement(drop, &[("name", &name)]))?;
         let create = dialect(&statement(create, &[("name", &name), ("select", select)]));
-        if work.near_unique {
-            self.execute(statement("group_by_sorting", &[]).as_str())?;
+        // The planner settings this one statement runs under, and their resets.
+        let settings = [
+            (work.near_unique, "group_by_sorting", "group_by_hashing"),
+            (work.probes_small, "join_by_hashing", "join_reset"),
+        ];
+        for (_, set, _) in settings.iter().filter(|s| s.0) {
+            self.execute(statement(set, &[]).as_str())?;
         }
         let created = self.client.borrow_mut().execute(&create, &[]);
-        let reset = match work.near_unique {
-            true => self.execute(statement("group_by_hashing", &[]).as_str()),
-            false => Ok(()),
-        };
+        let reset: Result<()> =
+            settings.iter().filter(|s| s.0).try_for_each(|(_, _, reset)| self.execute(statement(reset, &[]).as_str()));
         let rows = created.with_context(|| format!("running on PostgreSQL: {create}"))?;
         reset?;
         self.execute(&statement("analyze", &[("table", &name)]))?;
