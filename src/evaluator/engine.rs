@@ -644,13 +644,18 @@ impl<'c> EngineSets<'c> {
             let table = format!("kanon_fs_{}", self.next_table);
             self.next_table += 1;
             let t = std::time::Instant::now();
-            self.remote.create_work(&table, &parts.join(" UNION ALL "), WorkUse::default())?;
+            let told = self.remote.create_work(&table, &parts.join(" UNION ALL "), WorkUse::default())?;
             crate::trace(|| format!("engine: {} sets kept in {table}, {:.3}s", chunk.len(), t.elapsed().as_secs_f64()));
             self.tables.insert(table.clone(), chunk.len());
-            made.push(table.clone());
             for (node, id) in chunk.iter().zip(ids) {
                 // Its own set is the smallest below it: none has fewer rows.
                 self.kept.insert(node.clone(), Kept { table: table.clone(), id, rows: 0, here: false });
+            }
+            // A lone set whose rows the engine told (PostgreSQL): brought back
+            // before its histogram, which is then read here.
+            match (told, chunk.len()) {
+                (Some(rows), 1) => self.fetch_here(&table, rows)?,
+                _ => made.push(table.clone()),
             }
         }
         // Histograms known already are not read again.
@@ -693,7 +698,12 @@ impl<'c> EngineSets<'c> {
             true => self.rows(&render(statement("table_rows"), &[("table", table)]))?.first().map_or(0, |r| int(&r[0])),
             false => classes,
         };
-        if rows > self.here_rows {
+        self.fetch_here(table, rows)
+    }
+
+    /// [`Self::bring_back`] for the kept table `table` of `rows` rows.
+    fn fetch_here(&mut self, table: &str, rows: u64) -> Result<()> {
+        if !self.models.is_empty() || rows > self.here_rows {
             return Ok(());
         }
         let t = std::time::Instant::now();
