@@ -651,10 +651,15 @@ impl<'c> EngineSets<'c> {
                 // Its own set is the smallest below it: none has fewer rows.
                 self.kept.insert(node.clone(), Kept { table: table.clone(), id, rows: 0, here: false });
             }
-            // A lone set whose rows the engine told (PostgreSQL): brought back
-            // before its histogram, which is then read here.
-            match (told, chunk.len()) {
-                (Some(rows), 1) => self.fetch_here(&table, rows)?,
+            // A lone set, its rows told (PostgreSQL) or counted there (Spark: off
+            // the Parquet footers, where its histogram is a job over the rows):
+            // brought back before its histogram, which is then read here.
+            match (told, chunk.len(), self.models.is_empty()) {
+                (Some(rows), 1, true) => self.fetch_here(&table, rows)?,
+                (None, 1, true) => {
+                    let rows = self.table_rows(&table)?;
+                    self.fetch_here(&table, rows)?
+                }
                 _ => made.push(table.clone()),
             }
         }
@@ -695,10 +700,15 @@ impl<'c> EngineSets<'c> {
         }
         // With extra codes a class has a row per code: counted there.
         let rows = match self.extras.any() {
-            true => self.rows(&render(statement("table_rows"), &[("table", table)]))?.first().map_or(0, |r| int(&r[0])),
+            true => self.table_rows(table)?,
             false => classes,
         };
         self.fetch_here(table, rows)
+    }
+
+    /// The rows of the work table `table` there, counted there.
+    fn table_rows(&self, table: &str) -> Result<u64> {
+        Ok(self.rows(&render(statement("table_rows"), &[("table", table)]))?.first().map_or(0, |r| int(&r[0])))
     }
 
     /// [`Self::bring_back`] for the kept table `table` of `rows` rows.
