@@ -27,13 +27,8 @@ INSERT INTO {{table}} ({{columns}}) SELECT {{columns}} FROM kanon_appended_row
 -- name: pseudonym
 -- HMAC-SHA-256 of the column's text under the shared key kk (Spark has SHA-256, not HMAC).
 sha2(concat(unhex(kk.outer), unhex(sha2(concat(unhex(kk.inner), encode(CAST({{column}} AS STRING), 'UTF-8')), 256))), 256)
--- name: cache_work
--- A work table kanon reads many times, made from what stays for the run: a cached view of its query.
-CACHE TABLE {{table}} AS {{select}}
 -- name: work_view
 CREATE OR REPLACE TEMPORARY VIEW {{name}} AS SELECT * FROM {{table}}
--- name: drop_work
-UNCACHE TABLE IF EXISTS {{table}}
 -- name: drop_work_view
 DROP VIEW IF EXISTS {{name}}
 -- name: int_div

@@ -156,10 +156,13 @@ pub(crate) fn scan_source(
         ))?;
         Ok(())
     };
-    if remote.is_some_and(|r| r.marginals_apart()) {
+    if remote.is_some() {
         // One aggregate per column, each in parallel there: the same rows
         // (GROUPING()'s gid), one column's at a time; QIs whose hierarchy files
-        // bound their combinations in one aggregate, split here.
+        // bound their combinations in one aggregate, split here. PostgreSQL
+        // never runs grouping sets in parallel; Spark expands every row once
+        // per set, where one column's aggregate reads only that column of a
+        // columnar table (10M Parquet rows: 3.8-4.8 s against 6.2-9.5 s).
         let fused = fused_columns(leaves);
         if !fused.is_empty() {
             let mut columns = list(&fused, ", ", |&j| format!("{} AS {}", cols[j].0, cols[j].1));
@@ -359,7 +362,7 @@ pub(crate) fn encode(
         if let Some(remote) = remote {
             // The columns' values could make as many combinations as there are rows.
             let space = key_widths(conn, n, &aliases)?.iter().fold(1u64, |p, &w| p.saturating_mul(w));
-            let work = WorkUse { hot: true, near_unique: space >= rows, ..WorkUse::default() };
+            let work = WorkUse { near_unique: space >= rows, ..WorkUse::default() };
             return base_on_engine(conn, remote.as_ref(), &select, work, side, memory_rows);
         }
         materialize(conn, remote, "kanon_f0", &select).context("grouping the source")?;

@@ -56,13 +56,6 @@ pub(crate) trait RemoteEngine {
     /// The run history's table there (quoted), None when it has none yet.
     fn history(&self, job: &Job) -> Result<Option<String>>;
 
-    /// Are the source's marginals faster one aggregate per column (each
-    /// scan run in parallel) than in one GROUPING SETS pass? PostgreSQL
-    /// never runs grouping sets in parallel.
-    fn marginals_apart(&self) -> bool {
-        false
-    }
-
     /// Does the release leave the suppressed classes out by their rows'
     /// source values rather than their labels, when the classes are there?
     /// PostgreSQL computes a label twice in an anti-join on labels (its key,
@@ -78,7 +71,7 @@ pub(crate) trait RemoteEngine {
     /// `select` there as the work table `name` (unqualified, as `share`'s
     /// names are), replaced: read many times by kanon and dropped by it
     /// ([`Self::drop_work`]) or with the session. Spark writes a Parquet
-    /// table of the run's own name and caches it; PostgreSQL an unlogged
+    /// table of the run's own name; PostgreSQL an unlogged
     /// table in the run's work schema, which the planner may scan in
     /// parallel (a temp table it may not).
     /// `work`: how it is read and grouped ([`WorkUse`]).
@@ -98,8 +91,6 @@ pub(crate) trait RemoteEngine {
 /// What a work table is to its engine ([`RemoteEngine::create_work`]).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct WorkUse {
-    /// Read by every step (the base set): worth Spark's memory.
-    pub hot: bool,
     /// Its `GROUP BY` may keep about as many groups as it reads rows: each
     /// worker's partial hash aggregate then saves nothing, and one process
     /// hashes every row, spilling. PostgreSQL groups it by sorting, the
