@@ -17,7 +17,7 @@ WHERE NOT EXISTS (SELECT 1 FROM kanon_release_suppressed d WHERE {{match}})
 -- name: suppressed
 -- The suppressed classes' label tuples (q0…), built there from their codes
 -- ({{codes}}: c0…, the codes at the node's levels) and each QI's
--- kanon_release_label_<a> (code, label).
+-- kanon_release_labels (a the QI, code, label).
 SELECT DISTINCT {{labels}}
 FROM {{codes}} d
 {{joins}}

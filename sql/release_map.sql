@@ -39,15 +39,20 @@ WHERE n IS NOT NULL AND NOT coalesce(isfinite(CAST(n AS DOUBLE)) AND abs(CAST(n 
 SELECT count(*) FROM {{marginal}}
 WHERE n IS NOT NULL AND NOT coalesce(isfinite(n) AND year(n) BETWEEN 1000 AND 9999, false)
 -- name: class_codes
--- One QI's codes among the suppressed classes ({{codes}}: c0… per QI).
-SELECT DISTINCT {{c}} AS code FROM {{codes}}
+-- QI {{a}}'s codes among the suppressed classes ({{codes}}: c0… per QI);
+-- every QI's part in one query (UNION ALL), told apart by a.
+SELECT DISTINCT CAST({{a}} AS BIGINT) AS a, {{c}} AS code FROM {{codes}}
+-- name: labels_table
+-- The suppressed classes' codes with their labels, per QI a (sent there).
+CREATE OR REPLACE TEMP TABLE kanon_release_labels (a BIGINT, code BIGINT, label VARCHAR)
 -- name: code_labels
--- Those codes with their labels at the node's level.
-CREATE OR REPLACE TEMP TABLE kanon_release_labels AS
-SELECT k.code, h.label FROM kanon_release_codes k JOIN {{nodes}} h ON h.level = {{level}} AND h.code = k.code
+-- QI {{a}}'s codes with their labels at the node's level.
+INSERT INTO kanon_release_labels
+SELECT k.a, k.code, h.label FROM kanon_release_codes k JOIN {{nodes}} h ON h.level = {{level}} AND h.code = k.code
+WHERE k.a = {{a}}
 -- name: labels_counted
--- The labels, and how many are NULL (a file hierarchy's NULL leaf).
-SELECT count(*), count(*) - count(label) FROM kanon_release_labels
+-- QI {{a}}'s labels, and how many are NULL (a file hierarchy's NULL leaf).
+SELECT count(*), count(*) - count(label) FROM kanon_release_labels WHERE a = {{a}}
 -- name: local_suppressed
 -- The suppressed classes' label tuples, here (they are sent there).
 CREATE OR REPLACE TEMP TABLE kanon_release_suppressed AS {{select}}

@@ -295,7 +295,8 @@ impl<'c> EngineSets<'c> {
         )
     }
 
-    /// The histograms of `nodes` (at most [`BATCH`]), in one query there.
+    /// The histograms of `nodes` (at most [`BATCH`]), in one query: here,
+    /// off kept sets brought back, when `here`; else there.
     fn batch(&self, nodes: &[Node], here: bool) -> Result<Vec<(Node, Histogram)>> {
         let ids: Vec<i64> = (0..nodes.len() as i64).collect();
         let union = list(nodes.iter().zip(&ids), " UNION ALL ", |(node, &id)| self.class_rows(node, id, here));
