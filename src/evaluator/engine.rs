@@ -657,7 +657,8 @@ impl<'c> EngineSets<'c> {
             // brought back before its histogram, which is then read here.
             match (told, chunk.len(), self.models.is_empty()) {
                 (Some(rows), 1, true) => self.fetch_here(&table, rows)?,
-                (None, 1, true) => {
+                // (Not counted when nothing may come back: the engine's side forced.)
+                (None, 1, true) if self.here_rows > 0 => {
                     let rows = self.table_rows(&table)?;
                     self.fetch_here(&table, rows)?
                 }

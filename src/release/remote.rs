@@ -77,32 +77,32 @@ pub(super) fn write_levels(
     let recoded = |kept: &str| {
         render(fragment(sql::RELEASE_JOINED, "recoded"), &[("columns", &select), ("joins", &joins), ("persons", kept)])
     };
-    // Classes there, on an engine that would compute each label twice: left
-    // out by their rows' source values, each label computed once.
-    if let (Some(there), true, true) = (dropped_there, remote.anti_join_on_values(), persons.is_empty()) {
-        let select = match values_there(conn, remote, columns, &qis, levels, there)? {
+    let select = if let (Some(there), true, true) = (dropped_there, remote.anti_join_on_values(), persons.is_empty()) {
+        // Classes there, on an engine that would compute each label twice: left
+        // out by their rows' source values, each label computed once.
+        match values_there(conn, remote, columns, &qis, levels, there)? {
             None => recoded(""),
             Some(matched) => recoded(&render(fragment(sql::RELEASE_JOINED, "values_kept"), &[("match", &matched)])),
-        };
-        let rows = remote.write_table(table, &select, before_commit)?;
-        let _ = remote.drop_work(SUPPRESSED);
-        return Ok(Written { rows });
-    }
-    let recoded = recoded(&persons);
-    let select = match suppressed(conn, remote, levels, dropped, dropped_there)? {
-        // No class suppressed: no join at all.
-        None => recoded,
-        Some(nullable) => {
-            // A QI whose suppressed labels have no NULL matches on plain `=`: a row
-            // whose label is NULL matches none of them either way. Fewer, simpler keys.
-            let matched = list(qis.iter().enumerate(), " AND ", |(a, q)| {
-                let (row, class) = (format!("r.{}", ident(q)), format!("d.q{a}"));
-                match nullable[a] {
-                    true => remote.same_value(&row, &class, "VARCHAR", true),
-                    false => render(fragment(sql::RELEASE_JOINED, "label_equal"), &[("row", &row), ("class", &class)]),
-                }
-            });
-            render(fragment(sql::RELEASE_JOINED, "kept"), &[("recoded", &recoded), ("match", &matched)])
+        }
+    } else {
+        let recoded = recoded(&persons);
+        match suppressed(conn, remote, levels, dropped, dropped_there)? {
+            // No class suppressed: no join at all.
+            None => recoded,
+            Some(nullable) => {
+                // A QI whose suppressed labels have no NULL matches on plain `=`: a row
+                // whose label is NULL matches none of them either way. Fewer, simpler keys.
+                let matched = list(qis.iter().enumerate(), " AND ", |(a, q)| {
+                    let (row, class) = (format!("r.{}", ident(q)), format!("d.q{a}"));
+                    match nullable[a] {
+                        true => remote.same_value(&row, &class, "VARCHAR", true),
+                        false => {
+                            render(fragment(sql::RELEASE_JOINED, "label_equal"), &[("row", &row), ("class", &class)])
+                        }
+                    }
+                });
+                render(fragment(sql::RELEASE_JOINED, "kept"), &[("recoded", &recoded), ("match", &matched)])
+            }
         }
     };
     let rows = remote.write_table(table, &select, before_commit)?;
@@ -194,8 +194,9 @@ fn suppressed(
 /// table [`SUPPRESSED`] there (q0…): the base set's rows under the classes in
 /// `codes` (their codes at `levels`), found first by one parallel pass over
 /// the base, then each code turned back into its value by the QI's code table
-/// there (the code tables joined to those few rows only). None when no class is suppressed; else the
-/// condition matching a source row `s` to one of them (NULL matching NULL).
+/// there (the code tables joined to those few rows only). None when no class
+/// is suppressed; else the condition matching a source row `s` to one of them
+/// (NULL matching NULL).
 fn values_there(
     conn: &Connection,
     remote: &dyn RemoteEngine,
@@ -249,10 +250,10 @@ fn values_there(
     Ok(Some(matched.join(" AND ")))
 }
 
-/// [`suppressed`] from the classes' codes in the table `codes` there: per QI
-/// the codes among them are fetched (one row per code), their labels looked
-/// up here and sent there, and the label tuples built there as the work
-/// table [`SUPPRESSED`].
+/// [`suppressed`] from the classes' codes in the table `codes` there: every
+/// QI's codes among them fetched in one query (one row per QI and code),
+/// their labels looked up here and sent there as one table, and the label
+/// tuples built there as the work table [`SUPPRESSED`].
 fn labels_there(conn: &Connection, remote: &dyn RemoteEngine, levels: &[u8], codes: &str) -> Result<Option<Vec<bool>>> {
     let n = levels.len();
     // Every QI's codes in one round trip there (a Spark job each had cost 0.2 s).
