@@ -11,6 +11,15 @@
 SELECT {{codes}}, ({{count}})::{{type}} AS cnt
 FROM {{relation}} src {{joins}}
 GROUP BY {{group_by}}
+-- name: grouped_packed
+-- grouped on a remote engine, its codes grouped as one BIGINT {{key}} that
+-- packs them (sql.rs packed_key: engines group one integer faster than
+-- several), {{codes}} the codes again off it (q.pk).
+SELECT {{codes}}, q.cnt FROM (
+    SELECT {{key}} AS pk, ({{count}})::{{type}} AS cnt
+    FROM {{relation}} src {{joins}}
+    GROUP BY 1
+) q
 -- name: rows
 -- When the in-memory evaluator will hold the base set (a local source of at
 -- most [engine] memory_rows rows whose codes, extra ones included, pack into

@@ -92,3 +92,6 @@ SELECT count(*)::BIGINT AS n, CAST(coalesce(sum(hash({{cols}})::HUGEINT), 0) AS 
 -- name: int_div
 -- Integer division of two integers (non-negative codes), as the engines' int_div.
 ({{a}} // {{b}})
+-- name: text
+-- The text type, as the engines' text (src/evaluator/engine.rs sums here too).
+VARCHAR

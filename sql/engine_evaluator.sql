@@ -3,7 +3,9 @@
 -- job reads them), and so do the nodes' frequency sets kept for rollups;
 -- only aggregates come back. Plain SQL both Spark and PostgreSQL run: no
 -- GROUP BY ALL, casts spelled CAST; integer division is the engine's
--- int_div spelling. {{keys}} are the node's codes (k0…), {{n_keys}} how many.
+-- int_div spelling. {{keys}} are the node's codes (k0…). A node's classes
+-- are grouped by one BIGINT that packs its codes where their ranges allow
+-- (sql.rs packed_key): engines group one integer faster than several.
 -- name: base_rows
 SELECT CAST(count(*) AS BIGINT) AS n FROM kanon_f0
 -- name: leaves
@@ -12,29 +14,35 @@ SELECT CAST(level AS INTEGER) AS level, code, leaves FROM {{nodes}}
 -- name: kept_set
 -- One node's frequency set rolled up from {{source}}, for a table of several
 -- (node: its id there): its codes g… at the node's levels (NULL for a QI it
--- leaves out), the extra codes, the records.
-SELECT {{id}} AS node, {{codes}}{{extras}}, CAST(sum(p.cnt) AS BIGINT) AS cnt
-FROM {{source}} p
-GROUP BY {{group_by}}
+-- leaves out), the extra codes, the records. {{group_keys}} are the node's
+-- codes as grouped (one packed key pk, or k0…), {{codes}} them again.
+SELECT {{id}} AS node, {{codes}}{{extras}}, q.cnt FROM (
+    SELECT {{group_keys}}{{extras_in}}, CAST(sum(p.cnt) AS BIGINT) AS cnt
+    FROM {{source}} p
+    GROUP BY {{group_by}}
+) q
 -- name: kept_rows
 -- The rows of one node in a table of several.
 (SELECT * FROM {{table}} WHERE node = {{id}})
 -- name: classes
--- A node's classes off {{source}}: codes k…, records, distinct sensitive codes.
-SELECT {{keys}}, CAST(sum(p.cnt) AS BIGINT) AS size, CAST({{ldiv}} AS BIGINT) AS ldiv
-FROM {{source}} p
-GROUP BY {{group_by}}
+-- A node's classes off {{source}}: codes k…, records, distinct sensitive
+-- codes; grouped by {{group_keys}} (one packed key pk, or k0…).
+SELECT {{keys}}, q.size, q.ldiv FROM (
+    SELECT {{group_keys}}, CAST(sum(p.cnt) AS BIGINT) AS size, CAST({{ldiv}} AS BIGINT) AS ldiv
+    FROM {{source}} p
+    GROUP BY {{group_by}}
+) q
 -- name: pairs
 -- Per class the records of each value of the extra column {{column}}, one
 -- aggregate of them per class ({{aggregate}} over n): the majority label, or
 -- the sum of squares.
-SELECT {{plain}}, {{aggregate}} AS {{name}}
+SELECT {{keys}}, {{aggregate}} AS {{name}}
 FROM (
-    SELECT {{keys}}, p.{{column}} AS v, sum(p.cnt) AS n
+    SELECT {{group_keys}}, p.{{column}} AS v, sum(p.cnt) AS n
     FROM {{source}} p
     GROUP BY {{group_by}}
 ) q
-GROUP BY {{plain}}
+GROUP BY {{grouped}}
 -- name: class_rows
 -- A node's classes (its id {{id}}), each with what its histogram sums: glm's
 -- size × (leaves under the class's value − 1) per QI (0 for a QI the node
@@ -64,6 +72,8 @@ SELECT DISTINCT {{lists}} FROM ({{classes}}) c WHERE c.size >= {{k}} AND c.ldiv 
 -- reject: {{rejected}}), by their codes at the node: a work table there,
 -- which the release anti-joins; never brought back.
 SELECT {{codes}} FROM ({{classes}}) c {{joins}} WHERE c.size < {{k}} OR c.ldiv < {{l}}{{rejected}}
+-- name: count_of
+SELECT CAST(count(*) AS BIGINT) AS n FROM ({{select}}) s
 -- name: ambiguity
 -- Over the classes the release keeps: Σ size × Π leaves (exact, as text) and
 -- the records kept (the report's am).
@@ -105,7 +115,8 @@ SELECT CAST(level AS INTEGER) AS level, CAST(count(*) AS BIGINT) AS n FROM {{nod
 -- every node under that join.
 SELECT p.* FROM {{source}} p WHERE mod({{hash}}, 64) < {{parts}}
 -- name: refute_sampled
--- Node {{id}}'s records in classes under {{k}}, off that sample.
+-- Node {{id}}'s records in classes under {{k}}, off that sample; {{keys}}
+-- its codes as grouped (pk, or k0…).
 SELECT {{id}} AS node, CAST(coalesce(sum(c.size), 0) AS BIGINT) AS suppressed FROM (
     SELECT {{keys}}, sum(p.cnt) AS size FROM {{source}} p GROUP BY {{group_by}}
 ) c WHERE c.size < {{k}}

@@ -342,6 +342,18 @@ fn a_generated_extract_with_l_diversity_and_a_class_column_is_the_same_on_spark(
     assert!(traced.stderr.contains("left on the engine: true"), "{}", traced.stderr);
     assert!(traced.stderr.contains("brought back"), "no kept set came back:\n{}", traced.stderr);
     assert!(traced.stderr.contains(" nodes here "), "no node rolled up here:\n{}", traced.stderr);
+    // DuckDB's node given: its set is kept and comes back, and its suppressed
+    // classes are found here and their labels sent. The same rows again.
+    let chosen = report(&dir.path().join("generated_kept_back-duckdb.json"))["node"].clone();
+    let spec = chosen.as_object().unwrap().iter().map(|(q, l)| format!("{q}={l}")).collect::<Vec<_>>().join(",");
+    let given = crate::util::kanon_env(
+        dir.path(),
+        &["run", on_spark.to_str().unwrap(), "--quiet", "--node", &spec],
+        &[("KANON_KEY", KEY), ("KANON_TRACE", "1")],
+    );
+    assert_eq!(given.code, 0, "{}", given.both());
+    assert!(given.stderr.contains(" suppressed classes here"), "{}", given.stderr);
+    assert_eq!(spark_rows(&spark, "kanon_test_generated_kept_back"), duckdb_rows(dir.path(), &case));
 }
 
 #[test]

@@ -314,6 +314,8 @@ pub(crate) fn encode(
         }
     }
     let mut codes = list(0..n, ", ", |a| format!("l{a}.c0::{} AS g{a}", int_type(tops[a])));
+    // Each code's expression and name, for a packed key.
+    let mut coded: Vec<(String, String)> = (0..n).map(|a| (format!("l{a}.c0"), format!("g{a}"))).collect();
     let mut joins = String::new();
     for (a, c) in qis.iter().enumerate() {
         let table = crate::data::hierarchy::code_table(a);
@@ -330,6 +332,7 @@ pub(crate) fn encode(
         let on = same(&format!("src.{}", ident(c)), &format!("k{col}.n"), c, &extra_codes(col))?;
         joins.push_str(&format!(" JOIN {} k{col} ON {on}", extra_codes(col)));
         codes.push_str(&format!(", k{col}.code AS {col}"));
+        coded.push((format!("k{col}.code"), col.to_string()));
     }
     let count = int_type(rows.saturating_add(1).min(i64::MAX as u64) as i64);
     let frag = |name| sql::fragment(sql::BASE_FREQUENCY_SET, name);
@@ -348,6 +351,49 @@ pub(crate) fn encode(
         BaseForm::Grouped
     };
     if form == BaseForm::Grouped {
+        if let Some(remote) = remote {
+            // The codes grouped as one packed key, where they fit one: a leaf
+            // code is under its top divisor, an extra code at most its largest.
+            let widths = key_widths(conn, n, &aliases)?;
+            let radices: Vec<u64> =
+                (0..coded.len()).map(|i| if i < n { tops[i].max(1) as u64 } else { widths[i] }).collect();
+            let exprs: Vec<String> = coded.iter().map(|(e, _)| e.clone()).collect();
+            let select = match sql::packed_key(&exprs, &radices, "q.pk", remote.spelling("int_div")) {
+                Some(key) => render(
+                    frag("grouped_packed"),
+                    &[
+                        (
+                            "codes",
+                            &list(key.unpacked.iter().zip(&coded).enumerate(), ", ", |(i, (e, (_, name)))| {
+                                // (`::`, as PostgreSQL's dialect respells TINYINT.)
+                                let t = if i < n { int_type(tops[i]) } else { "INTEGER" };
+                                format!("({e})::{t} AS {name}")
+                            }),
+                        ),
+                        ("key", &key.key),
+                        ("joins", &joins),
+                        ("relation", &input.relation),
+                        ("count", &input.count("src.")),
+                        ("type", count),
+                    ],
+                ),
+                None => render(
+                    frag("grouped"),
+                    &[
+                        ("codes", &codes),
+                        ("joins", &joins),
+                        ("relation", &input.relation),
+                        ("count", &input.count("src.")),
+                        ("type", count),
+                        ("group_by", &list(1..=n + extra.len(), ", ", |i| i.to_string())),
+                    ],
+                ),
+            };
+            // The columns' values could make as many combinations as there are rows.
+            let space = widths.iter().fold(1u64, |p, &w| p.saturating_mul(w));
+            let work = WorkUse { near_unique: space >= rows, ..WorkUse::default() };
+            return base_on_engine(conn, remote.as_ref(), &select, work, side, memory_rows);
+        }
         let select = render(
             frag("grouped"),
             &[
@@ -359,12 +405,6 @@ pub(crate) fn encode(
                 ("group_by", &list(1..=n + extra.len(), ", ", |i| i.to_string())),
             ],
         );
-        if let Some(remote) = remote {
-            // The columns' values could make as many combinations as there are rows.
-            let space = key_widths(conn, n, &aliases)?.iter().fold(1u64, |p, &w| p.saturating_mul(w));
-            let work = WorkUse { near_unique: space >= rows, ..WorkUse::default() };
-            return base_on_engine(conn, remote.as_ref(), &select, work, side, memory_rows);
-        }
         materialize(conn, remote, "kanon_f0", &select).context("grouping the source")?;
     } else {
         conn.execute_batch(&render(

@@ -45,6 +45,10 @@ const SAMPLE_SPREAD: u64 = 4096;
 /// query costs Spark a second or so before it reads a row).
 const BATCH: usize = 8;
 
+/// The most suppressed classes [`EngineSets::suppressed_here`] hands the
+/// release to send (their labels, some tens of bytes a class).
+const SEND_CLASSES: u64 = 100_000;
+
 /// A node whose smallest set below it is a kept set of at most this many
 /// rows is not kept itself: rolling it up from that set again costs less
 /// than writing its own (on Spark a write is a job of seconds, whatever
@@ -64,6 +68,15 @@ fn class_hash(keys: &[String]) -> String {
         });
         format!("mod({h} + {terms}, {PRIME})")
     })
+}
+
+/// A node's classes grouped: the grouping columns (`… AS pk`, or
+/// `… AS k0, …`), and per code of the node its expression over them (`q.`)
+/// and the grouped columns to name in an outer GROUP BY.
+struct Grouping {
+    keys: Vec<String>,
+    out: Vec<String>,
+    grouped: Vec<String>,
 }
 
 /// A node's frequency set kept there: its table, its id in it, its rows,
@@ -229,6 +242,37 @@ impl<'c> EngineSets<'c> {
             .collect()
     }
 
+    /// How `node`'s classes are grouped off `keys` (its codes, from
+    /// [`Self::key_exprs`]): by one packed BIGINT `pk` where the codes'
+    /// ranges allow ([`sql::packed_key`]), else by the codes k0… themselves.
+    fn grouping(&self, node: &Node, keys: &[String], here: bool) -> Grouping {
+        let int_div = match here {
+            true => sql::fragment(sql::DUCKDB, "int_div"),
+            false => self.remote.spelling("int_div"),
+        };
+        // A code at level l is under the top divisor over level l's (leaf codes are under the top's).
+        let radices: Vec<u64> = node
+            .attrs
+            .iter()
+            .zip(&node.levels)
+            .map(|(&a, &l)| {
+                let d = &self.divisors[a];
+                let top = *d.last().unwrap_or(&1) as u64;
+                top.div_ceil(d[l as usize].max(1) as u64)
+            })
+            .collect();
+        match sql::packed_key(keys, &radices, "q.pk", int_div) {
+            Some(p) => {
+                Grouping { keys: vec![format!("{} AS pk", p.key)], out: p.unpacked, grouped: vec!["q.pk".into()] }
+            }
+            None => Grouping {
+                keys: keys.iter().enumerate().map(|(i, k)| format!("{k} AS k{i}")).collect(),
+                out: (0..keys.len()).map(|i| format!("q.k{i}")).collect(),
+                grouped: (0..keys.len()).map(|i| format!("q.k{i}")).collect(),
+            },
+        }
+    }
+
     /// The classes of `node` off its source: k… (per QI of the node), size, ldiv.
     fn classes_sql(&self, node: &Node, here: bool) -> String {
         let (source, from, _) = self.source_of(node);
@@ -241,13 +285,15 @@ impl<'c> EngineSets<'c> {
             let keys = list(keys.iter().enumerate(), ", ", |(i, k)| format!("{k} AS k{i}"));
             return render(statement("base_classes"), &[("keys", &keys), ("source", &source)]);
         }
+        let g = self.grouping(node, &keys, here);
         render(
             statement("classes"),
             &[
-                ("keys", &list(keys.iter().enumerate(), ", ", |(i, k)| format!("{k} AS k{i}"))),
+                ("keys", &list(g.out.iter().enumerate(), ", ", |(i, k)| format!("{k} AS k{i}"))),
+                ("group_keys", &g.keys.join(", ")),
                 ("source", &source),
                 ("ldiv", if self.extras.sensitive { "count(DISTINCT p.s)" } else { "0" }),
-                ("group_by", &list(1..=keys.len(), ", ", |i| i.to_string())),
+                ("group_by", &list(1..=g.keys.len(), ", ", |i| i.to_string())),
             ],
         )
     }
@@ -373,16 +419,18 @@ impl<'c> EngineSets<'c> {
         let (source, from, _) = self.source_of(node);
         let keys = self.key_exprs(node, from.as_ref(), here);
         let m = keys.len();
+        let g = self.grouping(node, &keys, here);
         let q = render(
             statement("pairs"),
             &[
-                ("plain", &list(0..m, ", ", |i| format!("k{i}"))),
+                ("keys", &list(g.out.iter().enumerate(), ", ", |(i, k)| format!("{k} AS k{i}"))),
+                ("grouped", &g.grouped.join(", ")),
                 ("aggregate", aggregate),
                 ("name", name),
-                ("keys", &list(keys.iter().enumerate(), ", ", |(i, k)| format!("{k} AS k{i}"))),
+                ("group_keys", &g.keys.join(", ")),
                 ("column", column),
                 ("source", &source),
-                ("group_by", &list(1..=m + 1, ", ", |i| i.to_string())),
+                ("group_by", &list(1..=g.keys.len() + 1, ", ", |i| i.to_string())),
             ],
         );
         format!(" JOIN ({q}) {name} ON {}", list(0..m, " AND ", |i| format!("{name}.k{i} = c.k{i}")))
@@ -494,15 +542,16 @@ impl<'c> EngineSets<'c> {
             let union = list(chunk, " UNION ALL ", |&i| {
                 let keys = self.key_exprs(&nodes[i], None, false);
                 let hash = class_hash(&keys);
+                let g = self.grouping(&nodes[i], &keys, false);
                 render(
                     statement("refute"),
                     &[
                         ("id", &i.to_string()),
-                        ("keys", &list(keys.iter().enumerate(), ", ", |(j, k)| format!("{k} AS k{j}"))),
+                        ("keys", &g.keys.join(", ")),
                         ("source", BASE),
                         ("hash", &hash),
                         ("parts", &SAMPLE_PARTS.to_string()),
-                        ("group_by", &list(1..=keys.len(), ", ", |j| j.to_string())),
+                        ("group_by", &list(1..=g.keys.len(), ", ", |j| j.to_string())),
                         ("k", &k.to_string()),
                     ],
                 )
@@ -557,27 +606,50 @@ impl<'c> EngineSets<'c> {
                 ("parts", &SAMPLE_PARTS.to_string()),
             ],
         );
-        self.remote.create_work(sample, &select, WorkUse::default())?;
+        // A sample expected within the rows a kept set may bring back comes
+        // back, and the nodes are grouped off it here: no write there, and
+        // no query there per batch (on Spark a job of about a second each).
+        let here = self.base_rows * SAMPLE_PARTS / 64 <= self.here_rows;
+        match here {
+            true => {
+                self.remote.fetch(self.conn, &select, sample)?;
+            }
+            false => {
+                self.remote.create_work(sample, &select, WorkUse::default())?;
+            }
+        }
         let union = list(chunk, " UNION ALL ", |&i| {
-            let keys = self.key_exprs(&nodes[i], None, false);
+            let keys = self.key_exprs(&nodes[i], None, here);
+            let g = self.grouping(&nodes[i], &keys, here);
             render(
                 statement("refute_sampled"),
                 &[
                     ("id", &i.to_string()),
-                    ("keys", &list(keys.iter().enumerate(), ", ", |(j, k)| format!("{k} AS k{j}"))),
+                    ("keys", &g.keys.join(", ")),
                     ("source", sample),
-                    ("group_by", &list(1..=keys.len(), ", ", |j| j.to_string())),
+                    ("group_by", &list(1..=g.keys.len(), ", ", |j| j.to_string())),
                     ("k", &k.to_string()),
                 ],
             )
         });
-        let rows = self.rows(&union);
-        self.remote.drop_work(sample)?;
+        let rows = match here {
+            true => {
+                let rows = self.rows_here(&union);
+                self.conn.execute_batch(&render(statement("drop_here"), &[("table", sample)]))?;
+                rows
+            }
+            false => {
+                let rows = self.rows(&union);
+                self.remote.drop_work(sample)?;
+                rows
+            }
+        };
         for r in rows? {
             out[int(&r[0]) as usize] = int(&r[1]) > budget;
         }
         crate::trace(|| {
-            format!("engine: {} nodes tried on one sample, {:.3}s", chunk.len(), t.elapsed().as_secs_f64())
+            let at = if here { " here" } else { "" };
+            format!("engine: {} nodes tried on one sample{at}, {:.3}s", chunk.len(), t.elapsed().as_secs_f64())
         });
         Ok(())
     }
@@ -624,20 +696,22 @@ impl<'c> EngineSets<'c> {
                 self.next_id += 1;
                 let (source, from, _) = self.source_of(node);
                 let keys = self.key_exprs(node, from.as_ref(), false);
+                let g = self.grouping(node, &keys, false);
                 let codes = list(0..self.n, ", ", |a| match node.attrs.iter().position(|&b| b == a) {
-                    Some(i) => format!("CAST({} AS BIGINT) AS g{a}", keys[i]),
+                    Some(i) => format!("CAST({} AS BIGINT) AS g{a}", g.out[i]),
                     None => format!("CAST(NULL AS BIGINT) AS g{a}"),
                 });
-                let mut group_by = keys.clone();
-                group_by.extend(self.extras.names().iter().map(|c| format!("p.{c}")));
+                let extras = self.extras.names();
                 parts.push(render(
                     statement("kept_set"),
                     &[
                         ("id", &id.to_string()),
                         ("codes", &codes),
-                        ("extras", &self.extras.columns("p")),
+                        ("extras", &self.extras.columns("q")),
+                        ("group_keys", &g.keys.join(", ")),
+                        ("extras_in", &self.extras.columns("p")),
                         ("source", &source),
-                        ("group_by", &group_by.join(", ")),
+                        ("group_by", &list(1..=g.keys.len() + extras.len(), ", ", |j| j.to_string())),
                     ],
                 ));
                 ids.push(id);
@@ -754,6 +828,39 @@ impl<'c> EngineSets<'c> {
         self.rows(&q)?.into_iter().map(|r| Ok((int(&r[0]), int(&r[1])))).collect()
     }
 
+    /// The classes `req` suppresses at full node `levels`, by their codes,
+    /// when the node rolls up from a set here and they are at most
+    /// [`SEND_CLASSES`]: the release then looks their labels up here and
+    /// sends them, in place of a work table there whose labels it fetches
+    /// (on Spark three jobs of about a second each). None otherwise, and on
+    /// an engine whose release matches source values
+    /// ([`RemoteEngine::anti_join_on_values`]): it wants the classes there.
+    pub(crate) fn suppressed_here(&self, levels: &[u8], req: &Requirement) -> Result<Option<Vec<Box<[i64]>>>> {
+        let node = Node::full(levels.to_vec());
+        if self.remote.anti_join_on_values() || !self.rolled_up_here(&node) {
+            return Ok(None);
+        }
+        let select = render(
+            statement("suppressed"),
+            &[
+                ("codes", &list(0..self.n, ", ", |a| format!("CAST(c.k{a} AS BIGINT) AS c{a}"))),
+                ("classes", &self.classes_sql(&node, true)),
+                ("joins", ""),
+                ("k", &req.k.to_string()),
+                ("l", &req.l.unwrap_or(0).to_string()),
+                ("rejected", ""),
+            ],
+        );
+        let count = render(statement("count_of"), &[("select", &select)]);
+        if int(&self.rows_here(&count)?[0][0]) > SEND_CLASSES {
+            return Ok(None);
+        }
+        let classes: Vec<Box<[i64]>> =
+            self.rows_here(&select)?.iter().map(|r| r.iter().map(|v| int(v) as i64).collect()).collect();
+        crate::trace(|| format!("engine: {} suppressed classes here", classes.len()));
+        Ok(Some(classes))
+    }
+
     /// The classes `req` suppresses at full node `levels`, as the work table
     /// [`SUPPRESSED`] there (codes c0…); never brought back.
     pub(crate) fn suppress_there(&self, levels: &[u8], req: &Requirement) -> Result<String> {
@@ -778,6 +885,8 @@ impl<'c> EngineSets<'c> {
     /// kept classes, summed exactly there.
     pub(crate) fn ambiguity(&self, levels: &[u8], req: &Requirement, data: &Dataset) -> Result<f64> {
         let node = Node::full(levels.to_vec());
+        // Off its set here when it rolls up from one (no value list rejected then).
+        let here = self.rolled_up_here(&node);
         let (rejected_join, rejected) = self.rejected_join();
         let joins = list(0..self.n, " ", |a| {
             format!("JOIN {} h{a} ON h{a}.level = {} AND h{a}.code = c.k{a}", sql::ident(&leaves_table(a)), levels[a])
@@ -785,16 +894,16 @@ impl<'c> EngineSets<'c> {
         let q = render(
             statement("ambiguity"),
             &[
-                ("classes", &self.listed_sql(&node)),
+                ("classes", &if here { self.classes_sql(&node, true) } else { self.listed_sql(&node) }),
                 ("product", &list(0..self.n, " * ", |a| format!("CAST(h{a}.leaves AS DECIMAL(38, 0))"))),
-                ("text", self.remote.spelling("text")),
+                ("text", if here { sql::fragment(sql::DUCKDB, "text") } else { self.remote.spelling("text") }),
                 ("joins", &format!("{joins}{rejected_join}")),
                 ("admitted", &format!(" AND NOT ({rejected})")),
                 ("k", &req.k.to_string()),
                 ("l", &req.l.unwrap_or(0).to_string()),
             ],
         );
-        let rows = self.rows(&q)?;
+        let rows = if here { self.rows_here(&q)? } else { self.rows(&q)? };
         let (kept, records) = match rows.first().map(|r| (&r[0], &r[1])) {
             Some((Value::Text(kept), Value::BigInt(records))) => (kept.parse::<u128>()? as f64, *records as f64),
             other => anyhow::bail!("am's sums from the engine: {other:?}"),

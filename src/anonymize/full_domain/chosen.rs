@@ -60,19 +60,15 @@ pub(super) fn measure(source: &Loaded, ev: &mut Evaluator, req: &Requirement, le
     let release_sizes = histogram.kept_sizes(req);
     if let Some(there) = ev.on_engine() {
         // The classes stay on the engine: their distinct value lists judged
-        // here, the suppressed ones a work table there, am summed there.
+        // here, the suppressed ones a work table there (or here, when few and
+        // the node's set is here too), am summed where the set is.
         let judged = Judged::there(there.judge_there(levels, req)?);
-        let dropped_there = Some(there.suppress_there(levels, req)?);
+        let (dropped, dropped_there) = match there.suppressed_here(levels, req)? {
+            Some(dropped) => (dropped, None),
+            None => (Vec::new(), Some(there.suppress_there(levels, req)?)),
+        };
         let am = there.ambiguity(levels, req, &source.data)?;
-        return Ok(Measured {
-            dropped: Vec::new(),
-            dropped_there,
-            am,
-            judged,
-            release_sizes,
-            outcome: None,
-            presence: None,
-        });
+        return Ok(Measured { dropped, dropped_there, am, judged, release_sizes, outcome: None, presence: None });
     }
     let mut classes = ev.classes(&node);
     // The classes' value lists: from the set in memory, else off the base frequency set.
