@@ -29,8 +29,12 @@
 # kanon binary to measure instead of building this worktree's; it is copied
 # first, so a rebuild during the run changes nothing. KANON_BENCH_ENGINES
 # picks (default "duckdb postgres spark"; DuckDB always runs, for the node).
-# KANON_BENCH_KEEP=1 keeps the exported releases. Ports: $KANON_SPARK_PORT
-# (default 15042), $KANON_PG_PORT (default 15445).
+# KANON_BENCH_KEEP=1 keeps the exported releases. KANON_BENCH_RUNS=R (default
+# 1) measures each engine R times, kanon run and kanon limit alternately (the
+# release dropped before each run, so each writes it new): the CSV has the
+# medians, their ratio, and each pair's ratio (`ratios`), as the machine is
+# shared and noisy. Ports: $KANON_SPARK_PORT (default 15042), $KANON_PG_PORT
+# (default 15445).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n="${1:-10000000}"
@@ -40,6 +44,7 @@ export KANON_SPARK_CONF="${KANON_SPARK_CONF-spark.driver.maxResultSize=256m}"
 export KANON_SPARK_PORT="${KANON_SPARK_PORT:-15042}"
 export KANON_PG_PORT="${KANON_PG_PORT:-15445}"
 engines="${KANON_BENCH_ENGINES:-duckdb postgres spark}"
+runs="${KANON_BENCH_RUNS:-1}"
 work=$(mktemp -d)
 if [ -n "${KANON_BIN:-}" ]; then
   cp "$KANON_BIN" "$work/kanon"
@@ -70,6 +75,7 @@ say() { echo "$*" | tee -a "$log" >&2; }
   lscpu | grep -E '^(Model name|CPU\(s\)|Thread|Core)' || true
   free -m | sed -n 2p
   echo "Spark: local[2], driver memory $KANON_SPARK_MEMORY, conf: ${KANON_SPARK_CONF:-none}"
+  echo "runs per engine: $runs (kanon run and kanon limit alternately; medians)"
 } > "$log"
 cat "$log" >&2
 
@@ -84,17 +90,18 @@ write_job() {
     "$2" "$logs/spill" "$3" "$4" "$logs/$1-report.json" "$body" > "$work/$1.toml"
 }
 
-echo "engine,rows,kanon_seconds,load_seconds,search_seconds,release_seconds,evaluator,limit_seconds,ratio,peak_rss_mb,node,suppressed,same_node_as_duckdb,same_suppressed,same_rows,bytes_back,rows_back,status" \
+echo "engine,rows,kanon_seconds,load_seconds,search_seconds,release_seconds,evaluator,limit_seconds,ratio,peak_rss_mb,node,suppressed,same_node_as_duckdb,same_suppressed,same_rows,bytes_back,rows_back,status,runs,ratios" \
   > "$work/rows.csv"
 
 # measure ENGINE RELEASE: kanon run on ENGINE's job (DuckDB's first: its
 # node is every engine's reference), the release's signature (RELEASE: the
 # file or folder `export_ENGINE` leaves), then kanon limit at DuckDB's node.
 measure() {
-  local engine="$1" release="$2" rc=0
-  say "kanon run on $engine, $n rows (load average $(cut -d ' ' -f 1-3 /proc/loadavg))"
-  KANON_TRACE=1 /usr/bin/time -v -o "$logs/$engine-time.txt" "$kanon" run "$work/$engine.toml" --quiet \
-    > /dev/null 2> "$logs/$engine-trace.log" || rc=$?
+  local engine="$1" release="$2" rc=0 r
+  for r in $(seq 1 "$runs"); do
+    run_once "$engine" "$r" || rc=$?
+    [ "$rc" = 0 ] || break
+  done
   if [ "$rc" != 0 ]; then
     say "  run failed (exit $rc): $(grep -v '^TRACE' "$logs/$engine-trace.log" | tail -n 3 | tr '\n' ' ')"
     rm -f "$logs/$engine-report.json"
@@ -116,35 +123,36 @@ measure() {
     node_ref=${node//,/;}
     suppressed_ref=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["suppressed"])' "$logs/duckdb-report.json")
   fi
-  if [ -n "$node" ]; then
-    say "kanon limit on $engine, $n rows, node $node (load average $(cut -d ' ' -f 1-3 /proc/loadavg))"
-    if ! "$kanon" limit "$work/$engine.toml" --node "$node" --plain-only --quiet \
-        > "$logs/$engine-limit.json" 2> "$logs/$engine-limit.log"; then
-      say "  limit failed (NA): $(tail -n 1 "$logs/$engine-limit.log")"
-      echo '{}' > "$logs/$engine-limit.json"
-    fi
+  # DuckDB's limits run after its runs: they give the node.
+  if [ "$engine" = duckdb ] && [ -n "$node" ]; then
+    for r in $(seq 1 "$runs"); do limit_once duckdb "$r"; done
   fi
   python3 - "$engine" "$n" "$rc" "$logs" "$node_ref" "$suppressed_ref" "$(cat "$logs/duckdb-signature" 2>/dev/null || echo NA)" \
-    "$signature" >> "$work/rows.csv" <<'PY'
-import json, os, re, sys
-engine, n, rc, logs, node_ref, supp_ref, sig_ref, sig = sys.argv[1:9]
+    "$signature" "$runs" >> "$work/rows.csv" <<'PY'
+import json, os, re, statistics, sys
+engine, n, rc, logs, node_ref, supp_ref, sig_ref, sig, runs = sys.argv[1:10]
 def load(path):
     try:
         return json.load(open(path))
     except (OSError, ValueError):
         return {}
 r = load(f"{logs}/{engine}-report.json")
-lim = load(f"{logs}/{engine}-limit.json")
-time = open(f"{logs}/{engine}-time.txt").read()
-rss_kb = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", time).group(1))
-wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): ([\d:.]+)", time).group(1)
-wall = sum(float(x) * 60 ** i for i, x in enumerate(reversed(wall.split(":"))))
+def measured(i):
+    time = open(f"{logs}/{engine}-time-{i}.txt").read()
+    rss_kb = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", time).group(1))
+    wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): ([\d:.]+)", time).group(1)
+    return sum(float(x) * 60 ** i for i, x in enumerate(reversed(wall.split(":")))), rss_kb
+done = [i for i in range(1, int(runs) + 1) if os.path.exists(f"{logs}/{engine}-time-{i}.txt")]
+walls, rss = zip(*(measured(i) for i in done))
+limits = [load(f"{logs}/{engine}-limit-{i}.json").get("total_seconds") for i in done]
+wall, rss_kb = statistics.median(walls), max(rss)
+limit = statistics.median(limits) if all(limits) else None
+pairs = ";".join(str(round(w / l, 2)) for w, l in zip(walls, limits)) if limit else "NA"
 fetched = re.findall(r"(?:spark|postgres): fetched (\d+) rows, (\d+) bytes", open(f"{logs}/{engine}-trace.log").read())
 s = r.get("seconds", {})
 na = lambda x: "NA" if x is None else x
 sec = lambda x: "NA" if x is None else round(x, 2)
 node = ";".join(f"{q}={l}" for q, l in r["node"].items()) if r.get("node") else None
-limit = lim.get("total_seconds")
 remote = engine != "duckdb"
 print(",".join(str(x) for x in [
     engine, n, round(wall, 2), sec(s.get("load")), sec(s.get("search")), sec(s.get("release")), na(r.get("evaluator")),
@@ -153,8 +161,33 @@ print(",".join(str(x) for x in [
     str(str(r.get("suppressed")) == supp_ref).lower() if r else "NA",
     str(sig == sig_ref).lower() if sig != "NA" and sig_ref != "NA" else "NA",
     sum(int(b) for _, b in fetched) if remote else "NA", sum(int(k) for k, _ in fetched) if remote else "NA",
-    "ok" if rc == "0" else f"exit {rc}"]))
+    "ok" if rc == "0" else f"exit {rc}", len(done), pairs]))
 PY
+}
+
+# run_once ENGINE R: the R-th kanon run on ENGINE's job (its release dropped
+# first), then, once DuckDB's node is known, kanon limit at that node.
+run_once() {
+  local engine="$1" r="$2" rc=0
+  "drop_$engine"
+  say "kanon run $r/$runs on $engine, $n rows (load average $(cut -d ' ' -f 1-3 /proc/loadavg))"
+  KANON_TRACE=1 /usr/bin/time -v -o "$logs/$engine-time-$r.txt" "$kanon" run "$work/$engine.toml" --quiet \
+    > /dev/null 2> "$logs/$engine-trace.log" || rc=$?
+  cp "$logs/$engine-time-$r.txt" "$logs/$engine-time.txt"
+  [ "$rc" = 0 ] || return "$rc"
+  [ "$engine" = duckdb ] || limit_once "$engine" "$r"
+}
+
+# limit_once ENGINE R: the R-th kanon limit at DuckDB's node.
+limit_once() {
+  local engine="$1" r="$2"
+  say "kanon limit $r/$runs on $engine, $n rows, node $node (load average $(cut -d ' ' -f 1-3 /proc/loadavg))"
+  if ! "$kanon" limit "$work/$engine.toml" --node "$node" --plain-only --quiet \
+      > "$logs/$engine-limit-$r.json" 2> "$logs/$engine-limit.log"; then
+    say "  limit failed (NA): $(tail -n 1 "$logs/$engine-limit.log")"
+    echo '{}' > "$logs/$engine-limit-$r.json"
+  fi
+  cp "$logs/$engine-limit-$r.json" "$logs/$engine-limit.json"
 }
 
 # signature RELEASE: "rows:sum of hash" over each row's text, the columns in
@@ -180,6 +213,9 @@ print(f"{rows}:{total}")
 PY
 }
 
+drop_duckdb() { rm -f "$logs/duckdb-release.parquet"; }
+drop_postgres() { psql "$pg_url" -q -v ON_ERROR_STOP=1 -c "DROP TABLE IF EXISTS public.unique_k5"; }
+drop_spark() { :; }
 export_duckdb() { :; }
 export_postgres() { psql "$pg_url" -q -v ON_ERROR_STOP=1 -c "\\copy (SELECT * FROM public.unique_k5) TO '$1' CSV HEADER"; }
 export_spark() { :; }
