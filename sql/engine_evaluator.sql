@@ -114,6 +114,9 @@ SELECT CAST(level AS INTEGER) AS level, CAST(count(*) AS BIGINT) AS n FROM {{nod
 -- hashes into the first {{parts}} of 64: a work table, whole classes of
 -- every node under that join.
 SELECT p.* FROM {{source}} p WHERE mod({{hash}}, 64) < {{parts}}
+-- name: limited
+-- At most {{rows}} rows of {{select}}: what may come back, and one more to tell.
+SELECT * FROM ({{select}}) s LIMIT {{rows}}
 -- name: refute_sampled
 -- Node {{id}}'s records in classes under {{k}}, off that sample; {{keys}}
 -- its codes as grouped (pk, or k0…).

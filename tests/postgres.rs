@@ -367,6 +367,18 @@ fn postgres_evaluates_every_node_as_the_memory_backend_does() {
     // A shared sample within memory_rows comes back and is grouped here: the same verdicts.
     let mut shared = auto.evaluator().unwrap().refute_from(0).sample_spread(1);
     assert_eq!(shared.refuted(&full_nodes, &req).unwrap(), refuted_there);
+    drop(shared);
+    // memory_rows about a sixteenth of the base: a sample expected within it
+    // may have more rows, and then it is made there instead. The same verdicts.
+    for rows in [combinations / 16, combinations / 16 + combinations / 160, combinations / 14] {
+        let job = write(
+            &format!("tight-{rows}.toml"),
+            &format!("[engine]\nkind = \"postgres\"\nurl = \"{url}\"\nmemory_rows = {rows}\n[source]\ntable = \"Kanon nodes.source\"\n[output]\ntable = \"o\""),
+        );
+        let tight = kanon::load::load(&job).unwrap();
+        let mut shared = tight.evaluator().unwrap().refute_from(0).sample_spread(1);
+        assert_eq!(shared.refuted(&full_nodes, &req).unwrap(), refuted_there, "memory_rows {rows}");
+    }
 }
 
 #[test]

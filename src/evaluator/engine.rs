@@ -609,14 +609,19 @@ impl<'c> EngineSets<'c> {
         // A sample expected within the rows a kept set may bring back comes
         // back, and the nodes are grouped off it here: no write there, and
         // no query there per batch (on Spark a job of about a second each).
-        let here = self.base_rows * SAMPLE_PARTS / 64 <= self.here_rows;
-        match here {
-            true => {
-                self.remote.fetch(self.conn, &select, sample)?;
+        // At most one row more comes: a sample larger than expected (classes
+        // of skewed sizes) is dropped here and made there.
+        let mut here = self.base_rows * SAMPLE_PARTS / 64 <= self.here_rows;
+        if here {
+            let limit = (self.here_rows + 1).to_string();
+            let limited = render(statement("limited"), &[("select", &select), ("rows", &limit)]);
+            if self.remote.fetch(self.conn, &limited, sample)? > self.here_rows {
+                self.conn.execute_batch(&render(statement("drop_here"), &[("table", sample)]))?;
+                here = false;
             }
-            false => {
-                self.remote.create_work(sample, &select, WorkUse::default())?;
-            }
+        }
+        if !here {
+            self.remote.create_work(sample, &select, WorkUse::default())?;
         }
         let union = list(chunk, " UNION ALL ", |&i| {
             let keys = self.key_exprs(&nodes[i], None, here);
