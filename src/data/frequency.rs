@@ -351,6 +351,18 @@ pub(crate) fn encode(
         BaseForm::Grouped
     };
     if form == BaseForm::Grouped {
+        // The codes grouped as they are (no packed key).
+        let grouped = render(
+            frag("grouped"),
+            &[
+                ("codes", &codes),
+                ("joins", &joins),
+                ("relation", &input.relation),
+                ("count", &input.count("src.")),
+                ("type", count),
+                ("group_by", &list(1..=n + extra.len(), ", ", |i| i.to_string())),
+            ],
+        );
         if let Some(remote) = remote {
             // The codes grouped as one packed key, where they fit one: a leaf
             // code is under its top divisor, an extra code at most its largest.
@@ -377,35 +389,14 @@ pub(crate) fn encode(
                         ("type", count),
                     ],
                 ),
-                None => render(
-                    frag("grouped"),
-                    &[
-                        ("codes", &codes),
-                        ("joins", &joins),
-                        ("relation", &input.relation),
-                        ("count", &input.count("src.")),
-                        ("type", count),
-                        ("group_by", &list(1..=n + extra.len(), ", ", |i| i.to_string())),
-                    ],
-                ),
+                None => grouped,
             };
             // The columns' values could make as many combinations as there are rows.
             let space = widths.iter().fold(1u64, |p, &w| p.saturating_mul(w));
             let work = WorkUse { near_unique: space >= rows, ..WorkUse::default() };
             return base_on_engine(conn, remote.as_ref(), &select, work, side, memory_rows);
         }
-        let select = render(
-            frag("grouped"),
-            &[
-                ("codes", &codes),
-                ("joins", &joins),
-                ("relation", &input.relation),
-                ("count", &input.count("src.")),
-                ("type", count),
-                ("group_by", &list(1..=n + extra.len(), ", ", |i| i.to_string())),
-            ],
-        );
-        materialize(conn, remote, "kanon_f0", &select).context("grouping the source")?;
+        materialize(conn, remote, "kanon_f0", &grouped).context("grouping the source")?;
     } else {
         conn.execute_batch(&render(
             frag("rows"),
