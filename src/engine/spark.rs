@@ -376,8 +376,14 @@ impl RemoteEngine for Spark {
         UNREAD
     }
 
-    fn same_value(&self, left: &str, right: &str, _duckdb_type: &str, _nullable: bool) -> String {
-        statement("same_value", &[("left", left), ("right", right)])
+    fn same_value(&self, left: &str, right: &str, duckdb_type: &str, nullable: bool) -> String {
+        let integer = matches!(duckdb_type, "TINYINT" | "SMALLINT" | "INTEGER" | "BIGINT" | "DATE");
+        let name = match duckdb_type {
+            "VARCHAR" => "same_value",
+            _ if integer && !nullable => "same_integer",
+            _ => "same_other",
+        };
+        statement(name, &[("left", left), ("right", right)])
     }
 
     /// Expose the job's source as the temporary view `kanon_source`; return its
