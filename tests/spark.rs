@@ -320,7 +320,8 @@ fn a_generated_extract_with_l_diversity_and_a_class_column_is_the_same_on_spark(
     same_on_both(dir.path(), &url, &spark, &generated(dir.path(), 100_000), true);
     // With memory_rows under the base's rows the search runs on Spark, and
     // the kept sets of at most that many rows come back: the nodes above them
-    // are rolled up here. The same node, report and rows (k alone: with the
+    // are rolled up here. A set whose classes cannot outgrow memory_rows (the
+    // top-down dive's first) comes straight back, never written there. The same node, report and rows (k alone: with the
     // extra columns a kept set has a row per class and value, and fewer come back).
     let mut case = Case { name: "generated_kept_back", engine: "memory_rows = 4000", ..generated(dir.path(), 20_000) };
     case.body = case
@@ -340,7 +341,7 @@ fn a_generated_extract_with_l_diversity_and_a_class_column_is_the_same_on_spark(
     );
     assert_eq!(traced.code, 0, "{}", traced.both());
     assert!(traced.stderr.contains("left on the engine: true"), "{}", traced.stderr);
-    assert!(traced.stderr.contains("brought back"), "no kept set came back:\n{}", traced.stderr);
+    assert!(traced.stderr.contains(" sets kept here in "), "no kept set came straight back:\n{}", traced.stderr);
     assert!(traced.stderr.contains(" nodes here "), "no node rolled up here:\n{}", traced.stderr);
     // DuckDB's node given: its set is kept and comes back, and its suppressed
     // classes are found here and their labels sent. The same rows again.
