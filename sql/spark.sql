@@ -25,10 +25,11 @@ INSERT INTO {{table}} ({{columns}}) SELECT {{columns}} FROM kanon_appended_row
 -- name: same_value
 -- A text value and a table's (NULL matching NULL and nothing else), joined
 -- on one 64-bit hash of the value and the values compared once the hashes
--- meet (xxhash64 of NULL is its seed, so NULLs meet too). Spark probes a table keyed by one long much faster than
--- one keyed by text or by the (coalesce, isnull) pair that <=> becomes: 10M
--- rows joined to a 100k-zip table in 2.3-2.6 s against 3.0-3.8 s; the five
--- code joins of a near-unique base 6.8-7.0 s against 9.6-10.6 s.
+-- meet (xxhash64 of NULL is its seed, so NULLs meet too). Spark probes a
+-- table keyed by one long much faster than one keyed by text or by the
+-- (coalesce, isnull) pair that <=> becomes: 10M rows joined to a 100k-zip
+-- table in 2.3-2.6 s against 3.0-3.8 s; the five code joins of a
+-- near-unique base 6.8-7.0 s against 9.6-10.6 s.
 xxhash64({{left}}) = xxhash64({{right}}) AND coalesce({{left}} = {{right}}, {{left}} IS NULL AND {{right}} IS NULL)
 -- name: same_integer
 -- same_value for an integer or date column without NULL: Spark keys its

@@ -111,8 +111,6 @@ pub(crate) struct EngineSets<'c> {
     kept: HashMap<Node, Kept>,
     /// Kept nodes per table: a table goes when its last node does.
     tables: HashMap<String, usize>,
-    /// The kept tables fetched straight here, none of them there.
-    here_only: std::collections::HashSet<String>,
     next_table: u64,
     next_id: i64,
     /// Leaf sums (glm) are computed for classes of at least this size only.
@@ -163,7 +161,6 @@ impl<'c> EngineSets<'c> {
             leaves_here: std::cell::Cell::new(false),
             kept: HashMap::new(),
             tables: HashMap::new(),
-            here_only: Default::default(),
             next_table: 0,
             next_id: 1,
             leaf_sums_from: 0,
@@ -622,15 +619,8 @@ impl<'c> EngineSets<'c> {
         // no query there per batch (on Spark a job of about a second each).
         // At most one row more comes: a sample larger than expected (classes
         // of skewed sizes) is dropped here and made there.
-        let mut here = self.base_rows * SAMPLE_PARTS / 64 <= self.here_rows;
-        if here {
-            let limit = (self.here_rows + 1).to_string();
-            let limited = render(statement("limited"), &[("select", &select), ("rows", &limit)]);
-            if self.remote.fetch(self.conn, &limited, sample)? > self.here_rows {
-                self.conn.execute_batch(&render(statement("drop_here"), &[("table", sample)]))?;
-                here = false;
-            }
-        }
+        let here =
+            self.base_rows * SAMPLE_PARTS / 64 <= self.here_rows && self.fetch_within(&select, sample)?.is_some();
         if !here {
             self.remote.create_work(sample, &select, WorkUse::default())?;
         }
@@ -742,7 +732,6 @@ impl<'c> EngineSets<'c> {
             let select = parts.join(" UNION ALL ");
             if let Some(rows) = self.straight_here(chunk, &select, &table)? {
                 self.tables.insert(table.clone(), chunk.len());
-                self.here_only.insert(table.clone());
                 // One set's rows are its classes; several sets' are read off their histograms.
                 let rows = if chunk.len() == 1 { rows } else { 0 };
                 for (node, id) in chunk.iter().zip(ids) {
@@ -820,15 +809,29 @@ impl<'c> EngineSets<'c> {
             return Ok(None);
         }
         let t = std::time::Instant::now();
+        let rows = self.fetch_within(select, table)?;
+        if let Some(rows) = rows {
+            crate::trace(|| {
+                format!(
+                    "engine: {} sets kept here in {table}, {rows} rows, {:.3}s",
+                    nodes.len(),
+                    t.elapsed().as_secs_f64()
+                )
+            });
+        }
+        Ok(rows)
+    }
+
+    /// Fetch `select`'s rows into the local table `table` when they are at
+    /// most `here_rows`: at most one row more is read, and a result that
+    /// has it is dropped here. The rows, or None when dropped.
+    fn fetch_within(&self, select: &str, table: &str) -> Result<Option<u64>> {
         let limited = render(statement("limited"), &[("select", select), ("rows", &(self.here_rows + 1).to_string())]);
         let rows = self.remote.fetch(self.conn, &limited, table)?;
         if rows > self.here_rows {
             self.conn.execute_batch(&render(statement("drop_here"), &[("table", table)]))?;
             return Ok(None);
         }
-        crate::trace(|| {
-            format!("engine: {} sets kept here in {table}, {rows} rows, {:.3}s", nodes.len(), t.elapsed().as_secs_f64())
-        });
         Ok(Some(rows))
     }
 
@@ -888,7 +891,6 @@ impl<'c> EngineSets<'c> {
                 if k.there {
                     self.remote.drop_work(&k.table)?;
                 }
-                self.here_only.remove(&k.table);
                 if k.here {
                     self.conn.execute_batch(&render(statement("drop_here"), &[("table", &k.table)]))?;
                 }
@@ -1023,7 +1025,8 @@ fn leaves_table(a: usize) -> String {
 impl Drop for EngineSets<'_> {
     fn drop(&mut self) {
         for table in self.tables.keys() {
-            if !self.here_only.contains(table) {
+            // A table lives while a kept set of it does; a set fetched straight is here only.
+            if self.kept.values().any(|k| &k.table == table && k.there) {
                 let _ = self.remote.drop_work(table);
             }
             let _ = self.conn.execute_batch(&render(statement("drop_here"), &[("table", table)]));
